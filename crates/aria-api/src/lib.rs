@@ -1,0 +1,30 @@
+//! Shared vocabulary of ARIA.
+//!
+//! This crate owns the types every other crate speaks: chat messages and tool calls, the
+//! streaming [`Provider`] contract, the [`Tool`] contract, policy enums, the pure session state
+//! machine, and the [`Redact`] hook used to keep secrets out of logs and the audit log. It does no
+//! I/O and holds no concrete implementation: concrete types meet only in `aria-cli`.
+//!
+//! The one design decision to know: a provider has exactly one required method,
+//! [`Provider::stream`], which yields [`ChatEvent`]s; tool-call fragments are assembled by the
+//! provider, so the agent loop only ever sees whole [`ToolCall`]s whose `arguments` are the raw
+//! text the model wrote (validation happens in the loop, never in the provider).
+
+mod chat;
+mod journal;
+mod message;
+mod policy;
+mod redact;
+mod session;
+mod tool;
+
+pub use chat::{ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError};
+pub use journal::{
+    AuditEvent, AuditSink, Journal, JournalError, MessageMeta, NewSession, SessionRecord, TraceKind,
+    TraceRecord,
+};
+pub use message::{Message, Role, ToolCall, Usage};
+pub use policy::{ApprovalMode, Tier};
+pub use redact::{NoRedact, Redact, redact_json};
+pub use session::{IllegalTransition, Limits, SessionState};
+pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};

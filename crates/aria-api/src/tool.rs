@@ -1,0 +1,118 @@
+//! The tool contract. Tools are registered in one place (`aria-tools`); the loop validates the
+//! model's arguments against [`ToolSpec::parameters`] before [`Tool::call`] ever runs.
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::policy::Tier;
+
+/// What the model is told about a tool. `name` and the argument names inside `parameters` are a
+/// public interface: scripts and other models rely on them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema (draft 2020-12) object describing the arguments.
+    pub parameters: Value,
+}
+
+/// Per-call context handed to a tool.
+#[derive(Debug, Clone, Default)]
+pub struct ToolContext {
+    pub session_id: String,
+    /// When set, the tool must describe what it would do and change nothing.
+    pub dry_run: bool,
+}
+
+/// A tool's successful result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// Text for the model (the loop caps and filters it before it is sent).
+    pub content: String,
+    /// Structured facts for the audit log (paths touched, byte counts, ...). Never sent to the model.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), details: Value::Null }
+    }
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+}
+
+/// A tool failure. `Refused` and `Failed` go back to the model, which may try something else;
+/// `Fatal` ends the run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// A guard said no (path outside the roots, sensitive file, ...). Audited as a refusal.
+    #[error("refused: {reason}")]
+    Refused { reason: String },
+    /// The tool ran and failed (file not found, bad input, ...).
+    #[error("failed: {message}")]
+    Failed { message: String },
+    /// Something the run cannot continue after (audit write failed, store broken, ...).
+    #[error("fatal: {message}")]
+    Fatal { message: String },
+}
+
+impl ToolError {
+    pub fn refused(reason: impl Into<String>) -> Self {
+        ToolError::Refused { reason: reason.into() }
+    }
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed { message: message.into() }
+    }
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::Refused { .. } => "refused",
+            ToolError::Failed { .. } => "failed",
+            ToolError::Fatal { .. } => "fatal",
+        }
+    }
+}
+
+pub type ToolFuture<'a> = BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+/// Something the model can ask ARIA to do.
+pub trait Tool: Send + Sync + std::fmt::Debug {
+    fn spec(&self) -> &ToolSpec;
+
+    /// The policy tier of one call with these (already schema-validated) arguments. The default
+    /// fails safe: a tool that does not say what it does is treated as irreversible.
+    fn tier(&self, _args: &Value) -> Tier {
+        Tier::Irreversible
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Silent(ToolSpec);
+    impl Tool for Silent {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+            Box::pin(async { Ok(ToolOutput::text("ok")) })
+        }
+    }
+
+    #[test]
+    fn a_tool_that_does_not_declare_its_tier_is_irreversible() {
+        let tool = Silent(ToolSpec {
+            name: "x".into(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        });
+        assert_eq!(tool.tier(&Value::Null), Tier::Irreversible);
+    }
+}
