@@ -1,1 +1,11 @@
-//! placeholder until this crate is written
+//! Test helpers for ARIA (dev-only; never a dependency of shipped code).
+//!
+//! - [`scripted`]: an in-process [`aria_api::Provider`] that plays back a script of turns and
+//!   records every request, for unit tests of the agent loop.
+//! - [`openai_mock`]: a loopback HTTP server that speaks the OpenAI chat-completions wire format
+//!   (SSE streaming with real chunk shapes), for end-to-end tests of providers and the binary.
+//!
+//! Nothing here reaches beyond 127.0.0.1.
+
+pub mod openai_mock;
+pub mod scripted;

@@ -1,0 +1,1 @@
+//! Loopback mock of the OpenAI chat-completions API (being written).

@@ -1,0 +1,1 @@
+//! Scripted in-process provider (being written).
