@@ -78,7 +78,10 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn stream(&self, request: ChatRequest) -> ChatStream;
 
     /// Runs a call to completion.
-    fn complete(&self, request: ChatRequest) -> BoxFuture<'static, Result<ChatResponse, ProviderError>> {
+    fn complete(
+        &self,
+        request: ChatRequest,
+    ) -> BoxFuture<'static, Result<ChatResponse, ProviderError>> {
         let mut stream = self.stream(request);
         Box::pin(async move {
             let mut response = ChatResponse::default();
@@ -93,13 +96,19 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
 /// A classified provider failure. Every message says what to do next.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
-    #[error("the model provider rejected the credentials ({message}); check the API key variable for this provider")]
+    #[error(
+        "the model provider rejected the credentials ({message}); check the API key variable for this provider"
+    )]
     Auth { message: String },
     #[error("the model provider is rate limiting requests{}; wait and retry, or lower the request rate", retry_hint(.retry_after))]
     RateLimited { retry_after: Option<Duration> },
-    #[error("the conversation does not fit the model's context window ({message}); shorten the input or use a model with a larger context")]
+    #[error(
+        "the conversation does not fit the model's context window ({message}); shorten the input or use a model with a larger context"
+    )]
     ContextLengthExceeded { message: String },
-    #[error("could not reach the model provider at {endpoint}: {message}; check that the server is running and the base URL is right")]
+    #[error(
+        "could not reach the model provider at {endpoint}: {message}; check that the server is running and the base URL is right"
+    )]
     Network { endpoint: String, message: String },
     #[error("the model provider did not answer within {}s; the server may be overloaded, retry later", .after.as_secs())]
     Timeout { after: Duration },
@@ -194,7 +203,8 @@ mod tests {
         assert!(ProviderError::Http { status: 503, body: String::new() }.is_retryable());
         assert!(!ProviderError::Http { status: 400, body: String::new() }.is_retryable());
         assert!(!ProviderError::Auth { message: "bad key".into() }.is_retryable());
-        let msg = ProviderError::RateLimited { retry_after: Some(Duration::from_secs(7)) }.to_string();
+        let msg =
+            ProviderError::RateLimited { retry_after: Some(Duration::from_secs(7)) }.to_string();
         assert!(msg.contains("retry after 7s"), "{msg}");
     }
 }

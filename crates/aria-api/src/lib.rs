@@ -18,10 +18,12 @@ mod redact;
 mod session;
 mod tool;
 
-pub use chat::{ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError};
+pub use chat::{
+    ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError,
+};
 pub use journal::{
-    AuditEvent, AuditSink, Journal, JournalError, MessageMeta, NewSession, SessionRecord, TraceKind,
-    TraceRecord,
+    AuditEvent, AuditSink, Journal, JournalError, MessageMeta, NewSession, SessionRecord,
+    TraceKind, TraceRecord,
 };
 pub use message::{Message, Role, ToolCall, Usage};
 pub use policy::{ApprovalMode, Tier};

@@ -183,7 +183,9 @@ mod tests {
 
     #[test]
     fn the_happy_path_is_legal() {
-        let path = [Idle, Planning, Validating, Executing, Filtering, Updating, Planning, Completing, Done];
+        let path = [
+            Idle, Planning, Validating, Executing, Filtering, Updating, Planning, Completing, Done,
+        ];
         for pair in path.windows(2) {
             assert_eq!(pair[0].transition(pair[1]), Ok(pair[1]), "{} -> {}", pair[0], pair[1]);
         }
@@ -191,7 +193,10 @@ mod tests {
 
     #[test]
     fn skipping_validation_is_illegal() {
-        assert_eq!(Planning.transition(Executing), Err(IllegalTransition { from: Planning, to: Executing }));
+        assert_eq!(
+            Planning.transition(Executing),
+            Err(IllegalTransition { from: Planning, to: Executing })
+        );
         assert!(Idle.transition(Executing).is_err());
         assert!(Updating.transition(Executing).is_err());
         let msg = Planning.transition(Executing).unwrap_err().to_string();

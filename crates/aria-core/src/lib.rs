@@ -1,1 +1,27 @@
-//! placeholder until this crate is written
+//! The ARIA agent.
+//!
+//! This crate owns the loop that turns one task into a finished session: it builds each model
+//! request, validates every tool call against the tool's JSON Schema before anything runs, asks
+//! the policy table whether the call may run (and the user, when it must), executes it under a
+//! timeout, redacts and caps what comes back, and enforces the hard limits (iterations, tokens,
+//! time, cost) that the model can never raise. It does no I/O of its own: the model, the tools,
+//! the store and the audit log all arrive as `aria-api` traits, wired together in `aria-cli`.
+//!
+//! The one design decision to know: every state change goes through a single function that
+//! checks the [`aria_api::SessionState`] whitelist, writes the audit record, and persists the
+//! session — in that order, halting the run if any step fails. A run therefore never does
+//! anything that is not both allowed by the state machine and already in the audit log, and a
+//! run killed at any point can be resumed from what was persisted.
+
+mod agent;
+mod events;
+mod output;
+mod policy;
+mod registry;
+mod run;
+
+pub use agent::{Agent, AgentConfig, Price, RunError};
+pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
+pub use output::{Shaped, shape_for_model};
+pub use policy::{Decision, decide};
+pub use registry::{CallError, RegistryError, ToolRegistry};

@@ -1,0 +1,248 @@
+//! The agent: what one run needs, and the two ways to start one (a new task, or a resume).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aria_api::{
+    ApprovalMode, AuditEvent, AuditSink, Journal, JournalError, Limits, Message, MessageMeta,
+    NewSession, Provider, Redact, Role, SessionRecord, SessionState, Usage,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::{AgentEvent, Approver, EventSink};
+use crate::registry::ToolRegistry;
+use crate::run::Run;
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Price {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+impl Price {
+    pub fn cost(&self, usage: Usage) -> f64 {
+        (usage.input_tokens as f64 * self.input_per_mtok
+            + usage.output_tokens as f64 * self.output_per_mtok)
+            / 1_000_000.0
+    }
+}
+
+/// Settings of one agent. Limits here come from configuration; the model cannot change them.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub model: String,
+    pub system_prompt: String,
+    pub limits: Limits,
+    pub mode: ApprovalMode,
+    pub dry_run: bool,
+    /// `None` for models with no known price (local models cost nothing).
+    pub price: Option<Price>,
+    pub temperature: Option<f32>,
+    pub max_output_tokens: Option<u32>,
+    /// How long an approval question waits before it counts as "no".
+    pub approval_timeout: Duration,
+}
+
+impl AgentConfig {
+    pub fn new(model: impl Into<String>, system_prompt: impl Into<String>) -> Self {
+        AgentConfig {
+            model: model.into(),
+            system_prompt: system_prompt.into(),
+            limits: Limits::default(),
+            mode: ApprovalMode::default(),
+            dry_run: false,
+            price: None,
+            temperature: None,
+            max_output_tokens: None,
+            approval_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A run could not start, or its record could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The store failed; the run was halted rather than continue unrecorded.
+    #[error("{0}; the run was halted so that nothing happens unaudited")]
+    Journal(#[from] JournalError),
+    #[error("there is no session `{0}`; `aria sessions list` shows the known ones")]
+    UnknownSession(String),
+    #[error(
+        "session `{id}` is {state} and cannot be resumed; only interrupted or failed runs can be"
+    )]
+    NotResumable { id: String, state: SessionState },
+}
+
+/// Everything a run needs, wired by the composition root.
+pub struct Agent {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) tools: Arc<ToolRegistry>,
+    pub(crate) journal: Arc<dyn Journal>,
+    pub(crate) audit: Arc<dyn AuditSink>,
+    pub(crate) redactor: Arc<dyn Redact>,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) config: AgentConfig,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("provider", &self.provider.name())
+            .field("tools", &self.tools)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: Arc<ToolRegistry>,
+        journal: Arc<dyn Journal>,
+        audit: Arc<dyn AuditSink>,
+        redactor: Arc<dyn Redact>,
+        config: AgentConfig,
+    ) -> Self {
+        Agent { provider, tools, journal, audit, redactor, approver: None, config }
+    }
+
+    /// Sets who is asked when a call needs approval. Without one, such calls are denied.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    /// Runs one task to a terminal state. `Err` only when the store fails; every other failure
+    /// ends in a session whose state is `failed` or `cancelled` with its reason.
+    pub async fn run(
+        &self,
+        task: &str,
+        conversation_id: Option<String>,
+        events: &EventSink,
+        cancel: CancellationToken,
+    ) -> Result<SessionRecord, RunError> {
+        let session = self.journal.create_session(&NewSession {
+            conversation_id,
+            task: task.to_owned(),
+            provider: self.provider.name().to_owned(),
+            model: self.config.model.clone(),
+            limits: self.config.limits,
+        })?;
+        self.audit.append(AuditEvent::new(
+            Some(&session.id),
+            "user",
+            "session.start",
+            json!({
+                "task": task,
+                "conversation_id": session.conversation_id,
+                "provider": session.provider,
+                "model": session.model,
+                "limits": session.limits,
+                "mode": self.config.mode.as_str(),
+                "dry_run": self.config.dry_run,
+            }),
+        ))?;
+        let mut history = self.journal.conversation_messages(&session.conversation_id)?;
+        let user = Message::user(task);
+        self.journal.append_message(
+            &session.id,
+            &session.conversation_id,
+            &user,
+            &MessageMeta::default(),
+        )?;
+        history.push(user);
+        let _ = events.send(AgentEvent::Started {
+            session_id: session.id.clone(),
+            conversation_id: session.conversation_id.clone(),
+            resumed: false,
+        });
+        Run::new(self, session, history, events, cancel).start().await
+    }
+
+    /// Resumes an interrupted or failed session from its persisted messages. Tool calls that
+    /// were in flight when the process died are answered as interrupted, never silently re-run.
+    pub async fn resume(
+        &self,
+        session_id: &str,
+        events: &EventSink,
+        cancel: CancellationToken,
+    ) -> Result<SessionRecord, RunError> {
+        let mut session = self
+            .journal
+            .load_session(session_id)?
+            .ok_or_else(|| RunError::UnknownSession(session_id.to_owned()))?;
+        let from = session.state;
+        let to = from
+            .resume()
+            .map_err(|_| RunError::NotResumable { id: session.id.clone(), state: from })?;
+        let mut history = self.journal.conversation_messages(&session.conversation_id)?;
+        self.answer_interrupted_calls(&session, &mut history)?;
+        self.audit.append(AuditEvent::new(
+            Some(&session.id),
+            "user",
+            "session.resume",
+            json!({"from": from, "to": to, "iterations": session.iterations}),
+        ))?;
+        session.state = to;
+        session.error = None;
+        self.journal.save_session(&session)?;
+        let _ = events.send(AgentEvent::Started {
+            session_id: session.id.clone(),
+            conversation_id: session.conversation_id.clone(),
+            resumed: true,
+        });
+        Run::new(self, session, history, events, cancel).start().await
+    }
+
+    fn answer_interrupted_calls(
+        &self,
+        session: &SessionRecord,
+        history: &mut Vec<Message>,
+    ) -> Result<(), RunError> {
+        let Some(last_call_turn) =
+            history.iter().rposition(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+        else {
+            return Ok(());
+        };
+        let answered: Vec<String> =
+            history[last_call_turn + 1..].iter().filter_map(|m| m.tool_call_id.clone()).collect();
+        let missing: Vec<_> = history[last_call_turn]
+            .tool_calls
+            .iter()
+            .filter(|c| !answered.contains(&c.id))
+            .cloned()
+            .collect();
+        for call in missing {
+            let note = format!(
+                "error: the call to `{}` was interrupted when ARIA stopped unexpectedly; whether it \
+                 had any effect is unknown, so check before calling it again",
+                call.name
+            );
+            let message = Message::tool_result(&call.id, note);
+            self.audit.append(AuditEvent::new(
+                Some(&session.id),
+                "system",
+                "tool.interrupted",
+                json!({"call_id": call.id, "name": call.name}),
+            ))?;
+            self.journal.append_message(
+                &session.id,
+                &session.conversation_id,
+                &message,
+                &MessageMeta::default(),
+            )?;
+            history.push(message);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,46 @@
+//! What a run tells its front end, and how it asks the user for approval.
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+use aria_api::{SessionState, Tier};
+
+/// Events out of a run, in order. Front ends render them; they never drive the loop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AgentEvent {
+    Started { session_id: String, conversation_id: String, resumed: bool },
+    State { state: SessionState },
+    Text { delta: String },
+    ToolStarted { call_id: String, name: String, arguments: Value },
+    ToolFinished { call_id: String, name: String, outcome: String, summary: String },
+    Warning { message: String },
+}
+
+pub type EventSink = tokio::sync::mpsc::UnboundedSender<AgentEvent>;
+
+/// One question for the user: may this call run?
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApprovalRequest {
+    pub session_id: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub tier: Tier,
+}
+
+/// The user's answer. Scoped: `Session` approves this tool with these exact arguments for the
+/// rest of this session; nothing is approved "always".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalAnswer {
+    Deny,
+    Once,
+    Session,
+}
+
+/// Asks the user through the channel that started the run. The loop applies the timeout
+/// (60 s by default) and treats a timeout as `Deny`.
+pub trait Approver: Send + Sync {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer>;
+}

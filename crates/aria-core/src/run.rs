@@ -1,0 +1,675 @@
+//! One run of the loop: a session record, its history, and the steps that move it along the
+//! state machine. Every transition goes through [`Run::transition`], which checks the whitelist,
+//! audits, then persists; any store failure halts the run.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use aria_api::{
+    AuditEvent, ChatEvent, ChatRequest, ChatResponse, JournalError, Message, MessageMeta,
+    ProviderError, SessionRecord, SessionState, Tier, Tool, ToolCall, ToolContext, ToolError,
+    TraceKind, TraceRecord, Usage,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::time::Instant as TokioInstant;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, RunError};
+use crate::events::{AgentEvent, ApprovalAnswer, ApprovalRequest, EventSink};
+use crate::output::shape_for_model;
+use crate::policy::{Decision, decide};
+
+/// Why the loop stopped before `Done`.
+pub(crate) enum Stop {
+    Fail(String),
+    Cancel,
+    Journal(JournalError),
+}
+
+impl From<JournalError> for Stop {
+    fn from(e: JournalError) -> Self {
+        Stop::Journal(e)
+    }
+}
+
+/// One tool call on its way through Validating → Executing → Filtering → Updating.
+struct Slot {
+    call: ToolCall,
+    plan: Plan,
+}
+
+enum Plan {
+    Run {
+        tool: Arc<dyn Tool>,
+        args: Value,
+        tier: Tier,
+    },
+    Ask {
+        tool: Arc<dyn Tool>,
+        args: Value,
+        tier: Tier,
+    },
+    /// The text the model will see for this call.
+    Answered(String),
+}
+
+pub(crate) struct Run<'a> {
+    agent: &'a Agent,
+    session: SessionRecord,
+    history: Vec<Message>,
+    events: &'a EventSink,
+    cancel: CancellationToken,
+    deadline: TokioInstant,
+    start_iterations: u32,
+    start_tokens: u64,
+    approved: HashSet<(String, String)>,
+    cost_warned: bool,
+}
+
+impl<'a> Run<'a> {
+    pub(crate) fn new(
+        agent: &'a Agent,
+        session: SessionRecord,
+        history: Vec<Message>,
+        events: &'a EventSink,
+        cancel: CancellationToken,
+    ) -> Self {
+        let deadline = TokioInstant::now() + agent.config.limits.session_timeout;
+        Run {
+            agent,
+            start_iterations: session.iterations,
+            start_tokens: session.usage.total(),
+            session,
+            history,
+            events,
+            cancel,
+            deadline,
+            approved: HashSet::new(),
+            cost_warned: false,
+        }
+    }
+
+    /// Drives the session to a terminal state.
+    pub(crate) async fn start(mut self) -> Result<SessionRecord, RunError> {
+        let outcome = self.steps().await;
+        let ended = match outcome {
+            Ok(()) => Ok(()),
+            Err(Stop::Fail(reason)) => self.finish(SessionState::Failed, reason),
+            Err(Stop::Cancel) => {
+                self.finish(SessionState::Cancelled, "cancelled by the user".to_owned())
+            }
+            Err(Stop::Journal(e)) => {
+                // Best effort: the store just failed, so recording the failure may fail too.
+                let _ = self.finish(SessionState::Failed, e.to_string());
+                Err(e)
+            }
+        };
+        ended?;
+        Ok(self.session)
+    }
+
+    async fn steps(&mut self) -> Result<(), Stop> {
+        if self.session.state == SessionState::Idle {
+            self.transition(SessionState::Planning)?;
+        }
+        if let Some(answer) = self.pending_final_answer() {
+            return self.complete(answer);
+        }
+        loop {
+            let response = self.plan().await?;
+            if response.tool_calls.is_empty() {
+                return self.complete(response.text);
+            }
+            self.transition(SessionState::Validating)?;
+            let mut slots = self.validate(response.tool_calls)?;
+            if slots.iter().any(|s| matches!(s.plan, Plan::Ask { .. })) {
+                self.transition(SessionState::AwaitingApproval)?;
+                self.ask_approvals(&mut slots).await?;
+            }
+            if slots.iter().any(|s| matches!(s.plan, Plan::Run { .. })) {
+                self.transition(SessionState::Executing)?;
+                self.execute(&mut slots).await?;
+                self.transition(SessionState::Filtering)?;
+            }
+            let results = self.filter(slots)?;
+            self.transition(SessionState::Updating)?;
+            self.update(results)?;
+            self.transition(SessionState::Planning)?;
+        }
+    }
+
+    /// A resumed run whose model had already given its final answer only needs finishing.
+    fn pending_final_answer(&self) -> Option<String> {
+        let last = self.history.last()?;
+        (last.role == aria_api::Role::Assistant && last.tool_calls.is_empty())
+            .then(|| last.content.clone())
+    }
+
+    fn complete(&mut self, answer: String) -> Result<(), Stop> {
+        self.transition(SessionState::Completing)?;
+        self.session.answer = Some(answer);
+        self.transition(SessionState::Done)?;
+        self.audit_end()
+    }
+
+    fn finish(&mut self, state: SessionState, reason: String) -> Result<(), JournalError> {
+        if !self.session.state.can_transition_to(state) {
+            return Ok(());
+        }
+        let from = self.session.state;
+        self.session.state = state;
+        self.session.error = Some(reason);
+        self.audit("session.transition", json!({"from": from, "to": state}))?;
+        self.agent.journal.save_session(&self.session)?;
+        let _ = self.events.send(AgentEvent::State { state });
+        match self.audit_end() {
+            Ok(()) | Err(Stop::Fail(_) | Stop::Cancel) => Ok(()),
+            Err(Stop::Journal(e)) => Err(e),
+        }
+    }
+
+    fn audit_end(&mut self) -> Result<(), Stop> {
+        let s = &self.session;
+        let payload = json!({
+            "state": s.state,
+            "error": s.error,
+            "iterations": s.iterations,
+            "usage": s.usage,
+            "cost_usd": s.cost_usd,
+        });
+        self.audit("session.end", payload)?;
+        Ok(())
+    }
+
+    fn audit(&self, kind: &str, payload: Value) -> Result<u64, JournalError> {
+        let actor = if kind.starts_with("tool.") { "agent" } else { "system" };
+        self.agent.audit.append(AuditEvent::new(Some(&self.session.id), actor, kind, payload))
+    }
+
+    /// The only way the state changes during a run: whitelist, audit, persist, notify.
+    fn transition(&mut self, to: SessionState) -> Result<(), Stop> {
+        let from = self.session.state;
+        from.transition(to).map_err(|illegal| Stop::Fail(illegal.to_string()))?;
+        self.audit("session.transition", json!({"from": from, "to": to}))?;
+        self.session.state = to;
+        self.agent.journal.save_session(&self.session)?;
+        let _ = self.events.send(AgentEvent::State { state: to });
+        Ok(())
+    }
+
+    fn check_limits(&mut self) -> Result<(), Stop> {
+        let limits = self.agent.config.limits;
+        if self.cancel.is_cancelled() {
+            return Err(Stop::Cancel);
+        }
+        if TokioInstant::now() >= self.deadline {
+            return Err(Stop::Fail(format!(
+                "the run reached its time limit of {} s; raise [limits] session_timeout_secs or split the task",
+                limits.session_timeout.as_secs()
+            )));
+        }
+        if self.session.iterations - self.start_iterations >= limits.max_iterations {
+            return Err(Stop::Fail(format!(
+                "the model made {} calls without giving a final answer (the limit); raise [limits] max_iterations or simplify the task",
+                limits.max_iterations
+            )));
+        }
+        let used = self.session.usage.total() - self.start_tokens;
+        if used >= limits.max_tokens {
+            return Err(Stop::Fail(format!(
+                "the run used {used} tokens, reaching its limit of {}; raise [limits] max_tokens or split the task",
+                limits.max_tokens
+            )));
+        }
+        if !self.cost_warned && self.session.cost_usd >= 0.8 * limits.max_cost_usd {
+            self.cost_warned = true;
+            let message = format!(
+                "this run has used {:.0} % of its cost cap (USD {:.4} of {:.2})",
+                100.0 * self.session.cost_usd / limits.max_cost_usd,
+                self.session.cost_usd,
+                limits.max_cost_usd
+            );
+            self.audit("cost.warning", json!({"message": message}))?;
+            let _ = self.events.send(AgentEvent::Warning { message });
+        }
+        Ok(())
+    }
+
+    /// Refuses a call whose estimated cost would take the run past its cap, before any request
+    /// is made. The estimate is the prompt's characters / 4 as input tokens, plus this session's
+    /// average reply length as output tokens (exact counts come from the provider afterwards).
+    fn check_cost(&mut self, request: &ChatRequest) -> Result<(), Stop> {
+        let Some(price) = self.agent.config.price else { return Ok(()) };
+        let cap = self.agent.config.limits.max_cost_usd;
+        let done_calls = u64::from(self.session.iterations.saturating_sub(1)).max(1);
+        let estimate = price.cost(Usage {
+            input_tokens: estimate_tokens(request),
+            output_tokens: self.session.usage.output_tokens / done_calls,
+        });
+        if self.session.cost_usd + estimate > cap {
+            self.audit(
+                "cost.refused",
+                json!({"spent_usd": self.session.cost_usd, "estimate_usd": estimate, "cap_usd": cap}),
+            )?;
+            return Err(Stop::Fail(format!(
+                "the next model call (estimated USD {estimate:.4}) would take this run past its cost cap of USD {cap:.2} (spent USD {:.4}); raise it with ARIA_MAX_COST_USD or [limits] max_cost_usd",
+                self.session.cost_usd
+            )));
+        }
+        Ok(())
+    }
+
+    /// Planning: one model call.
+    async fn plan(&mut self) -> Result<ChatResponse, Stop> {
+        self.check_limits()?;
+        self.session.iterations += 1;
+        let config = &self.agent.config;
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        messages.push(Message::system(config.system_prompt.clone()));
+        messages.extend(self.history.iter().cloned());
+        let request = ChatRequest {
+            model: config.model.clone(),
+            messages,
+            tools: self.agent.tools.specs(),
+            max_tokens: config.max_output_tokens,
+            temperature: config.temperature,
+        };
+        self.audit(
+            "model.request",
+            json!({
+                "iteration": self.session.iterations,
+                "provider": self.agent.provider.name(),
+                "model": config.model,
+                "messages": request.messages.len(),
+                "tools": request.tools.len(),
+            }),
+        )?;
+        self.check_cost(&request)?;
+        let started = Instant::now();
+        let result = self.stream(request).await;
+        let duration_ms = started.elapsed().as_millis() as u64;
+        match result {
+            Ok(response) => self.record_response(response, duration_ms),
+            Err(StreamStop::Provider(e)) => {
+                self.trace_model(Usage::default(), 0.0, e.kind(), duration_ms)?;
+                self.audit("model.error", json!({"kind": e.kind(), "message": e.to_string()}))?;
+                Err(Stop::Fail(format!("the model call failed: {e}")))
+            }
+            Err(StreamStop::Cancel) => Err(Stop::Cancel),
+            Err(StreamStop::Deadline) => {
+                self.trace_model(Usage::default(), 0.0, "timeout", duration_ms)?;
+                Err(Stop::Fail(format!(
+                    "the run reached its time limit of {} s while waiting for the model",
+                    self.agent.config.limits.session_timeout.as_secs()
+                )))
+            }
+        }
+    }
+
+    async fn stream(&mut self, request: ChatRequest) -> Result<ChatResponse, StreamStop> {
+        let mut stream = self.agent.provider.stream(request);
+        let mut response = ChatResponse::default();
+        loop {
+            let item = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Err(StreamStop::Cancel),
+                _ = tokio::time::sleep_until(self.deadline) => return Err(StreamStop::Deadline),
+                item = stream.next() => item,
+            };
+            match item {
+                None => return Ok(response),
+                Some(Err(e)) => return Err(StreamStop::Provider(e)),
+                Some(Ok(event)) => {
+                    if let ChatEvent::TextDelta { text } = &event {
+                        let _ = self.events.send(AgentEvent::Text { delta: text.clone() });
+                    }
+                    response.absorb(event);
+                }
+            }
+        }
+    }
+
+    fn record_response(
+        &mut self,
+        response: ChatResponse,
+        duration_ms: u64,
+    ) -> Result<ChatResponse, Stop> {
+        let cost = self.agent.config.price.map_or(0.0, |p| p.cost(response.usage));
+        self.session.usage.add(response.usage);
+        self.session.cost_usd += cost;
+        self.trace_model(response.usage, cost, "ok", duration_ms)?;
+        self.audit(
+            "model.response",
+            json!({
+                "usage": response.usage,
+                "cost_usd": cost,
+                "finish_reason": response.finish_reason,
+                "tool_calls": response.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>(),
+                "duration_ms": duration_ms,
+            }),
+        )?;
+        if response.finish_reason == Some(aria_api::FinishReason::Length) {
+            let message = "the model stopped because it reached its output token limit; the answer may be cut short".to_owned();
+            let _ = self.events.send(AgentEvent::Warning { message });
+        }
+        let message = Message::assistant(response.text.clone(), response.tool_calls.clone());
+        let meta = MessageMeta {
+            model: Some(self.agent.config.model.clone()),
+            usage: Some(response.usage),
+        };
+        self.agent.journal.append_message(
+            &self.session.id,
+            &self.session.conversation_id,
+            &message,
+            &meta,
+        )?;
+        self.history.push(message);
+        self.agent.journal.save_session(&self.session)?;
+        Ok(response)
+    }
+
+    fn trace_model(
+        &self,
+        usage: Usage,
+        cost: f64,
+        outcome: &str,
+        duration_ms: u64,
+    ) -> Result<(), JournalError> {
+        self.agent.journal.record_trace(&TraceRecord {
+            session_id: self.session.id.clone(),
+            kind: TraceKind::ModelCall,
+            name: self.agent.config.model.clone(),
+            duration_ms,
+            usage,
+            cost_usd: cost,
+            outcome: outcome.to_owned(),
+            detail: json!({"provider": self.agent.provider.name(), "iteration": self.session.iterations}),
+        })
+    }
+
+    /// Validating: schema-check every call and decide what policy allows.
+    fn validate(&mut self, calls: Vec<ToolCall>) -> Result<Vec<Slot>, Stop> {
+        let config = &self.agent.config;
+        let mut slots = Vec::with_capacity(calls.len());
+        for call in calls {
+            let plan = match self.agent.tools.validate(&call.name, &call.arguments) {
+                Err(e) => {
+                    self.audit(
+                        "tool.invalid",
+                        json!({"call_id": call.id, "name": call.name, "arguments": call.arguments, "error": e.to_string()}),
+                    )?;
+                    Plan::Answered(format!("error: {e}"))
+                }
+                Ok((tool, args)) => {
+                    let tier = tool.tier(&args);
+                    match decide(tier, config.mode, config.dry_run) {
+                        Decision::Allow => Plan::Run { tool, args, tier },
+                        Decision::Ask
+                            if self.approved.contains(&approval_key(&call.name, &args)) =>
+                        {
+                            Plan::Run { tool, args, tier }
+                        }
+                        Decision::Ask => Plan::Ask { tool, args, tier },
+                        Decision::Refuse(reason) => {
+                            self.audit_refusal(&call, &args, tier, "policy", &reason)?;
+                            Plan::Answered(format!("refused: {reason}"))
+                        }
+                        Decision::DryRun => {
+                            self.audit(
+                                "tool.dry_run",
+                                json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier}),
+                            )?;
+                            Plan::Answered(format!(
+                                "[dry run] not executed: `{}` with {} ({} action); nothing was changed",
+                                call.name,
+                                args,
+                                tier.as_str()
+                            ))
+                        }
+                    }
+                }
+            };
+            slots.push(Slot { call, plan });
+        }
+        Ok(slots)
+    }
+
+    fn audit_refusal(
+        &self,
+        call: &ToolCall,
+        args: &Value,
+        tier: Tier,
+        by: &str,
+        reason: &str,
+    ) -> Result<(), Stop> {
+        self.audit(
+            "tool.refused",
+            json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier, "by": by, "reason": reason}),
+        )?;
+        let _ = self.events.send(AgentEvent::ToolFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            outcome: "refused".into(),
+            summary: reason.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// AwaitingApproval: ask the user about each call that needs it.
+    async fn ask_approvals(&mut self, slots: &mut [Slot]) -> Result<(), Stop> {
+        for slot in slots.iter_mut() {
+            let Plan::Ask { tool, args, tier } = &slot.plan else { continue };
+            let (tool, args, tier) = (Arc::clone(tool), args.clone(), *tier);
+            let answer = self.ask(&slot.call, &args, tier).await?;
+            self.audit(
+                "approval.answer",
+                json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "answer": answer}),
+            )?;
+            slot.plan = match answer {
+                ApprovalAnswer::Deny => Plan::Answered(
+                    "refused: the user did not approve this action; ask them or try something else"
+                        .into(),
+                ),
+                ApprovalAnswer::Session => {
+                    self.approved.insert(approval_key(&slot.call.name, &args));
+                    Plan::Run { tool, args, tier }
+                }
+                ApprovalAnswer::Once => Plan::Run { tool, args, tier },
+            };
+        }
+        Ok(())
+    }
+
+    async fn ask(&self, call: &ToolCall, args: &Value, tier: Tier) -> Result<ApprovalAnswer, Stop> {
+        let Some(approver) = &self.agent.approver else {
+            return Ok(ApprovalAnswer::Deny);
+        };
+        let request = ApprovalRequest {
+            session_id: self.session.id.clone(),
+            tool: call.name.clone(),
+            arguments: args.clone(),
+            tier,
+        };
+        let question = approver.ask(request);
+        tokio::select! {
+            _ = self.cancel.cancelled() => Err(Stop::Cancel),
+            answer = tokio::time::timeout(self.agent.config.approval_timeout, question) => {
+                Ok(answer.unwrap_or(ApprovalAnswer::Deny))
+            }
+        }
+    }
+
+    /// Executing: run the approved calls one by one, each audited before and after.
+    async fn execute(&mut self, slots: &mut [Slot]) -> Result<(), Stop> {
+        for slot in slots.iter_mut() {
+            let Plan::Run { tool, args, tier } = &slot.plan else { continue };
+            let (tool, args, tier) = (Arc::clone(tool), args.clone(), *tier);
+            let answer = self.execute_one(&slot.call, tool, args, tier).await?;
+            slot.plan = Plan::Answered(answer);
+        }
+        Ok(())
+    }
+
+    async fn execute_one(
+        &mut self,
+        call: &ToolCall,
+        tool: Arc<dyn Tool>,
+        args: Value,
+        tier: Tier,
+    ) -> Result<String, Stop> {
+        self.audit(
+            "tool.start",
+            json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier}),
+        )?;
+        let _ = self.events.send(AgentEvent::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: args.clone(),
+        });
+        let ctx =
+            ToolContext { session_id: self.session.id.clone(), dry_run: self.agent.config.dry_run };
+        let timeout = self.agent.config.limits.tool_timeout;
+        let started = Instant::now();
+        let result = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => None,
+            r = tokio::time::timeout(timeout, tool.call(args.clone(), &ctx)) => Some(r),
+        };
+        let duration_ms = started.elapsed().as_millis() as u64;
+        let (outcome, answer, detail) = match result {
+            None => ("cancelled", String::new(), Value::Null),
+            Some(Err(_elapsed)) => (
+                "timeout",
+                format!(
+                    "error: `{}` did not finish within {} s and was stopped",
+                    call.name,
+                    timeout.as_secs()
+                ),
+                Value::Null,
+            ),
+            Some(Ok(Ok(output))) => ("ok", output.content, output.details),
+            Some(Ok(Err(ToolError::Refused { reason }))) => {
+                self.trace_tool(call, "refused", duration_ms)?;
+                self.audit_refusal(call, &args, tier, "guard", &reason)?;
+                return Ok(format!("refused: {reason}"));
+            }
+            Some(Ok(Err(ToolError::Failed { message }))) => {
+                ("failed", format!("error: {message}"), Value::Null)
+            }
+            Some(Ok(Err(ToolError::Fatal { message }))) => ("fatal", message, Value::Null),
+        };
+        self.trace_tool(call, outcome, duration_ms)?;
+        self.audit(
+            "tool.end",
+            json!({"call_id": call.id, "name": call.name, "outcome": outcome, "duration_ms": duration_ms, "output_chars": answer.chars().count(), "details": detail}),
+        )?;
+        let _ = self.events.send(AgentEvent::ToolFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            outcome: outcome.to_owned(),
+            summary: first_line(&answer),
+        });
+        match outcome {
+            "cancelled" => Err(Stop::Cancel),
+            "fatal" => {
+                Err(Stop::Fail(format!("the tool `{}` failed fatally: {answer}", call.name)))
+            }
+            _ => Ok(answer),
+        }
+    }
+
+    fn trace_tool(
+        &self,
+        call: &ToolCall,
+        outcome: &str,
+        duration_ms: u64,
+    ) -> Result<(), JournalError> {
+        self.agent.journal.record_trace(&TraceRecord {
+            session_id: self.session.id.clone(),
+            kind: TraceKind::ToolCall,
+            name: call.name.clone(),
+            duration_ms,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            outcome: outcome.to_owned(),
+            detail: json!({"call_id": call.id}),
+        })
+    }
+
+    /// Filtering: redact secrets and cap every result before any model sees it.
+    fn filter(&self, slots: Vec<Slot>) -> Result<Vec<(ToolCall, String)>, Stop> {
+        let max = self.agent.config.limits.max_tool_output_chars;
+        let mut out = Vec::with_capacity(slots.len());
+        for slot in slots {
+            let raw = match slot.plan {
+                Plan::Answered(text) => text,
+                // Unreachable by construction: every Run/Ask slot was answered above.
+                Plan::Run { .. } | Plan::Ask { .. } => {
+                    "error: the call was not executed".to_owned()
+                }
+            };
+            let shaped = shape_for_model(self.agent.redactor.as_ref(), &raw, max);
+            if shaped.redacted {
+                self.audit(
+                    "output.redacted",
+                    json!({"call_id": slot.call.id, "name": slot.call.name}),
+                )?;
+            }
+            out.push((slot.call, shaped.text));
+        }
+        Ok(out)
+    }
+
+    /// Updating: the results join the history, in the order of the calls.
+    fn update(&mut self, results: Vec<(ToolCall, String)>) -> Result<(), Stop> {
+        for (call, text) in results {
+            let message = Message::tool_result(call.id, text);
+            self.agent.journal.append_message(
+                &self.session.id,
+                &self.session.conversation_id,
+                &message,
+                &MessageMeta::default(),
+            )?;
+            self.history.push(message);
+        }
+        self.agent.journal.save_session(&self.session)?;
+        Ok(())
+    }
+}
+
+enum StreamStop {
+    Provider(ProviderError),
+    Cancel,
+    Deadline,
+}
+
+/// A deliberately simple, documented token estimate: four characters per token over every
+/// message and tool schema in the request.
+fn estimate_tokens(request: &ChatRequest) -> u64 {
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
+        })
+        .sum();
+    let tools: usize =
+        request.tools.iter().map(|t| t.description.len() + t.parameters.to_string().len()).sum();
+    ((messages + tools) / 4) as u64
+}
+
+fn approval_key(name: &str, args: &Value) -> (String, String) {
+    (name.to_owned(), args.to_string())
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(120).collect();
+    if line.chars().count() > 120 || text.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}

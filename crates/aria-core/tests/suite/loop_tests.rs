@@ -1,0 +1,364 @@
+use std::time::Duration;
+
+use aria_api::{
+    AuditEvent, AuditSink, Journal, JournalError, Message, MessageMeta, Role, SessionState::*,
+    Tier, ToolCall,
+};
+use aria_core::{AgentEvent, RunError};
+use aria_testkit::memory::MemoryJournal;
+use aria_testkit::scripted::{End, Turn};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::harness::{Behaviour, TestTool, rig, rig_with_journal};
+
+#[tokio::test]
+async fn a_final_answer_walks_the_short_path() {
+    let r = rig(vec![Turn::text("Hello there")], End::Fail, vec![], |_| {});
+    let (result, events) = r.run("say hi").await;
+    let s = result.unwrap();
+    assert_eq!(s.state, Done);
+    assert_eq!(s.answer.as_deref(), Some("Hello there"));
+    assert_eq!(s.iterations, 1);
+    assert_eq!(s.usage.total(), 15);
+    assert_eq!(r.journal.saved_states(&s.id), vec![Planning, Planning, Completing, Done]);
+    assert_eq!(
+        r.journal.audit_kinds(),
+        vec![
+            "session.start",
+            "session.transition",
+            "model.request",
+            "model.response",
+            "session.transition",
+            "session.transition",
+            "session.end"
+        ]
+    );
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Text { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Hello there");
+    assert_eq!(r.journal.traces().len(), 1);
+}
+
+#[tokio::test]
+async fn a_tool_result_goes_back_paired_with_its_call() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "notes.txt"})), Turn::text("It says hi.")],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what does notes.txt say?").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    assert_eq!(s.iterations, 2);
+    assert_eq!(tool.count(), 1);
+    let requests = r.provider.requests();
+    assert_eq!(requests.len(), 2);
+    let second = &requests[1].messages;
+    assert_eq!(second[0].role, Role::System);
+    assert_eq!(second[1], Message::user("what does notes.txt say?"));
+    assert_eq!(second[2].tool_calls[0].name, "file_read");
+    assert_eq!(second[3], Message::tool_result("call_0_0", "contents of \"notes.txt\""));
+    assert_eq!(requests[0].tools.len(), 1);
+    let kinds = r.journal.audit_kinds();
+    let start = kinds.iter().position(|k| k == "tool.start").unwrap();
+    assert_eq!(kinds[start + 1], "tool.end");
+    let states = r.journal.saved_states(&s.id);
+    for w in [Validating, Executing, Filtering, Updating] {
+        assert!(states.contains(&w), "{w} missing from {states:?}");
+    }
+}
+
+#[tokio::test]
+async fn invalid_arguments_go_back_to_the_model_and_nothing_runs() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![
+            Turn::Tools(vec![("file_read".into(), r#"{"file": "x"}"#.into())]),
+            Turn::Tools(vec![("file_read".into(), "{not json".into())]),
+            Turn::Tools(vec![("rm_rf".into(), "{}".into())]),
+            Turn::text("giving up"),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("read x").await.0.unwrap();
+    assert_eq!(tool.count(), 0, "no call may run with invalid arguments");
+    assert_eq!(s.iterations, 4, "each invalid call counts as an iteration");
+    let requests = r.provider.requests();
+    let answer = |i: usize| requests[i].messages.last().unwrap().content.clone();
+    assert!(answer(1).contains("do not match its schema"), "{}", answer(1));
+    assert!(answer(2).contains("not valid JSON"), "{}", answer(2));
+    assert!(answer(3).contains("no tool named `rm_rf`"), "{}", answer(3));
+    assert_eq!(r.journal.audit_kinds().iter().filter(|k| *k == "tool.invalid").count(), 3);
+    assert!(!r.journal.saved_states(&s.id).contains(&Executing));
+}
+
+#[tokio::test]
+async fn a_model_that_never_stops_is_ended_at_the_iteration_limit() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "a"}))],
+        End::RepeatLast,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("loop forever").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert_eq!(s.iterations, 15);
+    assert_eq!(r.provider.requests().len(), 15);
+    assert!(s.error.unwrap().contains("15 calls"));
+}
+
+#[tokio::test]
+async fn an_audit_write_failure_halts_before_the_tool_runs() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    // session.start, transition, model.request, model.response, transition(Validating),
+    // transition(Executing) succeed; tool.start is the 7th write and fails.
+    let r = rig_with_journal(
+        vec![Turn::tool("file_read", json!({"path": "a"})), Turn::text("done")],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+        MemoryJournal::failing_audit_from(6),
+    );
+    let (result, _) = r.run("read a").await;
+    assert!(matches!(result, Err(RunError::Journal(JournalError { .. }))), "{result:?}");
+    assert_eq!(tool.count(), 0, "a tool must never run unaudited");
+}
+
+#[tokio::test]
+async fn cancellation_ends_in_cancelled() {
+    let r = rig(vec![Turn::Hang], End::Fail, vec![], |_| {});
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        trigger.cancel();
+    });
+    let s = r.run_with("hang", cancel).await.0.unwrap();
+    assert_eq!(s.state, Cancelled);
+    assert_eq!(r.journal.audit_kinds().last().unwrap(), "session.end");
+}
+
+#[tokio::test]
+async fn the_session_time_limit_ends_a_hung_model_call() {
+    let r = rig(vec![Turn::Hang], End::Fail, vec![], |c| {
+        c.limits.session_timeout = Duration::from_millis(80)
+    });
+    let s = r.run("hang").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert!(s.error.unwrap().contains("time limit"));
+}
+
+#[tokio::test]
+async fn a_slow_tool_is_stopped_at_its_timeout() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Sleep(Duration::from_secs(30)));
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "a"})), Turn::text("ok")],
+        End::Fail,
+        vec![tool],
+        |c| c.limits.tool_timeout = Duration::from_millis(50),
+    );
+    let s = r.run("slow").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(seen.contains("did not finish within"), "{seen}");
+    let end = r.journal.audit_events().into_iter().find(|e| e.kind == "tool.end").unwrap();
+    assert_eq!(end.payload["outcome"], "timeout");
+}
+
+#[tokio::test]
+async fn the_token_limit_stops_the_run() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    // Each scripted turn uses 15 tokens; a 40-token budget allows three calls.
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "a"}))],
+        End::RepeatLast,
+        vec![tool],
+        |c| c.limits.max_tokens = 40,
+    );
+    let s = r.run("spend").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert_eq!(s.iterations, 3);
+    assert!(s.error.unwrap().contains("tokens"));
+}
+
+#[tokio::test]
+async fn the_cost_cap_refuses_a_call_before_it_is_made_and_warns_first() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    // Input is free and each turn writes 5 output tokens at USD 30k/Mtok = USD 0.15, so the
+    // estimate of the next call is exactly USD 0.15. Cap 0.35: two calls (0.30, 86 % → warning),
+    // then the third (0.45 > 0.35) is refused before it is sent.
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "a"}))],
+        End::RepeatLast,
+        vec![tool],
+        |c| {
+            c.limits.max_cost_usd = 0.35;
+            c.price = Some(aria_core::Price { input_per_mtok: 0.0, output_per_mtok: 30_000.0 });
+        },
+    );
+    let (result, events) = r.run("spend").await;
+    let s = result.unwrap();
+    assert_eq!(s.state, Failed);
+    assert_eq!(r.provider.requests().len(), 2, "the call that would cross the cap is never sent");
+    assert!((s.cost_usd - 0.30).abs() < 1e-9, "{}", s.cost_usd);
+    assert!(s.error.unwrap().contains("cost cap of USD 0.35"));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Warning { message } if message.contains("cost cap")))
+    );
+    assert!(r.journal.audit_kinds().contains(&"cost.refused".to_string()));
+}
+
+#[tokio::test]
+async fn a_cap_below_one_call_sends_nothing() {
+    let r = rig(vec![Turn::text("expensive")], End::Fail, vec![], |c| {
+        c.limits.max_cost_usd = 0.000_001;
+        c.price = Some(aria_core::Price { input_per_mtok: 1_000.0, output_per_mtok: 1_000.0 });
+    });
+    let s = r.run("a task long enough to have a measurable token estimate").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert!(r.provider.requests().is_empty());
+}
+
+#[tokio::test]
+async fn tool_output_is_redacted_and_capped_before_the_model_sees_it() {
+    let big = format!("key sk-test-SECRET {}", "x".repeat(500));
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Output(big));
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "a"})), Turn::text("ok")],
+        End::Fail,
+        vec![tool],
+        |c| c.limits.max_tool_output_chars = 100,
+    );
+    r.run("leak").await.0.unwrap();
+    let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(!seen.contains("sk-test-SECRET"), "{seen}");
+    assert!(seen.starts_with("key [REDACTED:test]"), "{seen}");
+    assert!(seen.contains("output truncated"), "{seen}");
+    assert!(r.journal.audit_kinds().contains(&"output.redacted".to_string()));
+}
+
+#[tokio::test]
+async fn a_guard_refusal_is_audited_and_shown_to_the_model() {
+    let tool = TestTool::new(
+        "file_read",
+        Tier::Read,
+        Behaviour::Refuse("/etc/passwd is outside the allowed roots".into()),
+    );
+    let r = rig(
+        vec![
+            Turn::tool("file_read", json!({"path": "/etc/passwd"})),
+            Turn::text("I can't read that."),
+        ],
+        End::Fail,
+        vec![tool],
+        |_| {},
+    );
+    let s = r.run("read /etc/passwd").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    let refusal = r.journal.audit_events().into_iter().find(|e| e.kind == "tool.refused").unwrap();
+    assert_eq!(refusal.payload["arguments"]["path"], "/etc/passwd");
+    assert_eq!(refusal.payload["by"], "guard");
+    let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(seen.starts_with("refused: /etc/passwd is outside"), "{seen}");
+}
+
+#[tokio::test]
+async fn a_fatal_tool_error_fails_the_run() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Fatal);
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "a"}))],
+        End::RepeatLast,
+        vec![tool],
+        |_| {},
+    );
+    let s = r.run("x").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert!(s.error.unwrap().contains("failed fatally"));
+    assert_eq!(r.provider.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_provider_error_fails_the_run_with_its_message() {
+    let r = rig(
+        vec![Turn::Fail(aria_api::ProviderError::Auth { message: "invalid key".into() })],
+        End::Fail,
+        vec![],
+        |_| {},
+    );
+    let s = r.run("x").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    let error = s.error.unwrap();
+    assert!(error.contains("invalid key") && error.contains("API key"), "{error}");
+    assert_eq!(r.journal.traces()[0].outcome, "auth");
+}
+
+#[tokio::test]
+async fn an_interrupted_session_resumes_and_in_flight_calls_are_marked() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r =
+        rig(vec![Turn::text("Finished after the crash.")], End::Fail, vec![tool.clone()], |_| {});
+    // Build the state a crash during Executing leaves behind.
+    let journal = &r.journal;
+    let s = journal
+        .create_session(&aria_api::NewSession {
+            conversation_id: None,
+            task: "read a".into(),
+            provider: "scripted".into(),
+            model: "test-model".into(),
+            limits: Default::default(),
+        })
+        .unwrap();
+    let call =
+        ToolCall { id: "c9".into(), name: "file_read".into(), arguments: r#"{"path":"a"}"#.into() };
+    journal
+        .append_message(
+            &s.id,
+            &s.conversation_id,
+            &Message::user("read a"),
+            &MessageMeta::default(),
+        )
+        .unwrap();
+    journal
+        .append_message(
+            &s.id,
+            &s.conversation_id,
+            &Message::assistant("", vec![call]),
+            &MessageMeta::default(),
+        )
+        .unwrap();
+    let mut crashed = s.clone();
+    crashed.state = Executing;
+    crashed.iterations = 1;
+    journal.save_session(&crashed).unwrap();
+    journal.append(AuditEvent::new(Some(&s.id), "agent", "tool.start", json!({}))).unwrap();
+
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let done = r.agent.resume(&s.id, &tx, CancellationToken::new()).await.unwrap();
+    assert_eq!(done.state, Done);
+    assert_eq!(done.iterations, 2);
+    assert_eq!(tool.count(), 0, "an interrupted call is never silently re-run");
+    let sent = &r.provider.requests()[0].messages;
+    let marker = sent.last().unwrap();
+    assert_eq!(marker.tool_call_id.as_deref(), Some("c9"));
+    assert!(marker.content.contains("interrupted"), "{}", marker.content);
+    assert!(r.journal.audit_kinds().contains(&"session.resume".to_string()));
+
+    // A finished session cannot be resumed.
+    let again = r.agent.resume(&s.id, &tx, CancellationToken::new()).await;
+    assert!(matches!(again, Err(RunError::NotResumable { .. })));
+    let unknown = r.agent.resume("nope", &tx, CancellationToken::new()).await;
+    assert!(matches!(unknown, Err(RunError::UnknownSession(_))));
+}

@@ -1,0 +1,3 @@
+mod harness;
+mod loop_tests;
+mod policy_tests;

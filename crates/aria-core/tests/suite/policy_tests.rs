@@ -1,0 +1,96 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use aria_api::{ApprovalMode, SessionState::*, Tier};
+use aria_core::{ApprovalAnswer, ApprovalRequest, Approver};
+use aria_testkit::scripted::{End, Turn};
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use super::harness::{Behaviour, TestTool, rig};
+
+struct Always(ApprovalAnswer, Arc<AtomicUsize>);
+impl Approver for Always {
+    fn ask(&self, _request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        let answer = self.0;
+        Box::pin(async move { answer })
+    }
+}
+
+fn two_calls() -> Vec<Turn> {
+    vec![
+        Turn::tool("kill", json!({"path": "p"})),
+        Turn::tool("kill", json!({"path": "p"})),
+        Turn::text("done"),
+    ]
+}
+
+#[tokio::test]
+async fn irreversible_calls_are_denied_without_an_approver() {
+    let tool = TestTool::new("kill", Tier::Irreversible, Behaviour::Echo);
+    let r = rig(two_calls(), End::Fail, vec![tool.clone()], |_| {});
+    let s = r.run("kill it").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    assert_eq!(tool.count(), 0);
+    assert!(r.journal.saved_states(&s.id).contains(&AwaitingApproval));
+    let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(seen.contains("did not approve"), "{seen}");
+}
+
+#[tokio::test]
+async fn a_session_scoped_approval_is_asked_once() {
+    let tool = TestTool::new("kill", Tier::Irreversible, Behaviour::Echo);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let mut r = rig(two_calls(), End::Fail, vec![tool.clone()], |_| {});
+    r.agent = r.agent.with_approver(Arc::new(Always(ApprovalAnswer::Session, asked.clone())));
+    r.run("kill it twice").await.0.unwrap();
+    assert_eq!(tool.count(), 2);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_once_approval_is_asked_every_time() {
+    let tool = TestTool::new("kill", Tier::Irreversible, Behaviour::Echo);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let mut r = rig(two_calls(), End::Fail, vec![tool.clone()], |_| {});
+    r.agent = r.agent.with_approver(Arc::new(Always(ApprovalAnswer::Once, asked.clone())));
+    r.run("kill it twice").await.0.unwrap();
+    assert_eq!(tool.count(), 2);
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn read_only_mode_refuses_writes_and_dry_run_changes_nothing() {
+    let tool = TestTool::new("write", Tier::RecoverableWrite, Behaviour::Echo);
+    let turns = || vec![Turn::tool("write", json!({"path": "p"})), Turn::text("done")];
+    let r = rig(turns(), End::Fail, vec![tool.clone()], |c| c.mode = ApprovalMode::ReadOnly);
+    r.run("write").await.0.unwrap();
+    assert_eq!(tool.count(), 0);
+    assert!(r.provider.requests()[1].messages.last().unwrap().content.contains("read_only"));
+
+    let r = rig(turns(), End::Fail, vec![tool.clone()], |c| c.dry_run = true);
+    r.run("write").await.0.unwrap();
+    assert_eq!(tool.count(), 0);
+    assert!(r.provider.requests()[1].messages.last().unwrap().content.starts_with("[dry run]"));
+
+    let r = rig(turns(), End::Fail, vec![tool.clone()], |_| {});
+    r.run("write").await.0.unwrap();
+    assert_eq!(tool.count(), 1, "governed mode runs recoverable writes");
+}
+
+#[tokio::test]
+async fn blocked_calls_never_run() {
+    let tool = TestTool::new("mkfs", Tier::Blocked, Behaviour::Echo);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let mut r = rig(
+        vec![Turn::tool("mkfs", json!({"path": "/dev/sda"})), Turn::text("no")],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    r.agent = r.agent.with_approver(Arc::new(Always(ApprovalAnswer::Session, asked.clone())));
+    r.run("format").await.0.unwrap();
+    assert_eq!(tool.count(), 0);
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+}
