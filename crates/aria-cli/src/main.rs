@@ -1,1 +1,40 @@
-fn main() {}
+//! The `aria` binary: parses the command line and hands each command to its module. Concrete
+//! types from every crate meet in [`app`], and nowhere else.
+
+// This crate is the CLI layer: the one place where output goes to stdout/stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod app;
+mod cli;
+mod commands;
+mod config;
+mod exit;
+mod logging;
+mod render;
+mod runlock;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Chat(args) => commands::chat::chat(&cli.global, args),
+        Command::Run(args) => commands::run::run(&cli.global, args),
+        Command::Tools(c) => commands::inspect::tools(&cli.global, c),
+        Command::Conversations(c) => commands::inspect::conversations(&cli.global, c),
+        Command::Sessions(c) => commands::inspect::sessions(&cli.global, c),
+        Command::Audit(c) => commands::audit::audit(&cli.global, c),
+        Command::Config(c) => commands::inspect::config(&cli.global, c),
+    };
+    match result {
+        Ok(code) => exit::code(code),
+        Err(e) => {
+            eprintln!("error: {:#}", e.error);
+            exit::code(e.code)
+        }
+    }
+}

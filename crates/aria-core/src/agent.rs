@@ -153,7 +153,9 @@ impl Agent {
             }),
         ))?;
         let mut history = self.journal.conversation_messages(&session.conversation_id)?;
-        let user = Message::user(task);
+        // The outbound filter applies to the user's own words too: a pasted key never
+        // reaches a model or the store.
+        let user = Message::user(self.redactor.redact(task).into_owned());
         self.journal.append_message(
             &session.id,
             &session.conversation_id,

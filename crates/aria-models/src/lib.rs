@@ -1,1 +1,22 @@
-//! placeholder until this crate is written
+//! Model provider clients for ARIA: the code that turns an [`aria_api::ChatRequest`] into HTTP
+//! and a vendor's wire format back into [`aria_api::ChatEvent`]s.
+//!
+//! This crate owns talking to model servers — today the OpenAI-compatible chat-completions API
+//! ([`OpenAiProvider`]: OpenAI, Ollama's `/v1`, vLLM, llama.cpp's server, LM Studio), with
+//! Anthropic, native Ollama, the router (retry, circuit breaker, fallback) and cost accounting to
+//! come. It deliberately does not decide *what* to ask a model or what to do with its answer: that
+//! is the agent loop's job in `aria-core`, which sees only the [`aria_api::Provider`] trait.
+//!
+//! The design decision to know: **parsing is pure and separate from I/O.** [`SseParser`] turns
+//! bytes cut anywhere into server-sent events, and [`ChunkAssembler`] turns event payloads into
+//! chat events (text as it arrives, tool calls whole once their fragments are complete). Neither
+//! sees a socket or a clock, so both are unit-tested on every way a stream can be split; the
+//! provider only adds HTTP, timeouts and error classification around them. Every failure comes
+//! out as a classified [`aria_api::ProviderError`] (auth, rate limit with `Retry-After`, context
+//! length, network, timeout, HTTP status, malformed stream) that the router can reason about.
+
+mod openai;
+mod sse;
+
+pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider};
+pub use sse::{MAX_EVENT_BYTES, SseError, SseEvent, SseParser};

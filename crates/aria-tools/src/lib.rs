@@ -1,1 +1,37 @@
-//! placeholder until this crate is written
+//! Guards and built-in tools of ARIA.
+//!
+//! This crate owns the checks that stand between what a model asks for and what happens on the
+//! machine, and the built-in tools that rely on them:
+//!
+//! - [`PathGuard`] confines file paths to the configured roots and refuses sensitive files
+//!   (`.env*`, keys, `.ssh/`, ...). It resolves a path one component at a time in user space,
+//!   judging every symlink by where it really lands, and hands tools a canonical path to open.
+//!   [`PathGuard::read_text`] then re-checks the opened file's identity to narrow the gap
+//!   between check and use.
+//! - [`SecretRedactor`] implements [`aria_api::Redact`]: known secret values and well-known token
+//!   formats become `[REDACTED:kind]` in logs, audit payloads and model input.
+//! - The tools (`file_read`, `file_list`) implement [`aria_api::Tool`]; [`builtin_tools`] in
+//!   `registry.rs` is the one list of what the model can call.
+//!
+//! It deliberately does not decide *whether* a call may run (that is the policy broker in
+//! `aria-core`), spawn processes (`aria-sandbox`), or cap and mark tool output for the model
+//! (the agent loop). Unix only for now: file identity is device + inode.
+//!
+//! The one design decision to know: **paths are resolved, then the resolved path is used.** The
+//! text the model wrote is never handed to the operating system. Everything the guard approves
+//! is a real, symlink-free path inside a root, or the guard says which rule refused it and what
+//! to do instead — every refusal reason is written to be shown to the model and the user as is.
+//! The remaining race (a directory swapped between check and open) is narrowed here and will be
+//! closed with `openat2(RESOLVE_BENEATH)` in `aria-sandbox`, the only crate allowed `unsafe`.
+
+pub mod guard;
+pub mod registry;
+pub mod tools;
+
+pub use guard::path::{FileKind, GuardError, PathError, PathGuard, PathRefusal, Resolved};
+pub use guard::read::{BINARY_SNIFF_BYTES, DEFAULT_MAX_READ_BYTES, ReadError};
+pub use guard::secrets::{MIN_KNOWN_SECRET_LEN, SecretRedactor};
+pub use guard::sensitive::SensitivePatterns;
+pub use registry::{builtin_tool_names, builtin_tools};
+pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
+pub use tools::file_read::FileRead;

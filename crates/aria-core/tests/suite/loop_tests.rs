@@ -276,6 +276,14 @@ async fn a_guard_refusal_is_audited_and_shown_to_the_model() {
 }
 
 #[tokio::test]
+async fn a_secret_in_the_task_never_reaches_the_model() {
+    let r = rig(vec![Turn::text("noted")], End::Fail, vec![], |_| {});
+    r.run("my key is sk-test-SECRET, keep it").await.0.unwrap();
+    let sent = &r.provider.requests()[0].messages[1].content;
+    assert_eq!(sent, "my key is [REDACTED:test], keep it");
+}
+
+#[tokio::test]
 async fn a_fatal_tool_error_fails_the_run() {
     let tool = TestTool::new("file_read", Tier::Read, Behaviour::Fatal);
     let r = rig(

@@ -1,0 +1,100 @@
+//! Prints: cold start of `aria --version` and `aria tools list`, and the agent loop's own
+//! overhead per iteration (wall time minus traced model and tool time) against a loopback mock
+//! model server, with the real OpenAI-compatible client, SQLite store and audit chain.
+//!
+//! Run: `cargo bench -p aria-cli --bench cli`. `ARIA_BENCH_RUNS` sets the repetitions (50).
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aria_api::{NoRedact, TraceKind};
+use aria_core::{Agent, AgentConfig, ToolRegistry};
+use aria_models::{OpenAiConfig, OpenAiProvider};
+use aria_store::Store;
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn, ScriptEnd};
+use tokio_util::sync::CancellationToken;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn time_command(dir: &std::path::Path, args: &[&str], runs: usize) -> Vec<Duration> {
+    let exe = env!("CARGO_BIN_EXE_aria");
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let status = Command::new(exe)
+            .args(args)
+            .env_clear()
+            .env("HOME", dir)
+            .env("ARIA_HOME", dir.join("home"))
+            .env("ARIA_ROOTS", dir)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("aria runs");
+        times.push(start.elapsed());
+        assert!(status.success(), "aria {args:?} failed");
+    }
+    times.sort();
+    times
+}
+
+fn report(name: &str, times: &[Duration]) {
+    println!(
+        "{name:<28} p50 {:>7.2} ms   p95 {:>7.2} ms   min {:>7.2} ms   (n={})",
+        percentile(times, 0.5).as_secs_f64() * 1e3,
+        percentile(times, 0.95).as_secs_f64() * 1e3,
+        times[0].as_secs_f64() * 1e3,
+        times.len()
+    );
+}
+
+fn loop_overhead(dir: &std::path::Path, runs: usize) {
+    let mock = MockOpenAi::new(vec![MockTurn::tool_call("file_list", r#"{"path":"."}"#)])
+        .on_script_end(ScriptEnd::Repeat)
+        .serve();
+    let store = Arc::new(Store::open(&dir.join("bench.db"), Arc::new(NoRedact)).expect("store"));
+    let guard = Arc::new(
+        aria_tools::PathGuard::new(&[dir.to_path_buf()], aria_tools::SensitivePatterns::default())
+            .expect("guard"),
+    );
+    let registry = Arc::new(ToolRegistry::new(aria_tools::builtin_tools(guard)).expect("tools"));
+    let provider = Arc::new(
+        OpenAiProvider::new(OpenAiConfig { base_url: mock.base_url(), ..OpenAiConfig::default() })
+            .expect("provider"),
+    );
+    let mut config = AgentConfig::new("mock-model", "bench");
+    config.limits.max_iterations = 15;
+    let agent = Agent::new(provider, registry, store.clone(), store.clone(), Arc::new(NoRedact), config);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
+    let mut per_iteration = Vec::new();
+    for _ in 0..runs.min(20) {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let start = Instant::now();
+        let session = rt.block_on(agent.run("bench", None, &tx, CancellationToken::new())).expect("run");
+        let wall = start.elapsed();
+        let traced: u64 = store
+            .traces_for_session(&session.id)
+            .expect("traces")
+            .iter()
+            .filter(|t| matches!(t.trace.kind, TraceKind::ModelCall | TraceKind::ToolCall))
+            .map(|t| t.trace.duration_ms)
+            .sum();
+        let overhead = wall.saturating_sub(Duration::from_millis(traced));
+        per_iteration.push(overhead / session.iterations.max(1));
+    }
+    per_iteration.sort();
+    report("loop overhead / iteration", &per_iteration);
+    println!("  (upper bound: wall time minus traced model and tool time, which traces keep in whole ms;\n   includes the HTTP client, store writes and audit hashing)");
+}
+
+fn main() {
+    let runs: usize = std::env::var("ARIA_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Warm the page cache once.
+    time_command(dir.path(), &["--version"], 3);
+    report("aria --version", &time_command(dir.path(), &["--version"], runs));
+    report("aria tools list", &time_command(dir.path(), &["tools", "list"], runs));
+    loop_overhead(dir.path(), runs);
+}

@@ -1,0 +1,176 @@
+//! The command line. Names of commands, flags and exit codes are a public contract.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "aria",
+    version,
+    about = "ARIA: a local-first AI agent that works on your machine inside boundaries it enforces, and can prove what it did.",
+    after_help = "Exit codes for `aria run`: 0 done, 1 failed, 2 usage or configuration error, 130 cancelled.\nConfiguration: aria.toml (--config, $ARIA_CONFIG or ~/.config/aria/aria.toml), then environment, then flags."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// Configuration file to read instead of $ARIA_CONFIG or ~/.config/aria/aria.toml.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A directory ARIA's tools may work in (repeatable). Overrides ARIA_ROOTS and [scope] roots.
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// Model name to use (overrides ARIA_MODEL and [provider] model).
+    #[arg(long, global = true)]
+    pub model: Option<String>,
+    /// Model provider (overrides ARIA_PROVIDER). This version: openai (any OpenAI-compatible server).
+    #[arg(long, global = true)]
+    pub backend: Option<String>,
+    /// Approval mode: governed (default), supervised or read_only.
+    #[arg(long, global = true)]
+    pub mode: Option<String>,
+    /// Show what each step would do and change nothing.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Talk to ARIA: one message, or an interactive session when no message is given.
+    Chat(ChatArgs),
+    /// Run one task to completion (for scripts): prints the answer, exits 0/1/2/130.
+    Run(RunArgs),
+    /// The tools the model can use.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// Past conversations.
+    #[command(subcommand)]
+    Conversations(ConversationsCommand),
+    /// Runs (sessions), including interrupted ones that can be resumed.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// The tamper-evident audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// The message; omit it for an interactive session.
+    pub message: Option<String>,
+    /// Continue this conversation instead of starting a new one.
+    #[arg(long, value_name = "ID")]
+    pub conversation: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The task.
+    #[arg(long, required_unless_present = "resume", conflicts_with = "resume")]
+    pub task: Option<String>,
+    /// Resume an interrupted or failed session.
+    #[arg(long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
+    /// Continue this conversation.
+    #[arg(long, value_name = "ID", conflicts_with = "resume")]
+    pub conversation: Option<String>,
+    /// Print {session_id, state, answer, iterations, usage, cost_usd} as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// List tools with their descriptions and argument schemas.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConversationsCommand {
+    /// Most recent first.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One conversation with all its messages.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Most recent first; interrupted runs are marked.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Text,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Audit records, oldest first.
+    List {
+        /// Only the last N records.
+        #[arg(long, value_name = "N")]
+        last: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export one session's records; the JSON bundle can be verified offline.
+    Export {
+        #[arg(long, value_name = "ID")]
+        session_id: String,
+        #[arg(long, value_enum, default_value = "json")]
+        format: ExportFormat,
+        /// Write to this file instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Check the hash chain: exit 0 with the record count, or exit 1 naming the first bad record.
+    Verify {
+        /// Only this session's records.
+        #[arg(long, value_name = "ID", conflicts_with = "file")]
+        session_id: Option<String>,
+        /// Verify an exported bundle instead of the database.
+        #[arg(long, value_name = "BUNDLE")]
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The effective configuration (secrets redacted).
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the configuration file is (or would be) read from, and the data directory.
+    Path,
+    /// Validate the configuration and the roots; exit 2 on problems.
+    Check,
+}

@@ -1,0 +1,134 @@
+//! `aria chat`: one message, or a line-editing conversation. Each message is one session of
+//! the same conversation; Ctrl-C during an answer cancels that answer, at the prompt it quits.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use aria_api::SessionState;
+use aria_core::{ApprovalAnswer, ApprovalRequest, Approver};
+use futures::future::BoxFuture;
+use rustyline::error::ReadlineError;
+use tokio_util::sync::CancellationToken;
+
+use super::run::{Context, Render, cancel_on_ctrl_c, drive, exit_code, print_outcome, run_error, runtime};
+use crate::app;
+use crate::cli::{ChatArgs, GlobalArgs};
+use crate::exit::{CliError, CliResult, OK};
+
+/// Asks on the terminal, showing exactly what would run.
+struct TerminalApprover;
+
+impl Approver for TerminalApprover {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
+        Box::pin(async move {
+            let question = format!(
+                "\nARIA wants to run `{}` ({}):\n    {}\nAllow? [y] once, [s] for this session, [N] no (60 s): ",
+                request.tool,
+                request.tier.as_str(),
+                request.arguments
+            );
+            let answer = tokio::task::spawn_blocking(move || {
+                eprint!("{question}");
+                let _ = std::io::stderr().flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).ok()?;
+                Some(line)
+            })
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+            match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => ApprovalAnswer::Once,
+                "s" | "session" => ApprovalAnswer::Session,
+                _ => ApprovalAnswer::Deny,
+            }
+        })
+    }
+}
+
+pub fn chat(global: &GlobalArgs, args: ChatArgs) -> CliResult<u8> {
+    let ctx = Context::load(global)?;
+    ctx.report_interrupted();
+    let approver: Option<Arc<dyn Approver>> =
+        std::io::stdin().is_terminal().then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
+    let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), approver)?;
+    let rt = runtime()?;
+    if let Some(message) = args.message {
+        let session = rt
+            .block_on(async {
+                let cancel = CancellationToken::new();
+                cancel_on_ctrl_c(cancel.clone());
+                drive(&agent, &ctx.config.data_dir, Some(&message), None, args.conversation, Render::Stream, cancel)
+                    .await
+            })
+            .map_err(run_error)?;
+        if session.state != SessionState::Done {
+            print_outcome(&session);
+        }
+        return Ok(exit_code(session.state));
+    }
+    repl(&ctx, &agent, &rt, args.conversation)
+}
+
+fn repl(
+    ctx: &Context,
+    agent: &aria_core::Agent,
+    rt: &tokio::runtime::Runtime,
+    mut conversation: Option<String>,
+) -> CliResult<u8> {
+    let mut editor = rustyline::DefaultEditor::new().map_err(CliError::failed)?;
+    let history = ctx.config.data_dir.join("chat_history.txt");
+    let _ = editor.load_history(&history);
+    eprintln!(
+        "ARIA chat · model {} · roots {} · /new starts a new conversation, /exit or Ctrl-D quits",
+        ctx.config.provider.model,
+        ctx.config.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+    );
+    loop {
+        let line = match editor.readline("you› ") {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+            Err(e) => return Err(CliError::failed(e)),
+        };
+        let text = line.trim();
+        match text {
+            "" => continue,
+            "/exit" | "/quit" => break,
+            "/new" => {
+                conversation = None;
+                eprintln!("(new conversation)");
+                continue;
+            }
+            _ => {}
+        }
+        let _ = editor.add_history_entry(text);
+        let result = rt.block_on(async {
+            let cancel = CancellationToken::new();
+            let guard = cancel.clone();
+            let watcher = tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    guard.cancel();
+                }
+            });
+            let out = drive(agent, &ctx.config.data_dir, Some(text), None, conversation.clone(), Render::Stream, cancel)
+                .await;
+            watcher.abort();
+            out
+        });
+        match result {
+            Ok(session) => {
+                conversation = Some(session.conversation_id.clone());
+                if session.state != SessionState::Done {
+                    print_outcome(&session);
+                }
+            }
+            Err(e) => {
+                let _ = editor.save_history(&history);
+                return Err(run_error(e));
+            }
+        }
+    }
+    let _ = editor.save_history(&history);
+    Ok(OK)
+}

@@ -1,0 +1,166 @@
+//! Read-only commands: tools, conversations, sessions, config.
+
+use aria_api::Role;
+use serde_json::json;
+
+use super::run::Context;
+use crate::app;
+use crate::cli::{ConfigCommand, ConversationsCommand, GlobalArgs, SessionsCommand, ToolsCommand};
+use crate::config::ConfigSource;
+use crate::exit::{CliError, CliResult, OK, USAGE};
+use crate::render::clip;
+use crate::runlock;
+
+pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
+    let ToolsCommand::List { json } = command;
+    let config = app::load_config(global)?;
+    let tools = app::tools(&config)?;
+    let mut specs: Vec<_> = tools.iter().map(|t| t.spec().clone()).collect();
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    if json {
+        println!("{}", serde_json::to_string_pretty(&specs)?);
+        return Ok(OK);
+    }
+    for spec in specs {
+        let args: Vec<String> = spec.parameters["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        println!("{:<12} {{{}}}  {}", spec.name, args.join(", "), clip(&spec.description, 90));
+    }
+    Ok(OK)
+}
+
+pub fn conversations(global: &GlobalArgs, command: ConversationsCommand) -> CliResult<u8> {
+    let ctx = Context::load(global)?;
+    match command {
+        ConversationsCommand::List { limit, json } => {
+            let list = ctx.store.list_conversations(limit)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if list.is_empty() {
+                eprintln!("no conversations yet; start one with `aria chat`");
+            } else {
+                for c in list {
+                    println!("{}  {}  {:>4} msgs  {}", c.id, c.updated_at, c.message_count, c.title);
+                }
+            }
+        }
+        ConversationsCommand::Show { id, json } => {
+            let Some((summary, messages)) = ctx.store.get_conversation(&id)? else {
+                return Err(CliError {
+                    code: USAGE,
+                    error: anyhow::anyhow!("there is no conversation `{id}`; `aria conversations list` shows them"),
+                });
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&json!({"conversation": summary, "messages": messages}))?);
+                return Ok(OK);
+            }
+            println!("# {}\n{} · {} messages\n", summary.title, summary.id, summary.message_count);
+            for m in messages {
+                let who = match m.message.role {
+                    Role::User => "you",
+                    Role::Assistant => "aria",
+                    Role::Tool => "tool",
+                    Role::System => "system",
+                };
+                if !m.message.content.is_empty() {
+                    let body = if m.message.role == Role::Tool { clip(&m.message.content, 200) } else { m.message.content.clone() };
+                    println!("[{}] {who}: {body}", m.created_at);
+                }
+                for call in &m.message.tool_calls {
+                    println!("[{}] {who} → {} {}", m.created_at, call.name, clip(&call.arguments, 120));
+                }
+            }
+        }
+    }
+    Ok(OK)
+}
+
+pub fn sessions(global: &GlobalArgs, command: SessionsCommand) -> CliResult<u8> {
+    let SessionsCommand::List { limit, json } = command;
+    let ctx = Context::load(global)?;
+    let list = ctx.store.list_sessions(limit)?;
+    let status = |s: &aria_api::SessionRecord| {
+        if s.state.is_terminal() {
+            s.state.as_str().to_owned()
+        } else if runlock::is_running(&ctx.config.data_dir, &s.id) {
+            format!("running ({})", s.state)
+        } else {
+            format!("interrupted ({})", s.state)
+        }
+    };
+    if json {
+        let rows: Vec<_> = list
+            .iter()
+            .map(|s| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                v["status"] = json!(status(s));
+                v["interrupted"] = json!(!s.state.is_terminal() && !runlock::is_running(&ctx.config.data_dir, &s.id));
+                v
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(OK);
+    }
+    for s in &list {
+        println!("{}  {}  {:<24} {:>2} it  {}", s.id, s.created_at, status(s), s.iterations, clip(&s.task, 60));
+    }
+    if list.is_empty() {
+        eprintln!("no sessions yet");
+    }
+    Ok(OK)
+}
+
+pub fn config(global: &GlobalArgs, command: ConfigCommand) -> CliResult<u8> {
+    let config = app::load_config(global)?;
+    match command {
+        ConfigCommand::Path => {
+            println!("config: {}", config.source.describe());
+            println!("data:   {}", config.data_dir.display());
+            println!("db:     {}", app::db_path(&config).display());
+        }
+        ConfigCommand::Show { json } => {
+            let value = serde_json::to_value(&config)?;
+            let redactor = app::redactor(&config);
+            let mut value = value;
+            aria_api::redact_json(redactor.as_ref(), &mut value);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                println!("# {}", config.source.describe());
+                let text = toml::to_string_pretty(&config).map_err(CliError::failed)?;
+                print!("{text}");
+            }
+        }
+        ConfigCommand::Check => {
+            let mut problems = Vec::new();
+            for root in &config.roots {
+                if !root.is_dir() {
+                    problems.push(format!("root {} does not exist or is not a directory", root.display()));
+                }
+            }
+            if let Err(e) = app::path_guard(&config) {
+                problems.push(e.error.to_string());
+            }
+            if config.provider.api_key.is_none() && config.provider.base_url == crate::config::DEFAULT_OPENAI_BASE_URL {
+                problems.push(
+                    "no model is reachable: set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for a local server (e.g. http://127.0.0.1:11434/v1 for Ollama)".into(),
+                );
+            }
+            if matches!(config.source, ConfigSource::None(_)) {
+                eprintln!("note: no config file; using built-in defaults ({})", config.source.path().display());
+            }
+            if problems.is_empty() {
+                println!("configuration ok ({})", config.source.describe());
+            } else {
+                for p in &problems {
+                    eprintln!("problem: {p}");
+                }
+                return Ok(USAGE);
+            }
+        }
+    }
+    Ok(OK)
+}

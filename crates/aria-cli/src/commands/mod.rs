@@ -1,0 +1,6 @@
+//! One module per command group.
+
+pub mod audit;
+pub mod chat;
+pub mod inspect;
+pub mod run;

@@ -1,0 +1,239 @@
+//! `aria run` and the machinery `aria chat` shares with it: starting the runtime, Ctrl-C,
+//! rendering events, holding the session lock, mapping the outcome to an exit code.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use aria_api::{SessionRecord, SessionState};
+use aria_core::{Agent, AgentEvent, RunError};
+use aria_store::Store;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use crate::app;
+use crate::cli::{GlobalArgs, RunArgs};
+use crate::config::Config;
+use crate::exit::{CANCELLED, CliError, CliResult, FAILED, OK, USAGE};
+use crate::runlock::{self, SessionLock};
+
+/// Everything a command that runs the agent needs.
+pub struct Context {
+    pub config: Config,
+    pub store: Arc<Store>,
+    pub redactor: Arc<aria_tools::SecretRedactor>,
+}
+
+impl Context {
+    pub fn load(global: &GlobalArgs) -> CliResult<Context> {
+        let config = app::load_config(global)?;
+        let redactor = app::redactor(&config);
+        if let Some(warning) =
+            crate::logging::init(&config.log_level, &config.data_dir, config.log_file, redactor.clone())
+        {
+            tracing::warn!("{warning}");
+        }
+        let store = app::open_store(&config, redactor.clone())?;
+        Ok(Context { config, store, redactor })
+    }
+
+    /// Tells the user about runs that died without finishing.
+    pub fn report_interrupted(&self) {
+        let Ok(unfinished) = self.store.unfinished_sessions() else { return };
+        for s in unfinished.iter().filter(|s| !runlock::is_running(&self.config.data_dir, &s.id)) {
+            eprintln!(
+                "note: session {} was interrupted while {} ({}); resume it with `aria run --resume {}`",
+                s.id,
+                s.state,
+                crate::render::clip(&s.task, 50),
+                s.id
+            );
+        }
+    }
+}
+
+/// How events are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Render {
+    /// Stream answer text to stdout, tool activity to stderr.
+    Stream,
+    /// Tool activity to stderr only; the caller prints the answer.
+    Quiet,
+    /// Nothing (JSON output).
+    Silent,
+}
+
+pub fn runtime() -> CliResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(CliError::failed)
+}
+
+/// Cancels `token` on the first Ctrl-C; a second one exits at once with 130.
+pub fn cancel_on_ctrl_c(token: CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ncancelling… (press Ctrl-C again to quit at once)");
+            token.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(CANCELLED));
+            }
+        }
+    });
+}
+
+/// Consumes a run's events: renders them and takes the session lock as soon as the session
+/// exists, holding it until the run ends.
+pub async fn consume(
+    mut rx: UnboundedReceiver<AgentEvent>,
+    render: Render,
+    data_dir: std::path::PathBuf,
+) -> Option<SessionLock> {
+    let mut lock = None;
+    let mut wrote_text = false;
+    while let Some(event) = rx.recv().await {
+        match event {
+            AgentEvent::Started { session_id, .. } => {
+                if lock.is_none() {
+                    lock = SessionLock::acquire(&data_dir, &session_id).ok();
+                }
+            }
+            AgentEvent::Text { delta } if render == Render::Stream => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(delta.as_bytes());
+                let _ = out.flush();
+                wrote_text = true;
+            }
+            AgentEvent::ToolStarted { name, arguments, .. } if render != Render::Silent => {
+                if wrote_text {
+                    println!();
+                    wrote_text = false;
+                }
+                eprintln!("  → {name} {}", crate::render::clip(&arguments.to_string(), 100));
+            }
+            AgentEvent::ToolFinished { name, outcome, summary, .. } if render != Render::Silent => {
+                if outcome == "ok" {
+                    eprintln!("  ✓ {name}");
+                } else {
+                    eprintln!("  ✗ {name} {outcome}: {summary}");
+                }
+            }
+            AgentEvent::Warning { message } if render != Render::Silent => {
+                eprintln!("warning: {message}");
+            }
+            _ => {}
+        }
+    }
+    if wrote_text {
+        println!();
+    }
+    lock
+}
+
+/// Runs (or resumes) one task with the given rendering; returns the finished session.
+pub async fn drive(
+    agent: &Agent,
+    data_dir: &std::path::Path,
+    task: Option<&str>,
+    resume: Option<&str>,
+    conversation: Option<String>,
+    render: Render,
+    cancel: CancellationToken,
+) -> Result<SessionRecord, RunError> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    // A resumed session is locked before anything happens to it.
+    let early_lock = match resume {
+        Some(id) => Some(SessionLock::acquire(data_dir, id).map_err(|e| {
+            RunError::Journal(aria_api::JournalError::new(format!("cannot lock session {id}: {e}")))
+        })?),
+        None => None,
+    };
+    let consumer = tokio::spawn(consume(rx, render, data_dir.to_path_buf()));
+    let result = match (resume, task) {
+        (Some(id), _) => agent.resume(id, &tx, cancel).await,
+        (None, Some(task)) => agent.run(task, conversation, &tx, cancel).await,
+        (None, None) => Err(RunError::UnknownSession(String::new())),
+    };
+    drop(tx);
+    let _late_lock = consumer.await.ok().flatten();
+    drop(early_lock);
+    result
+}
+
+pub fn exit_code(state: SessionState) -> u8 {
+    match state {
+        SessionState::Done => OK,
+        SessionState::Cancelled => CANCELLED,
+        _ => FAILED,
+    }
+}
+
+pub fn run_error(e: RunError) -> CliError {
+    let code = match e {
+        RunError::UnknownSession(_) | RunError::NotResumable { .. } => USAGE,
+        RunError::Journal(_) => FAILED,
+    };
+    CliError { code, error: e.into() }
+}
+
+/// `aria run`.
+pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
+    let ctx = Context::load(global)?;
+    // On stderr, so it never disturbs --json output.
+    ctx.report_interrupted();
+    let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None)?;
+    let rt = runtime()?;
+    let render = if args.json { Render::Silent } else { Render::Quiet };
+    let session = rt.block_on(async {
+        let cancel = CancellationToken::new();
+        cancel_on_ctrl_c(cancel.clone());
+        drive(
+            &agent,
+            &ctx.config.data_dir,
+            args.task.as_deref(),
+            args.resume.as_deref(),
+            args.conversation.clone(),
+            render,
+            cancel,
+        )
+        .await
+    });
+    let session = session.map_err(run_error)?;
+    if args.json {
+        let out = json!({
+            "session_id": session.id,
+            "conversation_id": session.conversation_id,
+            "state": session.state,
+            "answer": session.answer,
+            "iterations": session.iterations,
+            "usage": session.usage,
+            "cost_usd": session.cost_usd,
+            "error": session.error,
+        });
+        println!("{out}");
+    } else {
+        print_outcome(&session);
+    }
+    Ok(exit_code(session.state))
+}
+
+/// The human ending of a run: the answer on stdout, anything else on stderr.
+pub fn print_outcome(session: &SessionRecord) {
+    match session.state {
+        SessionState::Done => {
+            if let Some(answer) = &session.answer {
+                println!("{answer}");
+            }
+        }
+        SessionState::Cancelled => eprintln!("cancelled (session {})", session.id),
+        _ => {
+            eprintln!(
+                "error: the run failed: {}",
+                session.error.as_deref().unwrap_or("no reason was recorded")
+            );
+            eprintln!("session {}: resume it with `aria run --resume {}`", session.id, session.id);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Logging: human lines on stderr (warn by default), JSON lines under the data directory, and
+//! both passed through the secret redactor. Scrubbing happens at the writer, after formatting,
+//! so it covers every field of every event whatever its shape.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use aria_api::Redact;
+use tracing_subscriber::{EnvFilter, Layer};
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// A writer factory whose writers redact each formatted event before it reaches `inner`.
+#[derive(Clone)]
+pub struct Scrubbing<W> {
+    inner: W,
+    redactor: Arc<dyn Redact>,
+}
+
+impl<W> Scrubbing<W> {
+    pub fn new(inner: W, redactor: Arc<dyn Redact>) -> Self {
+        Scrubbing { inner, redactor }
+    }
+}
+
+pub struct ScrubWriter<W: Write> {
+    inner: W,
+    redactor: Arc<dyn Redact>,
+}
+
+impl<W: Write> Write for ScrubWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // tracing-subscriber hands over one whole formatted event per call.
+        let text = String::from_utf8_lossy(buf);
+        self.inner.write_all(self.redactor.redact(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<'a, W> MakeWriter<'a> for Scrubbing<W>
+where
+    W: MakeWriter<'a> + 'static,
+{
+    type Writer = ScrubWriter<W::Writer>;
+    fn make_writer(&'a self) -> Self::Writer {
+        ScrubWriter { inner: self.inner.make_writer(), redactor: Arc::clone(&self.redactor) }
+    }
+}
+
+/// A shared append-only log file.
+#[derive(Clone)]
+pub struct SharedFile(Arc<Mutex<File>>);
+
+pub struct SharedFileWriter(Arc<Mutex<File>>);
+
+impl Write for SharedFileWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut file = self.0.lock().map_err(|_| io::Error::other("log file lock poisoned"))?;
+        file.write_all(buf)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for SharedFile {
+    type Writer = SharedFileWriter;
+    fn make_writer(&'a self) -> Self::Writer {
+        SharedFileWriter(Arc::clone(&self.0))
+    }
+}
+
+/// Installs the global subscriber. `level` filters stderr; the file gets `info` and above
+/// unless `ARIA_LOG_FILE` says otherwise. Returns a warning to show if the file could not be
+/// opened (logging then continues on stderr only: the run is not worth failing for it).
+pub fn init(level: &str, data_dir: &Path, to_file: bool, redactor: Arc<dyn Redact>) -> Option<String> {
+    let stderr_filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("warn"));
+    let stderr_layer = tracing_subscriber::fmt::layer()
+        .with_writer(Scrubbing::new(io::stderr, Arc::clone(&redactor)))
+        .with_target(false)
+        .without_time()
+        .with_filter(stderr_filter);
+    let mut warning = None;
+    let file_layer = if to_file {
+        match open_log(data_dir) {
+            Ok(file) => {
+                let filter = std::env::var("ARIA_LOG_FILE").ok().and_then(|f| EnvFilter::try_new(f).ok());
+                Some(
+                    tracing_subscriber::fmt::layer()
+                        .json()
+                        .with_writer(Scrubbing::new(SharedFile(Arc::new(Mutex::new(file))), redactor))
+                        .with_filter(filter.unwrap_or_else(|| EnvFilter::new("info"))),
+                )
+            }
+            Err(e) => {
+                warning = Some(format!(
+                    "could not open the log file under {}: {e}; logging to stderr only",
+                    data_dir.display()
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let _ = tracing_subscriber::registry().with(stderr_layer).with(file_layer).try_init();
+    warning
+}
+
+fn open_log(data_dir: &Path) -> io::Result<File> {
+    let dir = data_dir.join("logs");
+    std::fs::create_dir_all(&dir)?;
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(dir.join("aria.jsonl"))
+}

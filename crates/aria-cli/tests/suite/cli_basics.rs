@@ -1,0 +1,78 @@
+use super::harness::{Aria, code, json_of, text};
+
+const NO_SERVER: &str = "http://127.0.0.1:9/v1";
+
+#[test]
+fn version_and_help() {
+    let aria = Aria::new();
+    let out = aria.run(NO_SERVER, &["--version"]);
+    assert_eq!(code(&out), 0);
+    assert!(text(&out.stdout).starts_with("aria "), "{}", text(&out.stdout));
+    let help = aria.run(NO_SERVER, &["run", "--help"]);
+    assert!(text(&help.stdout).contains("--resume"));
+}
+
+#[test]
+fn tools_list_names_the_contracted_tools_and_arguments() {
+    let aria = Aria::new();
+    let out = aria.run(NO_SERVER, &["tools", "list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let specs = json_of(&out);
+    for name in ["file_read", "file_list"] {
+        let spec = specs.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(spec["parameters"]["required"], serde_json::json!(["path"]), "{name}");
+    }
+    let human = aria.run(NO_SERVER, &["tools", "list"]);
+    assert!(text(&human.stdout).contains("file_read"));
+}
+
+#[test]
+fn usage_and_config_errors_exit_2_with_the_key_named() {
+    let aria = Aria::new();
+    let out = aria.run(NO_SERVER, &["run"]);
+    assert_eq!(code(&out), 2, "a missing --task is a usage error");
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[scope]\nroots = []\nbogus_key = 1\n").unwrap();
+    let out = aria.run(NO_SERVER, &["--config", config.to_str().unwrap(), "run", "--task", "x"]);
+    assert_eq!(code(&out), 2);
+    let err = text(&out.stderr);
+    assert!(err.contains("bogus_key") && err.contains("aria.toml"), "{err}");
+    let out = aria.run(NO_SERVER, &["run", "--resume", "no-such-session"]);
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no-such-session"));
+}
+
+#[test]
+fn an_unreachable_model_fails_with_exit_1_and_says_what_to_check() {
+    let aria = Aria::new();
+    let out = aria.run(NO_SERVER, &["run", "--task", "hello"]);
+    assert_eq!(code(&out), 1);
+    let err = text(&out.stderr);
+    assert!(err.contains("127.0.0.1:9") && err.contains("--resume"), "{err}");
+}
+
+#[test]
+fn config_commands() {
+    let aria = Aria::new();
+    let path = aria.run(NO_SERVER, &["config", "path"]);
+    assert_eq!(code(&path), 0);
+    assert!(text(&path.stdout).contains(aria.home().to_str().unwrap()));
+    let show = aria.run(NO_SERVER, &["config", "show", "--json"]);
+    assert_eq!(code(&show), 0, "{}", text(&show.stderr));
+    let shown = text(&show.stdout);
+    assert!(!shown.contains(super::harness::API_KEY), "config show must redact the key");
+    assert!(shown.contains("max_iterations"));
+    let check = aria.run(NO_SERVER, &["config", "check"]);
+    assert_eq!(code(&check), 0, "{}", text(&check.stderr));
+    let bad = aria.cmd(NO_SERVER).args(["config", "check"]).env("ARIA_ROOTS", "/definitely/not/here").output().unwrap();
+    assert_eq!(code(&bad), 2);
+}
+
+#[test]
+fn the_data_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let aria = Aria::new();
+    aria.run(NO_SERVER, &["config", "check"]);
+    let mode = std::fs::metadata(aria.home()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}

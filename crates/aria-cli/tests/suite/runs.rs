@@ -1,0 +1,166 @@
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn, ScriptEnd};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::harness::{API_KEY, Aria, all_bytes, code, contains, json_of, text};
+
+#[test]
+fn a_multi_turn_run_reads_a_file_and_answers_from_it() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_read", r#"{"path":"notes.txt"}"#),
+        MockTurn::text("The launch code is 4242."),
+    ])
+    .serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "What is the launch code in notes.txt?", "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let result = json_of(&out);
+    assert_eq!(result["state"], "done");
+    assert_eq!(result["answer"], "The launch code is 4242.");
+    assert_eq!(result["iterations"], 2);
+    assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    for key in ["session_id", "state", "answer", "iterations", "usage", "cost_usd"] {
+        assert!(result.get(key).is_some(), "--json lacks {key}");
+    }
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    assert_eq!(first["model"], "mock-model");
+    assert_eq!(first["stream"], true);
+    let tool_names: Vec<_> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].clone()).collect();
+    assert!(tool_names.contains(&json!("file_read")) && tool_names.contains(&json!("file_list")));
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let call_id = messages[2]["tool_calls"][0]["id"].as_str().unwrap();
+    let result_msg = &messages[3];
+    assert_eq!(result_msg["role"], "tool");
+    assert_eq!(result_msg["tool_call_id"], call_id);
+    assert!(result_msg["content"].as_str().unwrap().contains("4242"), "{result_msg}");
+    let auth = &mock.request_headers()[0]["authorization"];
+    assert_eq!(auth, &format!("Bearer {API_KEY}"));
+
+    // The conversation was stored and can be shown.
+    let shown = aria.run(&mock.base_url(), &["conversations", "list", "--json"]);
+    assert_eq!(code(&shown), 0);
+    assert_eq!(json_of(&shown).as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn reading_etc_passwd_is_refused_and_the_refusal_is_audited() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_read", r#"{"path":"/etc/passwd"}"#),
+        MockTurn::text("I am not allowed to read that file."),
+    ])
+    .serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "show me /etc/passwd", "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let requests = mock.requests();
+    let tool_msg = &requests[1]["messages"][3];
+    let content = tool_msg["content"].as_str().unwrap();
+    assert!(content.starts_with("refused:"), "{content}");
+    assert!(!content.contains("root:x:0:0"), "the file's contents leaked: {content}");
+
+    let audit = aria.run(&mock.base_url(), &["audit", "list", "--json"]);
+    assert_eq!(code(&audit), 0);
+    let records = json_of(&audit);
+    let refusal = records.as_array().unwrap().iter().find(|r| r["kind"] == "tool.refused").expect("a tool.refused record");
+    assert_eq!(refusal["payload"]["arguments"]["path"], "/etc/passwd");
+    assert!(refusal["payload"]["reason"].as_str().unwrap().contains("outside"), "{refusal}");
+    let verify = aria.run(&mock.base_url(), &["audit", "verify"]);
+    assert_eq!(code(&verify), 0, "{}", text(&verify.stdout));
+}
+
+#[test]
+fn a_model_that_never_stops_is_ended_at_15_iterations_with_exit_1() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::tool_call("file_list", r#"{"path":"."}"#)])
+        .on_script_end(ScriptEnd::Repeat)
+        .serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "list forever", "--json"]);
+    assert_eq!(code(&out), 1, "stderr: {}", text(&out.stderr));
+    let result = json_of(&out);
+    assert_eq!(result["state"], "failed");
+    assert_eq!(result["iterations"], 15);
+    assert_eq!(mock.hits(), 15);
+}
+
+#[test]
+fn a_tampered_audit_row_fails_verification_naming_the_row() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_read", r#"{"path":"notes.txt"}"#),
+        MockTurn::text("4242"),
+    ])
+    .serve();
+    assert_eq!(code(&aria.run(&mock.base_url(), &["run", "--task", "read notes"])), 0);
+    let verify = aria.run(&mock.base_url(), &["audit", "verify"]);
+    assert_eq!(code(&verify), 0, "{}", text(&verify.stdout));
+    let count_line = text(&verify.stdout);
+    assert!(count_line.starts_with("ok: ") && count_line.contains("records verified"), "{count_line}");
+
+    // Edit record 4 with the sqlite3 shell, as someone covering their tracks would.
+    let sql = "DROP TRIGGER audit_log_no_update; \
+               UPDATE audit_log SET payload = '{\"iteration\":99}' WHERE seq = 4;";
+    let edit = std::process::Command::new("sqlite3").arg(aria.db()).arg(sql).output().expect("the sqlite3 shell is installed");
+    assert!(edit.status.success(), "{}", text(&edit.stderr));
+
+    let verify = aria.run(&mock.base_url(), &["audit", "verify"]);
+    assert_eq!(code(&verify), 1);
+    let said = text(&verify.stdout);
+    assert!(said.contains("record 4"), "{said}");
+    assert!(text(&verify.stderr).contains("triggers"), "the missing trigger is reported");
+}
+
+#[test]
+fn an_exported_bundle_verifies_offline_and_detects_edits() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::text("hello")]).serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "hi", "--json"]);
+    let id = json_of(&out)["session_id"].as_str().unwrap().to_owned();
+    let bundle = aria.dir.path().join("bundle.json");
+    let export = aria.run(&mock.base_url(), &["audit", "export", "--session-id", &id, "--format", "json", "-o", bundle.to_str().unwrap()]);
+    assert_eq!(code(&export), 0, "{}", text(&export.stderr));
+    let ok = aria.run(&mock.base_url(), &["audit", "verify", "--file", bundle.to_str().unwrap()]);
+    assert_eq!(code(&ok), 0, "{}", text(&ok.stdout));
+    let ok_session = aria.run(&mock.base_url(), &["audit", "verify", "--session-id", &id]);
+    assert_eq!(code(&ok_session), 0, "{}", text(&ok_session.stdout));
+
+    let edited = std::fs::read_to_string(&bundle).unwrap().replacen("\"hi\"", "\"bye\"", 1);
+    std::fs::write(&bundle, edited).unwrap();
+    let bad = aria.run(&mock.base_url(), &["audit", "verify", "--file", bundle.to_str().unwrap()]);
+    assert_eq!(code(&bad), 1, "{}", text(&bad.stdout));
+    assert!(text(&bad.stdout).contains("record 1"), "{}", text(&bad.stdout));
+
+    let as_text = aria.run(&mock.base_url(), &["audit", "export", "--session-id", &id, "--format", "text"]);
+    assert!(text(&as_text.stdout).contains("session.start"));
+}
+
+#[test]
+fn the_api_key_never_appears_in_logs_the_audit_log_or_the_database() {
+    let aria = Aria::new();
+    std::fs::write(aria.root().join("config.txt"), format!("api_key = {API_KEY}\n")).unwrap();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_read", r#"{"path":"config.txt"}"#),
+        MockTurn::text("done"),
+    ])
+    .serve();
+    let task = format!("my key is {API_KEY}; read config.txt");
+    let out = aria.cmd(&mock.base_url()).args(["run", "--task", &task]).env("ARIA_LOG", "debug").env("ARIA_LOG_FILE", "debug").output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let key = API_KEY.as_bytes();
+    assert!(!contains(&out.stderr, key), "stderr leaked the key");
+    assert!(!contains(&out.stdout, key), "stdout leaked the key");
+    let files = all_bytes(&aria.home());
+    assert!(files.iter().any(|(p, _)| p.ends_with("aria.jsonl")), "a JSON log file is written");
+    for (path, bytes) in &files {
+        assert!(!contains(bytes, key), "{} contains the API key", path.display());
+    }
+    // Nor did the model see it, from the task or from the file.
+    for request in mock.requests() {
+        assert!(!request.to_string().contains(API_KEY), "a request body leaked the key");
+    }
+    let audit = aria.run(&mock.base_url(), &["audit", "list", "--json"]);
+    assert!(!contains(&audit.stdout, key));
+    assert!(text(&audit.stdout).contains("[REDACTED"), "redaction is visible in the audit log");
+}

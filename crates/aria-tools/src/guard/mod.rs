@@ -1,0 +1,13 @@
+//! Guards: the checks between what the model asks for and what actually happens.
+//!
+//! - [`path`]: confinement of file paths to the configured roots, and sensitive-file refusal.
+//! - [`read`]: reading an approved path as text, with the check/use gap narrowed.
+//! - [`secrets`]: the secret redactor used on logs, audit payloads and model input.
+
+pub(crate) mod lexical;
+pub mod path;
+pub mod read;
+pub(crate) mod secret_rules;
+pub mod secrets;
+pub mod sensitive;
+pub(crate) mod walk;

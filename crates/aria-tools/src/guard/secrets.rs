@@ -1,0 +1,362 @@
+//! [`SecretRedactor`]: the outbound secret filter and log scrubber (`aria_api::Redact`).
+//!
+//! Two passes, each one compiled regex:
+//! 1. **Known values** (API keys ARIA was configured with) are replaced literally. They go first
+//!    and on their own so that a pattern match starting earlier can never cut one in half and
+//!    leave its tail in the text.
+//! 2. **Patterns** for well-known token formats, all alternatives of one `regex::Regex` so that
+//!    text with no secret costs a single scan. Some matches get a second look in code (the
+//!    regex crate has no look-around): `.env`-style assignments must not eat ordinary source
+//!    code such as `let token = get_token();`, and `sk-…` must contain a digit.
+//!
+//! Text with nothing to redact is returned as `Cow::Borrowed` without allocating.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use regex::{Captures, Regex, RegexBuilder};
+
+use crate::guard::secret_rules::{Check, RULES};
+
+/// Known values shorter than this are ignored: redacting `true` or `1234` everywhere would
+/// destroy text and protect nothing.
+pub const MIN_KNOWN_SECRET_LEN: usize = 8;
+
+/// Group indices of one rule inside the combined regex.
+#[derive(Debug, Clone)]
+struct Slots {
+    kind: &'static str,
+    check: Check,
+    whole: usize,
+    /// Alternative value groups, in pattern order; the first that matched is what is replaced.
+    values: Vec<usize>,
+    key_quote: Option<usize>,
+    separator: Option<usize>,
+}
+
+/// What replaces all text if a regex could not be built (fail closed).
+const BROKEN: &str = "[REDACTED:redactor-unavailable]";
+
+/// Replaces secrets with `[REDACTED:kind]`.
+pub struct SecretRedactor {
+    /// `Err(())` when the known-values regex could not be built: then everything is redacted.
+    known: Result<Option<Regex>, ()>,
+    known_count: usize,
+    patterns: Result<Regex, ()>,
+    slots: Vec<Slots>,
+}
+
+impl fmt::Debug for SecretRedactor {
+    // Never print the known values themselves.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretRedactor")
+            .field("known_values", &self.known_count)
+            .field("rules", &self.slots.len())
+            .field("working", &(self.known.is_ok() && self.patterns.is_ok()))
+            .finish()
+    }
+}
+
+impl SecretRedactor {
+    /// A redactor for the built-in patterns plus `known_values` (surrounding whitespace is
+    /// trimmed; values shorter than [`MIN_KNOWN_SECRET_LEN`] characters are ignored).
+    ///
+    /// Cannot fail: if a regex cannot be built (an absurd number of known values), the redactor
+    /// fails closed and replaces *every* non-empty text, logging an error once.
+    pub fn new(known_values: Vec<String>) -> Self {
+        let mut known: Vec<String> = known_values
+            .into_iter()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| v.chars().count() >= MIN_KNOWN_SECRET_LEN)
+            .collect();
+        // Longest first, so a value containing another is replaced whole.
+        known.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        known.dedup();
+        let known_count = known.len();
+        let known_re = if known.is_empty() {
+            Ok(None)
+        } else {
+            let alternation = known.iter().map(|v| regex::escape(v)).collect::<Vec<_>>().join("|");
+            build(&alternation).map(Some)
+        };
+        let (source, names) = combined_source();
+        let patterns = build(&source);
+        let slots = patterns.as_ref().map(|re| slots_for(re, &names)).unwrap_or_default();
+        SecretRedactor { known: known_re, known_count, patterns, slots }
+    }
+
+    fn redact_patterns<'a>(&self, re: &Regex, text: &'a str) -> Cow<'a, str> {
+        let mut out = Output { text, buf: None, copied: 0 };
+        let mut pos = 0;
+        while pos <= text.len() {
+            let Some(caps) = re.captures_at(text, pos) else { break };
+            let Some((slots, whole)) =
+                self.slots.iter().find_map(|s| caps.get(s.whole).map(|m| (s, m)))
+            else {
+                break;
+            };
+            let verdict = judge(text, &caps, slots, whole);
+            let value_start = match verdict {
+                Verdict::Redact(start, _) | Verdict::Skip(start) => start,
+            };
+            // A value-only rule leaves its key part (`ghp_…_TOKEN=`) in the text and the search
+            // resumes after it: scan that part on its own so a token inside it is not missed.
+            if value_start > whole.start() && value_start - whole.start() < text.len() {
+                let key = &text[whole.start()..value_start];
+                if let Cow::Owned(clean) = self.redact_patterns(re, key) {
+                    out.replace(whole.start(), value_start, &clean);
+                }
+            }
+            match verdict {
+                Verdict::Redact(start, end) => {
+                    out.replace(start, end, &format!("[REDACTED:{}]", slots.kind));
+                    pos = whole.end().max(next_char(text, whole.start()));
+                }
+                // Look again just after the separator (an assignment that is really code may
+                // still contain a token), or one character further.
+                Verdict::Skip(resume) => pos = resume.max(next_char(text, whole.start())),
+            }
+        }
+        out.finish()
+    }
+}
+
+/// The redacted text, built only once something is replaced.
+struct Output<'a> {
+    text: &'a str,
+    buf: Option<String>,
+    /// `text[..copied]` has been dealt with.
+    copied: usize,
+}
+
+impl<'a> Output<'a> {
+    /// Replaces `text[start..end]` (at or after everything replaced so far) with `with`.
+    fn replace(&mut self, start: usize, end: usize, with: &str) {
+        let buf = self.buf.get_or_insert_with(|| String::with_capacity(self.text.len()));
+        buf.push_str(&self.text[self.copied..start]);
+        buf.push_str(with);
+        self.copied = end;
+    }
+
+    fn finish(self) -> Cow<'a, str> {
+        match self.buf {
+            None => Cow::Borrowed(self.text),
+            Some(mut buf) => {
+                buf.push_str(&self.text[self.copied..]);
+                Cow::Owned(buf)
+            }
+        }
+    }
+}
+
+impl aria_api::Redact for SecretRedactor {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let (Ok(known), Ok(patterns)) = (&self.known, &self.patterns) else {
+            return if text.is_empty() { Cow::Borrowed(text) } else { Cow::Borrowed(BROKEN) };
+        };
+        let first = match known {
+            Some(re) => re.replace_all(text, "[REDACTED:known]"),
+            None => Cow::Borrowed(text),
+        };
+        match first {
+            Cow::Borrowed(t) => self.redact_patterns(patterns, t),
+            Cow::Owned(t) => Cow::Owned(self.redact_patterns(patterns, &t).into_owned()),
+        }
+    }
+}
+
+enum Verdict {
+    /// Replace `text[start..end]`.
+    Redact(usize, usize),
+    /// Not a secret; continue searching at this byte offset.
+    Skip(usize),
+}
+
+fn next_char(text: &str, at: usize) -> usize {
+    at + text[at..].chars().next().map_or(1, char::len_utf8)
+}
+
+fn judge(text: &str, caps: &Captures<'_>, slots: &Slots, whole: regex::Match<'_>) -> Verdict {
+    // The first value group that took part, and whether it is the last (unquoted) alternative.
+    let (value, unquoted) =
+        match slots.values.iter().enumerate().find_map(|(i, g)| caps.get(*g).map(|m| (i, m))) {
+            Some((i, m)) => (m, slots.values.len() > 1 && i + 1 == slots.values.len()),
+            None => (whole, false),
+        };
+    let ok = match slots.check {
+        Check::None => true,
+        Check::HasDigit => whole.as_str().bytes().any(|b| b.is_ascii_digit()),
+        Check::EnvValue => env_value_is_secret(text, caps, slots, whole, value, unquoted),
+    };
+    if ok && !value.as_str().is_empty() && !value.as_str().starts_with("[REDACTED") {
+        Verdict::Redact(value.start(), value.end())
+    } else {
+        Verdict::Skip(value.start())
+    }
+}
+
+/// Second look at `NAME=value` / `"name": value`: is `value` a literal secret, or code?
+fn env_value_is_secret(
+    text: &str,
+    caps: &Captures<'_>,
+    slots: &Slots,
+    whole: regex::Match<'_>,
+    value: regex::Match<'_>,
+    unquoted: bool,
+) -> bool {
+    let v = value.as_str();
+    if v.starts_with(['$', '<', '%']) {
+        return false; // ${VAR}, <placeholder>, %(name)s
+    }
+    if !unquoted {
+        return true;
+    }
+    if v.starts_with(['=', '>', ':']) || v.bytes().all(|b| b == b'*') {
+        return false; // ==, =>, :=, ::, masked
+    }
+    let lower = v.to_ascii_lowercase();
+    if matches!(lower.as_str(), "true" | "false" | "null" | "none" | "nil" | "undefined")
+        || is_number(v)
+        || is_dotted_identifier(v)
+    {
+        return false;
+    }
+    if text[value.end()..].starts_with(['(', '[', '{', '<']) {
+        return false; // a call or an index: get_token(), environ["X"]
+    }
+    let colon = slots.separator.and_then(|g| caps.get(g)).is_some_and(|m| m.as_str() == ":");
+    let key_quoted =
+        slots.key_quote.and_then(|g| caps.get(g)).is_some_and(|m| !m.as_str().is_empty());
+    if colon && !key_quoted {
+        // YAML `password: x` only: alone on its line. `fn f(token: &str)`, `api_key: String,`
+        // and `x: str = ...` are code.
+        let line_start = text[..whole.start()].rfind('\n').map_or(0, |i| i + 1);
+        let before = text[line_start..whole.start()].trim_start();
+        let after_end = text[value.end()..].find('\n').map_or(text.len(), |i| value.end() + i);
+        let after = &text[value.end()..after_end];
+        return (before.is_empty() || before == "-") && after.trim().is_empty();
+    }
+    true
+}
+
+fn is_number(v: &str) -> bool {
+    let v = v.strip_prefix('-').unwrap_or(v);
+    !v.is_empty()
+        && v.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && v.bytes().any(|b| b.is_ascii_digit())
+}
+
+fn is_dotted_identifier(v: &str) -> bool {
+    let mut parts = 0;
+    for part in v.split('.') {
+        let mut chars = part.chars();
+        let starts_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !starts_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return false;
+        }
+        parts += 1;
+    }
+    parts >= 2
+}
+
+fn build(source: &str) -> Result<Regex, ()> {
+    RegexBuilder::new(source).size_limit(64 << 20).dfa_size_limit(16 << 20).build().map_err(|e| {
+        tracing::error!(error = %e, "could not compile a redaction regex; redacting all text");
+    })
+}
+
+/// Joins all rules into one alternation. Each rule becomes group `r{i}`; its named sub-groups
+/// (`(?P<VALUE>`, `(?P<KEYQ>`, `(?P<SEP>`) are renamed `r{i}_{NAME}_{n}` to stay unique.
+/// Returns the source and, per rule, the renamed group names.
+fn combined_source() -> (String, Vec<Vec<String>>) {
+    let mut source = String::new();
+    let mut names = Vec::with_capacity(RULES.len());
+    for (i, rule) in RULES.iter().enumerate() {
+        if i > 0 {
+            source.push('|');
+        }
+        let mut rule_names = Vec::new();
+        let mut body = String::with_capacity(rule.pattern.len() + 32);
+        let mut rest = rule.pattern;
+        while let Some(at) = rest.find("(?P<") {
+            body.push_str(&rest[..at + 4]);
+            rest = &rest[at + 4..];
+            let end = rest.find('>').unwrap_or(rest.len());
+            let renamed = format!("r{i}_{}_{}", &rest[..end], rule_names.len());
+            body.push_str(&renamed);
+            rule_names.push(renamed);
+            rest = &rest[end..];
+        }
+        body.push_str(rest);
+        source.push_str(&format!("(?P<r{i}>{body})"));
+        names.push(rule_names);
+    }
+    (source, names)
+}
+
+fn slots_for(re: &Regex, names: &[Vec<String>]) -> Vec<Slots> {
+    let index = |name: &str| re.capture_names().position(|n| n == Some(name));
+    RULES
+        .iter()
+        .enumerate()
+        .filter_map(|(i, rule)| {
+            let whole = index(&format!("r{i}"))?;
+            let sub = names.get(i)?;
+            let of = |tag: &str| -> Vec<usize> {
+                let prefix = format!("r{i}_{tag}_");
+                sub.iter().filter(|n| n.starts_with(&prefix)).filter_map(|n| index(n)).collect()
+            };
+            Some(Slots {
+                kind: rule.kind,
+                check: rule.check,
+                whole,
+                values: of("VALUE"),
+                key_quote: of("KEYQ").first().copied(),
+                separator: of("SEP").first().copied(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rules_compile_and_every_rule_has_its_groups() {
+        let (source, names) = combined_source();
+        let re = Regex::new(&source).unwrap();
+        let slots = slots_for(&re, &names);
+        assert_eq!(slots.len(), RULES.len());
+        for s in &slots {
+            if s.check == Check::EnvValue {
+                assert_eq!(s.values.len(), 3, "{}", s.kind);
+                assert!(s.key_quote.is_some() && s.separator.is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn helpers() {
+        assert!(is_number("4096") && is_number("-1.5") && !is_number("1a") && !is_number("."));
+        assert!(is_dotted_identifier("os.environ") && is_dotted_identifier("self.api_key"));
+        assert!(!is_dotted_identifier("abc") && !is_dotted_identifier("a.1b"));
+        assert!(!is_dotted_identifier("x."));
+    }
+
+    #[test]
+    fn a_broken_redactor_fails_closed() {
+        use aria_api::Redact;
+        let r = SecretRedactor { known: Err(()), known_count: 1, patterns: Err(()), slots: vec![] };
+        assert_eq!(r.redact("anything at all"), BROKEN);
+        assert_eq!(r.redact(""), "");
+    }
+
+    #[test]
+    fn skipping_a_code_assignment_still_finds_a_token_inside_it() {
+        use aria_api::Redact;
+        let r = SecretRedactor::new(vec![]);
+        let text = "fn f(token: ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8)";
+        assert_eq!(r.redact(text), "fn f(token: [REDACTED:github_token])");
+    }
+}

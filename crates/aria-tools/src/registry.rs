@@ -1,0 +1,86 @@
+//! The one list of what the model can do with the built-in tools.
+//!
+//! Adding a tool means adding one line to `BUILTINS` and one row to the tier table in the
+//! tests below; nothing else registers tools.
+
+use std::sync::Arc;
+
+use aria_api::Tool;
+
+use crate::guard::path::PathGuard;
+use crate::tools::file_list::FileList;
+use crate::tools::file_read::FileRead;
+
+type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
+
+/// Every built-in tool: its public name and how to build it.
+const BUILTINS: &[(&str, Make)] = &[
+    (FileRead::NAME, |g| Arc::new(FileRead::new(Arc::clone(g)))),
+    (FileList::NAME, |g| Arc::new(FileList::new(Arc::clone(g)))),
+];
+
+/// The built-in tools, all confined by `guard`, in a stable order.
+pub fn builtin_tools(guard: Arc<PathGuard>) -> Vec<Arc<dyn Tool>> {
+    BUILTINS.iter().map(|(_, make)| make(&guard)).collect()
+}
+
+/// The names of the built-in tools, in the same order as [`builtin_tools`].
+pub fn builtin_tool_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|(name, _)| *name)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use aria_api::Tier;
+    use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::guard::sensitive::SensitivePatterns;
+
+    /// Name, an example call, and the tier it must have. A tool missing here fails the test.
+    const EXPECTED: &[(&str, &str, Tier)] = &[
+        ("file_read", r#"{"path": "a.txt"}"#, Tier::Read),
+        ("file_list", r#"{"path": "."}"#, Tier::Read),
+    ];
+
+    fn tools() -> (tempfile::TempDir, Vec<Arc<dyn Tool>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let guard =
+            PathGuard::new(&[dir.path().to_path_buf()], SensitivePatterns::default()).unwrap();
+        (dir, builtin_tools(Arc::new(guard)))
+    }
+
+    #[test]
+    fn the_list_is_exactly_the_reviewed_set_with_declared_tiers() {
+        let (_dir, tools) = tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
+        let expected: Vec<&str> = EXPECTED.iter().map(|(n, _, _)| *n).collect();
+        assert_eq!(names, expected);
+        assert_eq!(builtin_tool_names().collect::<Vec<_>>(), expected);
+        for (tool, (name, args, tier)) in tools.iter().zip(EXPECTED) {
+            let args: Value = serde_json::from_str(args).unwrap();
+            assert_eq!(tool.tier(&args), *tier, "{name}");
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_schemas_are_closed_objects() {
+        let (_dir, tools) = tools();
+        let mut seen = BTreeSet::new();
+        for tool in &tools {
+            let spec = tool.spec();
+            assert!(seen.insert(spec.name.clone()), "duplicate {}", spec.name);
+            assert!(!spec.description.is_empty(), "{}", spec.name);
+            let p = &spec.parameters;
+            assert_eq!(p["type"], json!("object"), "{}", spec.name);
+            assert_eq!(p["additionalProperties"], json!(false), "{}", spec.name);
+            let props = p["properties"].as_object().unwrap();
+            for req in p["required"].as_array().unwrap() {
+                assert!(props.contains_key(req.as_str().unwrap()), "{}: {req}", spec.name);
+            }
+        }
+    }
+}

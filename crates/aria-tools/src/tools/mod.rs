@@ -1,0 +1,59 @@
+//! Built-in tools. Each file holds one tool; the list of what the model may call is in
+//! [`crate::registry`].
+
+pub mod file_list;
+pub mod file_read;
+
+use aria_api::ToolError;
+use serde_json::Value;
+
+use crate::guard::path::{PathError, PathGuard};
+
+/// The single `path` argument of the file tools, checked defensively (the loop has validated
+/// the schema already, but a tool must not trust that).
+pub(crate) fn path_arg(tool: &str, args: &Value) -> Result<String, ToolError> {
+    let usage = format!(
+        "{tool} takes one argument, \"path\": a string path relative to the first root, or absolute inside a root"
+    );
+    let Some(map) = args.as_object() else {
+        return Err(ToolError::failed(format!("the arguments are not a JSON object; {usage}")));
+    };
+    if let Some(unknown) = map.keys().find(|k| k.as_str() != "path") {
+        return Err(ToolError::failed(format!("unknown argument \"{unknown}\"; {usage}")));
+    }
+    match map.get("path") {
+        Some(Value::String(p)) => Ok(p.clone()),
+        Some(_) => Err(ToolError::failed(format!("\"path\" must be a string; {usage}"))),
+        None => Err(ToolError::failed(format!("the argument \"path\" is missing; {usage}"))),
+    }
+}
+
+/// Maps a path-resolution failure to what the model sees; `hint` is appended to ordinary
+/// failures (not to refusals, whose reasons already say what to do).
+pub(crate) fn path_error(err: PathError, hint: &str) -> ToolError {
+    match err {
+        PathError::Refused(r) => ToolError::refused(r.reason()),
+        other => ToolError::failed(format!("{other}. {hint}")),
+    }
+}
+
+/// "the allowed roots (/a, /b); relative paths start at /a" for tool descriptions.
+pub(crate) fn roots_sentence(guard: &PathGuard) -> String {
+    let roots: Vec<String> = guard.roots().iter().map(|r| r.display().to_string()).collect();
+    let first = roots.first().cloned().unwrap_or_default();
+    format!("the allowed roots ({}); relative paths start at {first}", roots.join(", "))
+}
+
+/// Runs blocking file system work off the async runtime.
+pub(crate) async fn blocking<T, F>(tool: &str, work: F) -> Result<T, ToolError>
+where
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) => Err(ToolError::failed(format!(
+            "{tool} stopped unexpectedly ({e}); this is a bug in ARIA, please report it"
+        ))),
+    }
+}

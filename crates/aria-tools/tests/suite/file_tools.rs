@@ -1,0 +1,205 @@
+//! `file_read` and `file_list` through the `aria_api::Tool` contract, as the agent loop sees them.
+
+use std::fs;
+use std::sync::Arc;
+
+use aria_api::{Tier, Tool, ToolContext, ToolError};
+use aria_tools::{FileList, FileRead, PathGuard};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::fixture::{Fixture, fixture};
+
+fn tools(fx: &Fixture) -> (FileRead, FileList) {
+    let g = Arc::new(fx.guard());
+    (FileRead::new(g.clone()), FileList::new(g))
+}
+
+async fn call(tool: &dyn Tool, args: Value) -> Result<aria_api::ToolOutput, ToolError> {
+    tool.call(args, &ToolContext::default()).await
+}
+
+#[track_caller]
+fn refused(r: Result<aria_api::ToolOutput, ToolError>) -> String {
+    match r {
+        Err(ToolError::Refused { reason }) => reason,
+        other => panic!("expected Refused, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn failed(r: Result<aria_api::ToolOutput, ToolError>) -> String {
+    match r {
+        Err(ToolError::Failed { message }) => message,
+        other => panic!("expected Failed, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------- specs (public contract)
+
+#[test]
+fn specs_are_the_public_contract() {
+    let fx = fixture();
+    let (read, list) = tools(&fx);
+    let schema = json!({
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": read.spec().parameters["properties"]["path"]["description"]}},
+        "required": ["path"],
+        "additionalProperties": false
+    });
+    assert_eq!(read.spec().name, "file_read");
+    assert_eq!(read.spec().parameters, schema);
+    assert_eq!(list.spec().name, "file_list");
+    assert_eq!(list.spec().parameters["required"], json!(["path"]));
+    assert_eq!(list.spec().parameters["additionalProperties"], json!(false));
+    assert_eq!(list.spec().parameters["properties"]["path"]["type"], json!("string"));
+    for spec in [read.spec(), list.spec()] {
+        assert!(spec.description.contains(fx.root.to_str().unwrap()), "{}", spec.description);
+        assert!(spec.description.len() < 600, "too long for a model: {}", spec.description);
+    }
+}
+
+#[test]
+fn both_are_read_tier() {
+    let fx = fixture();
+    let (read, list) = tools(&fx);
+    assert_eq!(read.tier(&json!({"path": "x"})), Tier::Read);
+    assert_eq!(list.tier(&json!({"path": "."})), Tier::Read);
+}
+
+// ---------------------------------------------------------------- file_read
+
+#[tokio::test]
+async fn file_read_returns_text_and_audit_details() {
+    let fx = fixture();
+    let (read, _) = tools(&fx);
+    let out = call(&read, json!({"path": "link_in/b.txt"})).await.unwrap();
+    assert_eq!(out.content, "hello");
+    assert_eq!(out.details, json!({"path": fx.root.join("a/b.txt").to_str().unwrap(), "bytes": 5}));
+}
+
+#[tokio::test]
+async fn file_read_refusals_are_refused() {
+    let fx = fixture();
+    let (read, _) = tools(&fx);
+    assert!(refused(call(&read, json!({"path": ".env"})).await).contains("sensitive"));
+    assert!(refused(call(&read, json!({"path": "/etc/passwd"})).await).contains("outside"));
+    assert!(refused(call(&read, json!({"path": "link_file_out"})).await).contains("symlink"));
+    fs::write(fx.root.join("bin"), b"\x7fELF\0\0").unwrap();
+    assert!(refused(call(&read, json!({"path": "bin"})).await).contains("binary"));
+}
+
+#[tokio::test]
+async fn file_read_failures_say_what_to_do() {
+    let fx = fixture();
+    let (read, _) = tools(&fx);
+    let m = failed(call(&read, json!({"path": "a/nope.txt"})).await);
+    assert!(m.contains("a/nope.txt") && m.contains("file_list"), "{m}");
+    let m = failed(call(&read, json!({"path": "a"})).await);
+    assert!(m.contains("directory") && m.contains("file_list"), "{m}");
+    let m = failed(call(&read, json!({})).await);
+    assert!(m.contains("path"), "{m}");
+    let m = failed(call(&read, json!({"path": 7})).await);
+    assert!(m.contains("path"), "{m}");
+    let m = failed(call(&read, json!({"path": "x", "mode": "rw"})).await);
+    assert!(m.contains("mode"), "{m}");
+}
+
+#[tokio::test]
+async fn file_read_respects_its_size_limit() {
+    let fx = fixture();
+    let read = FileRead::new(Arc::new(fx.guard())).with_max_bytes(3);
+    let r = refused(call(&read, json!({"path": "notes.txt"})).await);
+    assert!(r.contains("5 bytes") && r.contains("3 bytes"), "{r}");
+}
+
+// ---------------------------------------------------------------- file_list
+
+#[tokio::test]
+async fn file_list_formats_entries() {
+    let fx = fixture();
+    let (_, list) = tools(&fx);
+    let out = call(&list, json!({"path": "."})).await.unwrap();
+    let base = fx.base.display();
+    let expected = [
+        ".env  (8 bytes) (sensitive: not readable)".to_owned(),
+        ".env.local  (3 bytes) (sensitive: not readable)".to_owned(),
+        "a/".to_owned(),
+        "config/".to_owned(),
+        "dangling -> ../outside/nope (outside the roots: not readable)".to_owned(),
+        "dangling_in -> a/nope (missing)".to_owned(),
+        format!("link_abs_in -> {}/root/a", base),
+        "link_file_in -> notes.txt".to_owned(),
+        "link_file_out -> ../outside/secret.txt (outside the roots: not readable)".to_owned(),
+        "link_in -> a".to_owned(),
+        "link_out -> ../outside (outside the roots: not readable)".to_owned(),
+        "link_to_env -> .env (sensitive: not readable)".to_owned(),
+        "loop1 -> loop2 (not readable: symlink loop)".to_owned(),
+        "loop2 -> loop1 (not readable: symlink loop)".to_owned(),
+        "notes.txt  (5 bytes)".to_owned(),
+        "server.PEM  (3 bytes) (sensitive: not readable)".to_owned(),
+        format!("sneaky.txt -> {}/home/.ssh/id_rsa (outside the roots: not readable)", base),
+    ]
+    .join("\n");
+    assert_eq!(out.content, expected);
+    assert_eq!(out.details["path"], json!(fx.root.to_str().unwrap()));
+    assert_eq!(out.details["entries"], json!(17));
+    assert_eq!(out.details["truncated"], json!(false));
+}
+
+#[tokio::test]
+async fn file_list_of_an_empty_directory_says_so() {
+    let fx = fixture();
+    let (_, list) = tools(&fx);
+    let out = call(&list, json!({"path": "a/c"})).await.unwrap();
+    assert_eq!(out.content, "(empty directory)");
+}
+
+#[tokio::test]
+async fn file_list_caps_at_1000_entries() {
+    let fx = fixture();
+    let dir = fx.root.join("many");
+    fs::create_dir(&dir).unwrap();
+    for i in 0..1005 {
+        fs::write(dir.join(format!("f{i:04}")), "").unwrap();
+    }
+    let (_, list) = tools(&fx);
+    let out = call(&list, json!({"path": "many"})).await.unwrap();
+    let lines: Vec<&str> = out.content.lines().collect();
+    assert_eq!(lines.len(), 1001);
+    assert_eq!(lines[0], "f0000  (0 bytes)");
+    assert_eq!(lines[999], "f0999  (0 bytes)");
+    assert_eq!(lines[1000], "… and 5 more");
+    assert_eq!(out.details["entries"], json!(1005));
+    assert_eq!(out.details["truncated"], json!(true));
+}
+
+#[tokio::test]
+async fn file_list_errors() {
+    let fx = fixture();
+    let (_, list) = tools(&fx);
+    let m = failed(call(&list, json!({"path": "notes.txt"})).await);
+    assert!(m.contains("is a file") && m.contains("file_read"), "{m}");
+    let m = failed(call(&list, json!({"path": "nope"})).await);
+    assert!(m.contains("nope"), "{m}");
+    assert!(refused(call(&list, json!({"path": ".."})).await).contains(".."));
+    assert!(refused(call(&list, json!({"path": "link_out"})).await).contains("symlink"));
+    assert!(refused(call(&list, json!({"path": "config/.ssh"})).await).contains("sensitive"));
+}
+
+#[tokio::test]
+async fn registry_lists_exactly_the_builtin_tools() {
+    let fx = fixture();
+    let tools = aria_tools::builtin_tools(Arc::new(fx.guard()));
+    let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
+    assert_eq!(names, ["file_read", "file_list"]);
+    let out = tools[0].call(json!({"path": "notes.txt"}), &ToolContext::default()).await.unwrap();
+    assert_eq!(out.content, "notes");
+}
+
+#[test]
+fn guard_is_shareable() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<PathGuard>();
+    assert_send_sync::<aria_tools::SecretRedactor>();
+}
