@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench -p aria-cli --bench cli`. `ARIA_BENCH_RUNS` sets the repetitions (50).
 
+// A bench binary: it prints its figures and may abort on a broken setup.
+#![allow(clippy::print_stdout, clippy::expect_used, clippy::unwrap_used)]
+
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -66,13 +69,19 @@ fn loop_overhead(dir: &std::path::Path, runs: usize) {
     );
     let mut config = AgentConfig::new("mock-model", "bench");
     config.limits.max_iterations = 15;
-    let agent = Agent::new(provider, registry, store.clone(), store.clone(), Arc::new(NoRedact), config);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
+    let agent =
+        Agent::new(provider, registry, store.clone(), store.clone(), Arc::new(NoRedact), config);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("rt");
     let mut per_iteration = Vec::new();
     for _ in 0..runs.min(20) {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let start = Instant::now();
-        let session = rt.block_on(agent.run("bench", None, &tx, CancellationToken::new())).expect("run");
+        let session =
+            rt.block_on(agent.run("bench", None, &tx, CancellationToken::new())).expect("run");
         let wall = start.elapsed();
         let traced: u64 = store
             .traces_for_session(&session.id)
@@ -86,11 +95,14 @@ fn loop_overhead(dir: &std::path::Path, runs: usize) {
     }
     per_iteration.sort();
     report("loop overhead / iteration", &per_iteration);
-    println!("  (upper bound: wall time minus traced model and tool time, which traces keep in whole ms;\n   includes the HTTP client, store writes and audit hashing)");
+    println!(
+        "  (upper bound: wall time minus traced model and tool time, which traces keep in whole ms;\n   includes the HTTP client, store writes and audit hashing)"
+    );
 }
 
 fn main() {
-    let runs: usize = std::env::var("ARIA_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
+    let runs: usize =
+        std::env::var("ARIA_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
     let dir = tempfile::tempdir().expect("tempdir");
     // Warm the page cache once.
     time_command(dir.path(), &["--version"], 3);

@@ -41,9 +41,9 @@ pub fn db_path(config: &Config) -> PathBuf {
 
 pub fn open_store(config: &Config, redactor: Arc<dyn Redact>) -> CliResult<Arc<Store>> {
     let path = db_path(config);
-    Store::open(&path, redactor)
-        .map(Arc::new)
-        .map_err(|e| CliError::failed(anyhow::anyhow!("cannot open the ARIA database {}: {e}", path.display())))
+    Store::open(&path, redactor).map(Arc::new).map_err(|e| {
+        CliError::failed(anyhow::anyhow!("cannot open the ARIA database {}: {e}", path.display()))
+    })
 }
 
 pub fn path_guard(config: &Config) -> CliResult<Arc<PathGuard>> {

@@ -17,7 +17,9 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
     #[error("{0}")]
     Invalid(String),
-    #[error("cannot create the data directory {path}: {source}; set ARIA_HOME to a writable directory")]
+    #[error(
+        "cannot create the data directory {path}: {source}; set ARIA_HOME to a writable directory"
+    )]
     DataDir { path: PathBuf, source: std::io::Error },
     #[error("cannot read {path}: {message}")]
     DotEnv { path: PathBuf, message: String },
@@ -104,7 +106,10 @@ pub enum ConfigSource {
 impl ConfigSource {
     pub fn path(&self) -> &Path {
         match self {
-            ConfigSource::Flag(p) | ConfigSource::Env(p) | ConfigSource::Xdg(p) | ConfigSource::None(p) => p,
+            ConfigSource::Flag(p)
+            | ConfigSource::Env(p)
+            | ConfigSource::Xdg(p)
+            | ConfigSource::None(p) => p,
         }
     }
     pub fn describe(&self) -> String {
@@ -112,7 +117,9 @@ impl ConfigSource {
             ConfigSource::Flag(p) => format!("{} (from --config)", p.display()),
             ConfigSource::Env(p) => format!("{} (from ARIA_CONFIG)", p.display()),
             ConfigSource::Xdg(p) => format!("{}", p.display()),
-            ConfigSource::None(p) => format!("{} (not present; built-in defaults in use)", p.display()),
+            ConfigSource::None(p) => {
+                format!("{} (not present; built-in defaults in use)", p.display())
+            }
         }
     }
 }
@@ -152,7 +159,10 @@ pub struct Config {
 }
 
 mod secs {
-    pub fn serialize<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.serialize_u64(d.as_secs())
     }
 }
@@ -187,7 +197,8 @@ pub fn locate(flag: Option<&Path>, env: &dyn Env) -> ConfigSource {
     if let Some(p) = env.var("ARIA_CONFIG") {
         return ConfigSource::Env(PathBuf::from(p));
     }
-    let base = env.var("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home(env).join(".config"));
+    let base =
+        env.var("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home(env).join(".config"));
     let path = base.join("aria").join("aria.toml");
     if path.is_file() { ConfigSource::Xdg(path) } else { ConfigSource::None(path) }
 }
@@ -197,7 +208,10 @@ pub fn data_dir(env: &dyn Env) -> PathBuf {
     if let Some(p) = env.var("ARIA_HOME") {
         return PathBuf::from(p);
     }
-    let base = env.var("XDG_DATA_HOME").map(PathBuf::from).unwrap_or_else(|| home(env).join(".local/share"));
+    let base = env
+        .var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home(env).join(".local/share"));
     base.join("aria")
 }
 
@@ -229,7 +243,12 @@ fn expand_tilde(s: &str, env: &dyn Env) -> PathBuf {
 
 /// Resolves file + environment + flags into a [`Config`]. Does not touch the disk except to
 /// make the roots absolute; [`prepare_dirs`] creates directories.
-pub fn resolve(raw: RawConfig, source: ConfigSource, env: &dyn Env, flags: &Overrides) -> Result<Config, ConfigError> {
+pub fn resolve(
+    raw: RawConfig,
+    source: ConfigSource,
+    env: &dyn Env,
+    flags: &Overrides,
+) -> Result<Config, ConfigError> {
     let data_dir = data_dir(env);
     let scope = raw.scope.unwrap_or_default();
     let roots = resolve_roots(&scope, &data_dir, env, flags)?;
@@ -240,7 +259,9 @@ pub fn resolve(raw: RawConfig, source: ConfigSource, env: &dyn Env, flags: &Over
     let mode = match mode_text {
         None => ApprovalMode::default(),
         Some(m) => ApprovalMode::parse(&m).ok_or_else(|| {
-            ConfigError::Invalid(format!("unknown approval mode `{m}`; use governed, supervised or read_only"))
+            ConfigError::Invalid(format!(
+                "unknown approval mode `{m}`; use governed, supervised or read_only"
+            ))
         })?,
     };
     let logging = raw.logging.unwrap_or_default();
@@ -259,7 +280,12 @@ pub fn resolve(raw: RawConfig, source: ConfigSource, env: &dyn Env, flags: &Over
     })
 }
 
-fn resolve_roots(scope: &RawScope, data_dir: &Path, env: &dyn Env, flags: &Overrides) -> Result<Vec<PathBuf>, ConfigError> {
+fn resolve_roots(
+    scope: &RawScope,
+    data_dir: &Path,
+    env: &dyn Env,
+    flags: &Overrides,
+) -> Result<Vec<PathBuf>, ConfigError> {
     let roots: Vec<PathBuf> = if !flags.roots.is_empty() {
         flags.roots.clone()
     } else if let Some(list) = env.var("ARIA_ROOTS") {
@@ -270,21 +296,40 @@ fn resolve_roots(scope: &RawScope, data_dir: &Path, env: &dyn Env, flags: &Overr
         vec![data_dir.join("workspace")]
     };
     if roots.is_empty() {
-        return Err(ConfigError::Invalid("no allowed roots: give --root DIR or set ARIA_ROOTS".into()));
+        return Err(ConfigError::Invalid(
+            "no allowed roots: give --root DIR or set ARIA_ROOTS".into(),
+        ));
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     Ok(roots.into_iter().map(|r| if r.is_absolute() { r } else { cwd.join(r) }).collect())
 }
 
-fn resolve_provider(raw: RawProvider, env: &dyn Env, flags: &Overrides) -> Result<ProviderConfig, ConfigError> {
-    let name = flags.provider.clone().or_else(|| env.var("ARIA_PROVIDER")).or(raw.name).unwrap_or_else(|| "openai".into());
+fn resolve_provider(
+    raw: RawProvider,
+    env: &dyn Env,
+    flags: &Overrides,
+) -> Result<ProviderConfig, ConfigError> {
+    let name = flags
+        .provider
+        .clone()
+        .or_else(|| env.var("ARIA_PROVIDER"))
+        .or(raw.name)
+        .unwrap_or_else(|| "openai".into());
     if name != "openai" {
         return Err(ConfigError::Invalid(format!(
             "unknown provider `{name}`; this version supports `openai` (any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio)"
         )));
     }
-    let model = flags.model.clone().or_else(|| env.var("ARIA_MODEL")).or(raw.model).unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into());
-    let base_url = env.var("OPENAI_BASE_URL").or(raw.base_url).unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into());
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| env.var("ARIA_MODEL"))
+        .or(raw.model)
+        .unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into());
+    let base_url = env
+        .var("OPENAI_BASE_URL")
+        .or(raw.base_url)
+        .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into());
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(ConfigError::Invalid(format!(
             "the provider base URL `{base_url}` must start with http:// or https://"
@@ -313,9 +358,13 @@ fn resolve_provider(raw: RawProvider, env: &dyn Env, flags: &Overrides) -> Resul
 fn resolve_limits(raw: RawLimits, env: &dyn Env) -> Result<Limits, ConfigError> {
     let d = Limits::default();
     let max_cost_usd = match env.var("ARIA_MAX_COST_USD") {
-        Some(v) => v.parse::<f64>().ok().filter(|c| *c >= 0.0 && c.is_finite()).ok_or_else(|| {
-            ConfigError::Invalid(format!("ARIA_MAX_COST_USD=`{v}` is not a non-negative number of dollars"))
-        })?,
+        Some(v) => {
+            v.parse::<f64>().ok().filter(|c| *c >= 0.0 && c.is_finite()).ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "ARIA_MAX_COST_USD=`{v}` is not a non-negative number of dollars"
+                ))
+            })?
+        }
         None => raw.max_cost_usd.unwrap_or(d.max_cost_usd),
     };
     let limits = Limits {
@@ -326,8 +375,11 @@ fn resolve_limits(raw: RawLimits, env: &dyn Env) -> Result<Limits, ConfigError> 
         max_tool_output_chars: raw.max_tool_output_chars.unwrap_or(d.max_tool_output_chars),
         max_cost_usd,
     };
-    if limits.max_iterations == 0 || limits.max_tokens == 0 || limits.tool_timeout.is_zero()
-        || limits.session_timeout.is_zero() || limits.max_tool_output_chars == 0
+    if limits.max_iterations == 0
+        || limits.max_tokens == 0
+        || limits.tool_timeout.is_zero()
+        || limits.session_timeout.is_zero()
+        || limits.max_tool_output_chars == 0
     {
         return Err(ConfigError::Invalid("[limits] values must be greater than zero".into()));
     }

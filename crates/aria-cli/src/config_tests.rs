@@ -34,7 +34,8 @@ fn defaults_are_the_documented_ones() {
 
 #[test]
 fn unknown_keys_are_named_with_the_file() {
-    let err = resolve_text("[scope]\nrootz = [\"/tmp\"]\n", &env(&[]), &Overrides::default()).unwrap_err();
+    let err = resolve_text("[scope]\nrootz = [\"/tmp\"]\n", &env(&[]), &Overrides::default())
+        .unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("/etc/aria.toml") && msg.contains("rootz"), "{msg}");
     let err = resolve_text("colour = 1\n", &env(&[]), &Overrides::default()).unwrap_err();
@@ -55,7 +56,11 @@ fn file_then_env_then_flags() {
     assert_eq!(c.roots, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
     assert_eq!(c.data_dir, PathBuf::from("/data"));
 
-    let flags = Overrides { model: Some("from-flag".into()), roots: vec![PathBuf::from("/r")], ..Default::default() };
+    let flags = Overrides {
+        model: Some("from-flag".into()),
+        roots: vec![PathBuf::from("/r")],
+        ..Default::default()
+    };
     let c = resolve_text(text, &e, &flags).unwrap();
     assert_eq!(c.provider.model, "from-flag");
     assert_eq!(c.roots, vec![PathBuf::from("/r")]);
@@ -64,17 +69,31 @@ fn file_then_env_then_flags() {
 #[test]
 fn bad_values_say_what_to_do() {
     let e = env(&[("ARIA_MAX_COST_USD", "lots")]);
-    assert!(resolve_text("", &e, &Overrides::default()).unwrap_err().to_string().contains("ARIA_MAX_COST_USD"));
+    assert!(
+        resolve_text("", &e, &Overrides::default())
+            .unwrap_err()
+            .to_string()
+            .contains("ARIA_MAX_COST_USD")
+    );
     let e = env(&[("ARIA_MAX_COST_USD", "2.5")]);
     assert_eq!(resolve_text("", &e, &Overrides::default()).unwrap().limits.max_cost_usd, 2.5);
-    let err = resolve_text("[policy]\nmode = \"yolo\"\n", &env(&[]), &Overrides::default()).unwrap_err();
+    let err =
+        resolve_text("[policy]\nmode = \"yolo\"\n", &env(&[]), &Overrides::default()).unwrap_err();
     assert!(err.to_string().contains("governed, supervised or read_only"), "{err}");
-    let err = resolve_text("[limits]\nmax_iterations = 0\n", &env(&[]), &Overrides::default()).unwrap_err();
+    let err = resolve_text("[limits]\nmax_iterations = 0\n", &env(&[]), &Overrides::default())
+        .unwrap_err();
     assert!(err.to_string().contains("greater than zero"), "{err}");
     let e = env(&[("OPENAI_BASE_URL", "localhost:11434")]);
-    assert!(resolve_text("", &e, &Overrides::default()).unwrap_err().to_string().contains("http://"));
+    assert!(
+        resolve_text("", &e, &Overrides::default()).unwrap_err().to_string().contains("http://")
+    );
     let e = env(&[("ARIA_PROVIDER", "bard")]);
-    assert!(resolve_text("", &e, &Overrides::default()).unwrap_err().to_string().contains("unknown provider"));
+    assert!(
+        resolve_text("", &e, &Overrides::default())
+            .unwrap_err()
+            .to_string()
+            .contains("unknown provider")
+    );
 }
 
 #[test]

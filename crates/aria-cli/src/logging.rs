@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use aria_api::Redact;
-use tracing_subscriber::{EnvFilter, Layer};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 /// A writer factory whose writers redact each formatted event before it reaches `inner`.
 #[derive(Clone)]
@@ -80,7 +80,12 @@ impl<'a> MakeWriter<'a> for SharedFile {
 /// Installs the global subscriber. `level` filters stderr; the file gets `info` and above
 /// unless `ARIA_LOG_FILE` says otherwise. Returns a warning to show if the file could not be
 /// opened (logging then continues on stderr only: the run is not worth failing for it).
-pub fn init(level: &str, data_dir: &Path, to_file: bool, redactor: Arc<dyn Redact>) -> Option<String> {
+pub fn init(
+    level: &str,
+    data_dir: &Path,
+    to_file: bool,
+    redactor: Arc<dyn Redact>,
+) -> Option<String> {
     let stderr_filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("warn"));
     let stderr_layer = tracing_subscriber::fmt::layer()
         .with_writer(Scrubbing::new(io::stderr, Arc::clone(&redactor)))
@@ -91,11 +96,15 @@ pub fn init(level: &str, data_dir: &Path, to_file: bool, redactor: Arc<dyn Redac
     let file_layer = if to_file {
         match open_log(data_dir) {
             Ok(file) => {
-                let filter = std::env::var("ARIA_LOG_FILE").ok().and_then(|f| EnvFilter::try_new(f).ok());
+                let filter =
+                    std::env::var("ARIA_LOG_FILE").ok().and_then(|f| EnvFilter::try_new(f).ok());
                 Some(
                     tracing_subscriber::fmt::layer()
                         .json()
-                        .with_writer(Scrubbing::new(SharedFile(Arc::new(Mutex::new(file))), redactor))
+                        .with_writer(Scrubbing::new(
+                            SharedFile(Arc::new(Mutex::new(file))),
+                            redactor,
+                        ))
                         .with_filter(filter.unwrap_or_else(|| EnvFilter::new("info"))),
                 )
             }

@@ -10,7 +10,9 @@ use futures::future::BoxFuture;
 use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
 
-use super::run::{Context, Render, cancel_on_ctrl_c, drive, exit_code, print_outcome, run_error, runtime};
+use super::run::{
+    Context, Render, cancel_on_ctrl_c, drive, exit_code, print_outcome, run_error, runtime,
+};
 use crate::app;
 use crate::cli::{ChatArgs, GlobalArgs};
 use crate::exit::{CliError, CliResult, OK};
@@ -59,8 +61,16 @@ pub fn chat(global: &GlobalArgs, args: ChatArgs) -> CliResult<u8> {
             .block_on(async {
                 let cancel = CancellationToken::new();
                 cancel_on_ctrl_c(cancel.clone());
-                drive(&agent, &ctx.config.data_dir, Some(&message), None, args.conversation, Render::Stream, cancel)
-                    .await
+                drive(
+                    &agent,
+                    &ctx.config.data_dir,
+                    Some(&message),
+                    None,
+                    args.conversation,
+                    Render::Stream,
+                    cancel,
+                )
+                .await
             })
             .map_err(run_error)?;
         if session.state != SessionState::Done {
@@ -111,8 +121,16 @@ fn repl(
                     guard.cancel();
                 }
             });
-            let out = drive(agent, &ctx.config.data_dir, Some(text), None, conversation.clone(), Render::Stream, cancel)
-                .await;
+            let out = drive(
+                agent,
+                &ctx.config.data_dir,
+                Some(text),
+                None,
+                conversation.clone(),
+                Render::Stream,
+                cancel,
+            )
+            .await;
             watcher.abort();
             out
         });

@@ -42,7 +42,10 @@ pub fn conversations(global: &GlobalArgs, command: ConversationsCommand) -> CliR
                 eprintln!("no conversations yet; start one with `aria chat`");
             } else {
                 for c in list {
-                    println!("{}  {}  {:>4} msgs  {}", c.id, c.updated_at, c.message_count, c.title);
+                    println!(
+                        "{}  {}  {:>4} msgs  {}",
+                        c.id, c.updated_at, c.message_count, c.title
+                    );
                 }
             }
         }
@@ -50,11 +53,18 @@ pub fn conversations(global: &GlobalArgs, command: ConversationsCommand) -> CliR
             let Some((summary, messages)) = ctx.store.get_conversation(&id)? else {
                 return Err(CliError {
                     code: USAGE,
-                    error: anyhow::anyhow!("there is no conversation `{id}`; `aria conversations list` shows them"),
+                    error: anyhow::anyhow!(
+                        "there is no conversation `{id}`; `aria conversations list` shows them"
+                    ),
                 });
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&json!({"conversation": summary, "messages": messages}))?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &json!({"conversation": summary, "messages": messages})
+                    )?
+                );
                 return Ok(OK);
             }
             println!("# {}\n{} · {} messages\n", summary.title, summary.id, summary.message_count);
@@ -66,11 +76,20 @@ pub fn conversations(global: &GlobalArgs, command: ConversationsCommand) -> CliR
                     Role::System => "system",
                 };
                 if !m.message.content.is_empty() {
-                    let body = if m.message.role == Role::Tool { clip(&m.message.content, 200) } else { m.message.content.clone() };
+                    let body = if m.message.role == Role::Tool {
+                        clip(&m.message.content, 200)
+                    } else {
+                        m.message.content.clone()
+                    };
                     println!("[{}] {who}: {body}", m.created_at);
                 }
                 for call in &m.message.tool_calls {
-                    println!("[{}] {who} → {} {}", m.created_at, call.name, clip(&call.arguments, 120));
+                    println!(
+                        "[{}] {who} → {} {}",
+                        m.created_at,
+                        call.name,
+                        clip(&call.arguments, 120)
+                    );
                 }
             }
         }
@@ -97,7 +116,9 @@ pub fn sessions(global: &GlobalArgs, command: SessionsCommand) -> CliResult<u8> 
             .map(|s| {
                 let mut v = serde_json::to_value(s).unwrap_or_default();
                 v["status"] = json!(status(s));
-                v["interrupted"] = json!(!s.state.is_terminal() && !runlock::is_running(&ctx.config.data_dir, &s.id));
+                v["interrupted"] = json!(
+                    !s.state.is_terminal() && !runlock::is_running(&ctx.config.data_dir, &s.id)
+                );
                 v
             })
             .collect();
@@ -105,7 +126,14 @@ pub fn sessions(global: &GlobalArgs, command: SessionsCommand) -> CliResult<u8> 
         return Ok(OK);
     }
     for s in &list {
-        println!("{}  {}  {:<24} {:>2} it  {}", s.id, s.created_at, status(s), s.iterations, clip(&s.task, 60));
+        println!(
+            "{}  {}  {:<24} {:>2} it  {}",
+            s.id,
+            s.created_at,
+            status(s),
+            s.iterations,
+            clip(&s.task, 60)
+        );
     }
     if list.is_empty() {
         eprintln!("no sessions yet");
@@ -138,19 +166,27 @@ pub fn config(global: &GlobalArgs, command: ConfigCommand) -> CliResult<u8> {
             let mut problems = Vec::new();
             for root in &config.roots {
                 if !root.is_dir() {
-                    problems.push(format!("root {} does not exist or is not a directory", root.display()));
+                    problems.push(format!(
+                        "root {} does not exist or is not a directory",
+                        root.display()
+                    ));
                 }
             }
             if let Err(e) = app::path_guard(&config) {
                 problems.push(e.error.to_string());
             }
-            if config.provider.api_key.is_none() && config.provider.base_url == crate::config::DEFAULT_OPENAI_BASE_URL {
+            if config.provider.api_key.is_none()
+                && config.provider.base_url == crate::config::DEFAULT_OPENAI_BASE_URL
+            {
                 problems.push(
                     "no model is reachable: set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for a local server (e.g. http://127.0.0.1:11434/v1 for Ollama)".into(),
                 );
             }
             if matches!(config.source, ConfigSource::None(_)) {
-                eprintln!("note: no config file; using built-in defaults ({})", config.source.path().display());
+                eprintln!(
+                    "note: no config file; using built-in defaults ({})",
+                    config.source.path().display()
+                );
             }
             if problems.is_empty() {
                 println!("configuration ok ({})", config.source.describe());

@@ -28,9 +28,12 @@ impl Context {
     pub fn load(global: &GlobalArgs) -> CliResult<Context> {
         let config = app::load_config(global)?;
         let redactor = app::redactor(&config);
-        if let Some(warning) =
-            crate::logging::init(&config.log_level, &config.data_dir, config.log_file, redactor.clone())
-        {
+        if let Some(warning) = crate::logging::init(
+            &config.log_level,
+            &config.data_dir,
+            config.log_file,
+            redactor.clone(),
+        ) {
             tracing::warn!("{warning}");
         }
         let store = app::open_store(&config, redactor.clone())?;
@@ -95,10 +98,8 @@ pub async fn consume(
     let mut wrote_text = false;
     while let Some(event) = rx.recv().await {
         match event {
-            AgentEvent::Started { session_id, .. } => {
-                if lock.is_none() {
-                    lock = SessionLock::acquire(&data_dir, &session_id).ok();
-                }
+            AgentEvent::Started { session_id, .. } if lock.is_none() => {
+                lock = SessionLock::acquire(&data_dir, &session_id).ok();
             }
             AgentEvent::Text { delta } if render == Render::Stream => {
                 let mut out = std::io::stdout().lock();

@@ -19,7 +19,12 @@ fn tools_list_names_the_contracted_tools_and_arguments() {
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     let specs = json_of(&out);
     for name in ["file_read", "file_list"] {
-        let spec = specs.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("{name} missing"));
+        let spec = specs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing"));
         assert_eq!(spec["parameters"]["required"], serde_json::json!(["path"]), "{name}");
     }
     let human = aria.run(NO_SERVER, &["tools", "list"]);
@@ -64,7 +69,12 @@ fn config_commands() {
     assert!(shown.contains("max_iterations"));
     let check = aria.run(NO_SERVER, &["config", "check"]);
     assert_eq!(code(&check), 0, "{}", text(&check.stderr));
-    let bad = aria.cmd(NO_SERVER).args(["config", "check"]).env("ARIA_ROOTS", "/definitely/not/here").output().unwrap();
+    let bad = aria
+        .cmd(NO_SERVER)
+        .args(["config", "check"])
+        .env("ARIA_ROOTS", "/definitely/not/here")
+        .output()
+        .unwrap();
     assert_eq!(code(&bad), 2);
 }
 

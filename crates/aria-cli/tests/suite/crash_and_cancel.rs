@@ -31,7 +31,10 @@ fn kill_9_mid_run_leaves_a_clean_store_and_the_run_resumes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    assert!(stalled.wait_for_hits_blocking(2, Duration::from_secs(20)), "the run reached its second model call");
+    assert!(
+        stalled.wait_for_hits_blocking(2, Duration::from_secs(20)),
+        "the run reached its second model call"
+    );
     std::thread::sleep(Duration::from_millis(100));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -46,7 +49,11 @@ fn kill_9_mid_run_leaves_a_clean_store_and_the_run_resumes() {
 
     let fresh = MockOpenAi::new(vec![MockTurn::text("The code is 4242.")]).serve();
     let note = aria.run(&fresh.base_url(), &["run", "--task", "unrelated", "--json"]);
-    assert!(text(&note.stderr).contains(&format!("aria run --resume {id}")), "{}", text(&note.stderr));
+    assert!(
+        text(&note.stderr).contains(&format!("aria run --resume {id}")),
+        "{}",
+        text(&note.stderr)
+    );
 
     let fresh = MockOpenAi::new(vec![MockTurn::text("The code is 4242.")]).serve();
     let resumed = aria.run(&fresh.base_url(), &["run", "--resume", &id, "--json"]);
@@ -74,7 +81,10 @@ fn ctrl_c_cancels_the_run_with_exit_130() {
         .spawn()
         .unwrap();
     assert!(stalled.wait_for_hits_blocking(1, Duration::from_secs(20)));
-    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(kill.success());
     let mut child = child;
     let status = wait_exit(&mut child, Duration::from_secs(20)).expect("aria exits after SIGINT");

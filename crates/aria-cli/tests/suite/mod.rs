@@ -1,4 +1,4 @@
-mod harness;
 mod cli_basics;
 mod crash_and_cancel;
+mod harness;
 mod runs;

@@ -12,7 +12,10 @@ fn a_multi_turn_run_reads_a_file_and_answers_from_it() {
         MockTurn::text("The launch code is 4242."),
     ])
     .serve();
-    let out = aria.run(&mock.base_url(), &["run", "--task", "What is the launch code in notes.txt?", "--json"]);
+    let out = aria.run(
+        &mock.base_url(),
+        &["run", "--task", "What is the launch code in notes.txt?", "--json"],
+    );
     assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
     let result = json_of(&out);
     assert_eq!(result["state"], "done");
@@ -28,7 +31,8 @@ fn a_multi_turn_run_reads_a_file_and_answers_from_it() {
     let first = &requests[0];
     assert_eq!(first["model"], "mock-model");
     assert_eq!(first["stream"], true);
-    let tool_names: Vec<_> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].clone()).collect();
+    let tool_names: Vec<_> =
+        first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].clone()).collect();
     assert!(tool_names.contains(&json!("file_read")) && tool_names.contains(&json!("file_list")));
     let messages = requests[1]["messages"].as_array().unwrap();
     let call_id = messages[2]["tool_calls"][0]["id"].as_str().unwrap();
@@ -64,7 +68,12 @@ fn reading_etc_passwd_is_refused_and_the_refusal_is_audited() {
     let audit = aria.run(&mock.base_url(), &["audit", "list", "--json"]);
     assert_eq!(code(&audit), 0);
     let records = json_of(&audit);
-    let refusal = records.as_array().unwrap().iter().find(|r| r["kind"] == "tool.refused").expect("a tool.refused record");
+    let refusal = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "tool.refused")
+        .expect("a tool.refused record");
     assert_eq!(refusal["payload"]["arguments"]["path"], "/etc/passwd");
     assert!(refusal["payload"]["reason"].as_str().unwrap().contains("outside"), "{refusal}");
     let verify = aria.run(&mock.base_url(), &["audit", "verify"]);
@@ -97,12 +106,19 @@ fn a_tampered_audit_row_fails_verification_naming_the_row() {
     let verify = aria.run(&mock.base_url(), &["audit", "verify"]);
     assert_eq!(code(&verify), 0, "{}", text(&verify.stdout));
     let count_line = text(&verify.stdout);
-    assert!(count_line.starts_with("ok: ") && count_line.contains("records verified"), "{count_line}");
+    assert!(
+        count_line.starts_with("ok: ") && count_line.contains("records verified"),
+        "{count_line}"
+    );
 
     // Edit record 4 with the sqlite3 shell, as someone covering their tracks would.
     let sql = "DROP TRIGGER audit_log_no_update; \
                UPDATE audit_log SET payload = '{\"iteration\":99}' WHERE seq = 4;";
-    let edit = std::process::Command::new("sqlite3").arg(aria.db()).arg(sql).output().expect("the sqlite3 shell is installed");
+    let edit = std::process::Command::new("sqlite3")
+        .arg(aria.db())
+        .arg(sql)
+        .output()
+        .expect("the sqlite3 shell is installed");
     assert!(edit.status.success(), "{}", text(&edit.stderr));
 
     let verify = aria.run(&mock.base_url(), &["audit", "verify"]);
@@ -119,7 +135,19 @@ fn an_exported_bundle_verifies_offline_and_detects_edits() {
     let out = aria.run(&mock.base_url(), &["run", "--task", "hi", "--json"]);
     let id = json_of(&out)["session_id"].as_str().unwrap().to_owned();
     let bundle = aria.dir.path().join("bundle.json");
-    let export = aria.run(&mock.base_url(), &["audit", "export", "--session-id", &id, "--format", "json", "-o", bundle.to_str().unwrap()]);
+    let export = aria.run(
+        &mock.base_url(),
+        &[
+            "audit",
+            "export",
+            "--session-id",
+            &id,
+            "--format",
+            "json",
+            "-o",
+            bundle.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code(&export), 0, "{}", text(&export.stderr));
     let ok = aria.run(&mock.base_url(), &["audit", "verify", "--file", bundle.to_str().unwrap()]);
     assert_eq!(code(&ok), 0, "{}", text(&ok.stdout));
@@ -132,7 +160,8 @@ fn an_exported_bundle_verifies_offline_and_detects_edits() {
     assert_eq!(code(&bad), 1, "{}", text(&bad.stdout));
     assert!(text(&bad.stdout).contains("record 1"), "{}", text(&bad.stdout));
 
-    let as_text = aria.run(&mock.base_url(), &["audit", "export", "--session-id", &id, "--format", "text"]);
+    let as_text =
+        aria.run(&mock.base_url(), &["audit", "export", "--session-id", &id, "--format", "text"]);
     assert!(text(&as_text.stdout).contains("session.start"));
 }
 
@@ -146,7 +175,13 @@ fn the_api_key_never_appears_in_logs_the_audit_log_or_the_database() {
     ])
     .serve();
     let task = format!("my key is {API_KEY}; read config.txt");
-    let out = aria.cmd(&mock.base_url()).args(["run", "--task", &task]).env("ARIA_LOG", "debug").env("ARIA_LOG_FILE", "debug").output().unwrap();
+    let out = aria
+        .cmd(&mock.base_url())
+        .args(["run", "--task", &task])
+        .env("ARIA_LOG", "debug")
+        .env("ARIA_LOG_FILE", "debug")
+        .output()
+        .unwrap();
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     let key = API_KEY.as_bytes();
     assert!(!contains(&out.stderr, key), "stderr leaked the key");

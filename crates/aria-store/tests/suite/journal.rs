@@ -266,5 +266,8 @@ fn every_stored_text_is_redacted_not_only_audit_payloads() {
     drop(store);
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.extend(std::fs::read(dir.path().join("aria.db-wal")).unwrap_or_default());
-    assert!(!bytes.windows(12).any(|w| w == b"sk-live-1234"), "the secret reached the database file");
+    assert!(
+        !bytes.windows(12).any(|w| w == b"sk-live-1234"),
+        "the secret reached the database file"
+    );
 }
