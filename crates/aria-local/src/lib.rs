@@ -1,0 +1,1 @@
+//! Embedded local models for ARIA: not built yet (see the issue "Embedded local models").
