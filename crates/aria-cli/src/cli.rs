@@ -29,7 +29,8 @@ pub struct GlobalArgs {
     /// Model name to use (overrides ARIA_MODEL and [provider] model).
     #[arg(long, global = true)]
     pub model: Option<String>,
-    /// Model provider (overrides ARIA_PROVIDER). This version: openai (any OpenAI-compatible server).
+    /// Model provider (overrides ARIA_PROVIDER): local (the embedded model; the default when no
+    /// server is configured) or openai (any OpenAI-compatible server).
     #[arg(long, global = true)]
     pub backend: Option<String>,
     /// Approval mode: governed (default), supervised or read_only.
@@ -61,6 +62,9 @@ pub enum Command {
     /// Configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Embedded models: fetch them (sha256-verified) and see what is on this machine.
+    #[command(subcommand)]
+    Model(ModelCommand),
 }
 
 #[derive(Debug, Args)]
@@ -173,4 +177,19 @@ pub enum ConfigCommand {
     Path,
     /// Validate the configuration and the roots; exit 2 on problems.
     Check,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Fetch models into $ARIA_HOME/models (or ARIA_MODELS_DIR): the default chat and embedding
+    /// models when no NAME is given. Resumable; every file is checked against a pinned sha256.
+    Pull {
+        /// Catalog names (see `aria model list`).
+        names: Vec<String>,
+    },
+    /// The model catalog and what is installed.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }

@@ -46,6 +46,8 @@ pub struct RawProvider {
     /// USD per million input tokens, for models ARIA has no price for.
     pub input_price_per_mtok: Option<f64>,
     pub output_price_per_mtok: Option<f64>,
+    /// Where embedded models are kept (default `$ARIA_HOME/models`).
+    pub models_dir: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -134,6 +136,11 @@ pub struct ProviderConfig {
     pub temperature: Option<f32>,
     pub max_output_tokens: Option<u32>,
     pub price: Option<(f64, f64)>,
+    /// Where embedded models are pulled to and loaded from.
+    pub models_dir: PathBuf,
+    /// True when the provider was chosen because nothing else was configured.
+    #[serde(skip)]
+    pub chosen_by_default: bool,
 }
 
 fn redacted<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
@@ -169,6 +176,14 @@ mod secs {
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+/// The embedded model's provider name.
+pub const LOCAL_PROVIDER: &str = "local";
+/// The default embedded chat model (a catalog name in `aria-local`).
+pub const DEFAULT_LOCAL_MODEL: &str = "smollm2-135m-instruct";
+/// Provider names this build understands.
+pub fn known_providers() -> &'static [&'static str] {
+    if cfg!(feature = "local") { &["openai", LOCAL_PROVIDER] } else { &["openai"] }
+}
 
 /// Reads the environment through a function, so tests can pass their own.
 pub trait Env {
@@ -252,7 +267,7 @@ pub fn resolve(
     let data_dir = data_dir(env);
     let scope = raw.scope.unwrap_or_default();
     let roots = resolve_roots(&scope, &data_dir, env, flags)?;
-    let provider = resolve_provider(raw.provider.unwrap_or_default(), env, flags)?;
+    let provider = resolve_provider(raw.provider.unwrap_or_default(), &data_dir, env, flags)?;
     let limits = resolve_limits(raw.limits.unwrap_or_default(), env)?;
     let policy = raw.policy.unwrap_or_default();
     let mode_text = flags.mode.clone().or_else(|| env.var("ARIA_MODE")).or(policy.mode);
@@ -306,30 +321,51 @@ fn resolve_roots(
 
 fn resolve_provider(
     raw: RawProvider,
+    data_dir: &Path,
     env: &dyn Env,
     flags: &Overrides,
 ) -> Result<ProviderConfig, ConfigError> {
-    let name = flags
-        .provider
-        .clone()
-        .or_else(|| env.var("ARIA_PROVIDER"))
-        .or(raw.name)
-        .unwrap_or_else(|| "openai".into());
-    if name != "openai" {
-        return Err(ConfigError::Invalid(format!(
-            "unknown provider `{name}`; this version supports `openai` (any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio)"
-        )));
+    let api_key = env.var("OPENAI_API_KEY");
+    let env_base_url = env.var("OPENAI_BASE_URL");
+    let named = flags.provider.clone().or_else(|| env.var("ARIA_PROVIDER")).or(raw.name.clone());
+    // Nothing named: a configured server wins; with none, the embedded model (when built in).
+    let server_configured = api_key.is_some() || env_base_url.is_some() || raw.base_url.is_some();
+    let chosen_by_default = named.is_none();
+    let name = named.unwrap_or_else(|| {
+        if server_configured || !cfg!(feature = "local") {
+            "openai".into()
+        } else {
+            LOCAL_PROVIDER.into()
+        }
+    });
+    if !known_providers().contains(&name.as_str()) {
+        let hint = if name == LOCAL_PROVIDER {
+            "this `aria` was built without the `local` feature; rebuild with default features, or \
+             use `openai` (any OpenAI-compatible server)"
+                .to_owned()
+        } else {
+            format!(
+                "use one of: {} (`openai` is any OpenAI-compatible server: OpenAI, Ollama, vLLM, \
+                 llama.cpp, LM Studio)",
+                known_providers().join(", ")
+            )
+        };
+        return Err(ConfigError::Invalid(format!("unknown provider `{name}`; {hint}")));
     }
+    let default_model =
+        if name == LOCAL_PROVIDER { DEFAULT_LOCAL_MODEL } else { DEFAULT_OPENAI_MODEL };
     let model = flags
         .model
         .clone()
         .or_else(|| env.var("ARIA_MODEL"))
         .or(raw.model)
-        .unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into());
-    let base_url = env
-        .var("OPENAI_BASE_URL")
-        .or(raw.base_url)
-        .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into());
+        .unwrap_or_else(|| default_model.into());
+    let models_dir = env
+        .var("ARIA_MODELS_DIR")
+        .or(raw.models_dir)
+        .map(|d| expand_tilde(&d, env))
+        .unwrap_or_else(|| data_dir.join("models"));
+    let base_url = env_base_url.or(raw.base_url).unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into());
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(ConfigError::Invalid(format!(
             "the provider base URL `{base_url}` must start with http:// or https://"
@@ -348,10 +384,12 @@ fn resolve_provider(
         name,
         model,
         base_url,
-        api_key: env.var("OPENAI_API_KEY"),
+        api_key,
         temperature: raw.temperature,
         max_output_tokens: raw.max_output_tokens,
         price,
+        models_dir,
+        chosen_by_default,
     })
 }
 

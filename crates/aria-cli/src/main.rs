@@ -4,11 +4,14 @@
 // This crate is the CLI layer: the one place where output goes to stdout/stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod anchor;
 mod app;
 mod cli;
 mod commands;
 mod config;
 mod exit;
+#[cfg(feature = "local")]
+mod local;
 mod logging;
 mod render;
 mod runlock;
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
         Command::Sessions(c) => commands::inspect::sessions(&cli.global, c),
         Command::Audit(c) => commands::audit::audit(&cli.global, c),
         Command::Config(c) => commands::inspect::config(&cli.global, c),
+        Command::Model(c) => commands::model::model(&cli.global, c),
     };
     match result {
         Ok(code) => exit::code(code),

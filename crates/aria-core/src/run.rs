@@ -107,6 +107,12 @@ impl<'a> Run<'a> {
             }
         };
         ended?;
+        let s = &self.session;
+        tracing::info!(
+            session = %s.id, state = %s.state, iterations = s.iterations,
+            tokens = s.usage.total(), cost_usd = s.cost_usd, error = ?s.error,
+            "run ended"
+        );
         Ok(self.session)
     }
 
@@ -193,6 +199,7 @@ impl<'a> Run<'a> {
         let from = self.session.state;
         from.transition(to).map_err(|illegal| Stop::Fail(illegal.to_string()))?;
         self.audit("session.transition", json!({"from": from, "to": to}))?;
+        tracing::debug!(session = %self.session.id, %from, %to, "transition");
         self.session.state = to;
         self.agent.journal.save_session(&self.session)?;
         let _ = self.events.send(AgentEvent::State { state: to });
@@ -293,6 +300,7 @@ impl<'a> Run<'a> {
         match result {
             Ok(response) => self.record_response(response, duration_ms),
             Err(StreamStop::Provider(e)) => {
+                tracing::warn!(session = %self.session.id, kind = e.kind(), "model call failed: {e}");
                 self.trace_model(Usage::default(), 0.0, e.kind(), duration_ms)?;
                 self.audit("model.error", json!({"kind": e.kind(), "message": e.to_string()}))?;
                 Err(Stop::Fail(format!("the model call failed: {e}")))
@@ -561,6 +569,7 @@ impl<'a> Run<'a> {
             Some(Ok(Err(ToolError::Fatal { message }))) => ("fatal", message, Value::Null),
         };
         self.trace_tool(call, outcome, duration_ms)?;
+        tracing::info!(session = %self.session.id, tool = %call.name, outcome, duration_ms, "tool call");
         self.audit(
             "tool.end",
             json!({"call_id": call.id, "name": call.name, "outcome": outcome, "duration_ms": duration_ms, "output_chars": answer.chars().count(), "details": detail}),

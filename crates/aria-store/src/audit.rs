@@ -154,6 +154,20 @@ impl Store {
         head(&self.conn())
     }
 
+    /// The hash of record `seq`, or `None` when there is no such record.
+    pub fn audit_hash_at(&self, seq: u64) -> Result<Option<String>, StoreError> {
+        let conn = self.conn();
+        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        let mut stmt = conn
+            .prepare_cached("SELECT hash FROM audit_log WHERE seq = ?1")
+            .map_err(sql("reading an audit hash"))?;
+        let mut rows = stmt.query([seq]).map_err(sql("reading an audit hash"))?;
+        match rows.next().map_err(sql("reading an audit hash"))? {
+            Some(row) => Ok(Some(row.get(0).map_err(sql("reading an audit hash"))?)),
+            None => Ok(None),
+        }
+    }
+
     /// The last `last` records (all when `None`), ascending `seq`.
     pub fn audit_list(&self, last: Option<usize>) -> Result<Vec<AuditRecordRow>, StoreError> {
         let limit = last.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));

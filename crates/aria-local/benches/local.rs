@@ -1,0 +1,165 @@
+//! Speed and memory of the embedded models. Prints figures; asserts nothing.
+//!
+//! `cargo bench -p aria-local --bench local`. Models come from `$ARIA_BENCH_MODELS_DIR`, else
+//! `$ARIA_TEST_MODELS_DIR`, else `target/tmp/aria-models` (pulled there if missing). Set
+//! `LLAMA_BENCH=/path/to/llama-bench` to print llama.cpp's figures for the same GGUF and thread
+//! count, and the ratio. For AVX2 machines, build with `RUSTFLAGS="-C target-cpu=x86-64-v3"`.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a bench binary reports on stdout
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use aria_api::{ChatRequest, Message};
+use aria_local::{LocalChatOptions, LocalChatProvider, LocalEmbedder, ModelCatalog, PullOptions};
+
+fn models_dir() -> PathBuf {
+    let dir = ["ARIA_BENCH_MODELS_DIR", "ARIA_TEST_MODELS_DIR"]
+        .iter()
+        .find_map(std::env::var_os)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp/aria-models")
+        });
+    let catalog = ModelCatalog::builtin();
+    for entry in catalog.defaults() {
+        aria_local::pull(entry, &dir, &PullOptions::default(), &mut |_| {})
+            .expect("pull the models");
+    }
+    dir
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn request(system: &str, user: &str, max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        model: "local".into(),
+        messages: vec![Message::system(system), Message::user(user)],
+        tools: vec![],
+        max_tokens: Some(max_tokens),
+        temperature: Some(0.0),
+    }
+}
+
+fn main() {
+    let dir = models_dir();
+    let gguf =
+        ModelCatalog::builtin().resolve_chat_model(aria_local::DEFAULT_CHAT_MODEL, &dir).unwrap();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("aria-local bench: {} ({threads} threads)", gguf.display());
+
+    let t = Instant::now();
+    let chat = LocalChatProvider::load(
+        &gguf,
+        LocalChatOptions { repeat_penalty: 1.0, ..LocalChatOptions::default() },
+    )
+    .unwrap();
+    println!(
+        "chat model load time:        {:>8.3} s (GGUF read + tokenizer: {:.3} s)",
+        t.elapsed().as_secs_f64(),
+        chat.load_time().as_secs_f64()
+    );
+    println!("peak RSS after load:         {:>8.1} MB", peak_rss_mb());
+
+    // Warm up (first matmuls allocate and repack).
+    chat.generate_blocking(&request("Warm up.", "Hi", 4)).unwrap();
+
+    let long_user = "Summarise the following notes in one sentence. ".repeat(20);
+    let mut prompt_rate = Vec::new();
+    let mut gen_rate = Vec::new();
+    for i in 0..3 {
+        // A different system prompt each time, so no cached prefix is reused.
+        let system = format!("You are ARIA, run {i}. Answer briefly.");
+        let (_, stats) = chat.generate_blocking(&request(&system, &long_user, 1)).unwrap();
+        prompt_rate.push((stats.prompt_tokens - stats.reused_tokens) as f64 / stats.prompt_secs);
+        let (_, stats) = chat
+            .generate_blocking(&request(
+                &format!("{system}!"),
+                "Write a long story about a robot who learns to paint.",
+                128,
+            ))
+            .unwrap();
+        gen_rate.push(stats.generated_tokens as f64 / stats.generation_secs);
+    }
+    let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let prompt_tps = best(&prompt_rate);
+    let gen_tps = best(&gen_rate);
+    println!(
+        "prompt processing:           {prompt_tps:>8.1} tokens/s (best of 3, ~{} tokens)",
+        chat.tokenize(&long_user).unwrap().len()
+    );
+    println!(
+        "generation:                  {gen_tps:>8.1} tokens/s (best of 3, 128 tokens, greedy)"
+    );
+    println!("peak RSS with chat model:    {:>8.1} MB", peak_rss_mb());
+
+    let t = Instant::now();
+    let embedder = LocalEmbedder::load(&dir.join(aria_local::DEFAULT_EMBEDDING_MODEL)).unwrap();
+    println!("embedder load time:          {:>8.3} s", t.elapsed().as_secs_f64());
+    let sentences: Vec<String> = (0..256)
+        .map(|i| format!("Sentence number {i} talks about topic {} in a few more words.", i % 17))
+        .collect();
+    embedder.embed(&sentences[..32]).unwrap();
+    let t = Instant::now();
+    embedder.embed(&sentences).unwrap();
+    let eps = sentences.len() as f64 / t.elapsed().as_secs_f64();
+    println!("embedding (batch 32):        {eps:>8.1} sentences/s");
+    println!("peak RSS at the end:         {:>8.1} MB", peak_rss_mb());
+
+    if let Some(bench) = std::env::var_os("LLAMA_BENCH") {
+        llama_cpp(&PathBuf::from(bench), &gguf, threads, prompt_tps, gen_tps);
+    }
+}
+
+/// Runs llama.cpp's `llama-bench` on the same file and thread count and prints the ratios.
+fn llama_cpp(bench: &Path, gguf: &Path, threads: usize, prompt_tps: f64, gen_tps: f64) {
+    let out = Command::new(bench)
+        .args([
+            "-m",
+            &gguf.display().to_string(),
+            "-t",
+            &threads.to_string(),
+            "-p",
+            "200",
+            "-n",
+            "128",
+            "-o",
+            "csv",
+        ])
+        .output();
+    let Ok(out) = out else {
+        println!("llama-bench could not run");
+        return;
+    };
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| h.trim_matches('"') == name);
+    let (Some(n_prompt), Some(n_gen), Some(avg)) = (col("n_prompt"), col("n_gen"), col("avg_ts"))
+    else {
+        println!("llama-bench printed no CSV: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    };
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').map(|c| c.trim_matches('"')).collect();
+        let ts: f64 = cells.get(avg).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN);
+        if cells.get(n_prompt).is_some_and(|v| *v != "0") {
+            println!(
+                "llama.cpp prompt processing: {ts:>8.1} tokens/s -> aria/llama.cpp = {:.2}",
+                prompt_tps / ts
+            );
+        } else if cells.get(n_gen).is_some_and(|v| *v != "0") {
+            println!(
+                "llama.cpp generation:        {ts:>8.1} tokens/s -> aria/llama.cpp = {:.2}",
+                gen_tps / ts
+            );
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The loaded GGUF chat model: weights, tokenizer, and the KV cache of the last conversation.
+//!
+//! The KV cache is reused across turns: the tokens whose keys and values are cached are
+//! remembered, and a new prompt that starts with exactly those tokens only has its new suffix
+//! run through the model. Anything else (another conversation, an edited history) clears the
+//! cache and starts over, which is always correct, only slower.
+
+use std::fs::File;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use candle_core::quantized::gguf_file;
+use candle_core::{Device, Tensor};
+use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
+
+use crate::error::LocalError;
+use crate::gguf_tokenizer::GgufVocab;
+
+/// Prompt tokens run through the model per forward pass (bounds the attention matrix).
+const PROMPT_CHUNK: usize = 256;
+
+/// A chat model in memory.
+#[derive(Debug)]
+pub struct ChatModel {
+    weights: ModelWeights,
+    pub(crate) vocab: GgufVocab,
+    /// Each token's text when it is whole UTF-8 and not a control token (for constrained
+    /// decoding, which works on characters).
+    pub(crate) texts: Vec<Option<Box<str>>>,
+    device: Device,
+    /// Tokens whose keys/values are in the cache, in order.
+    cached: Vec<u32>,
+    context: usize,
+    pub(crate) load_time: Duration,
+    /// Prompt tokens the last `prepare` could skip thanks to the cache.
+    pub(crate) last_reused: usize,
+    /// The model state right after the last system turn (the system prompt and tool list are the
+    /// same across conversations, so a new conversation starts from here).
+    snapshot: Option<(Vec<u32>, ModelWeights)>,
+}
+
+impl ChatModel {
+    /// Loads a llama-architecture GGUF file.
+    pub fn load(path: &Path) -> Result<Self, LocalError> {
+        let start = Instant::now();
+        let bad = |e: &dyn std::fmt::Display| LocalError::BadModel {
+            path: path.to_owned(),
+            message: e.to_string(),
+        };
+        let mut file =
+            File::open(path).map_err(|e| LocalError::io("could not open the model", path, e))?;
+        let content = gguf_file::Content::read(&mut file).map_err(|e| bad(&e))?;
+        let arch = content
+            .metadata
+            .get("general.architecture")
+            .and_then(|v| v.to_string().ok())
+            .cloned()
+            .unwrap_or_default();
+        if arch != "llama" {
+            return Err(bad(&format!(
+                "architecture `{arch}` is not supported by the embedded runtime (only `llama`: SmolLM, Llama, TinyLlama, ...)"
+            )));
+        }
+        let context = content
+            .metadata
+            .get("llama.context_length")
+            .and_then(|v| v.to_u32().ok())
+            .map_or(2048, |c| c as usize)
+            .min(MAX_SEQ_LEN);
+        let vocab = GgufVocab::from_gguf(&content)?;
+        let device = Device::Cpu;
+        let weights = ModelWeights::from_gguf(content, &mut file, &device).map_err(|e| bad(&e))?;
+        let texts = vocab
+            .pieces
+            .iter()
+            .zip(&vocab.special)
+            .map(|(bytes, special)| {
+                if *special || bytes.is_empty() {
+                    None
+                } else {
+                    std::str::from_utf8(bytes).ok().map(Box::from)
+                }
+            })
+            .collect();
+        Ok(ChatModel {
+            weights,
+            vocab,
+            texts,
+            device,
+            cached: Vec::new(),
+            context,
+            load_time: start.elapsed(),
+            last_reused: 0,
+            snapshot: None,
+        })
+    }
+
+    /// Tokens the model can attend to.
+    pub fn context(&self) -> usize {
+        self.context
+    }
+
+    /// Runs `prompt` through the model, reusing the cache where it matches, and returns the
+    /// logits for the next token. `stable_prefix` tokens (the system turn) are snapshotted so
+    /// the next conversation with the same system prompt starts after them.
+    pub fn prepare(
+        &mut self,
+        prompt: &[u32],
+        stable_prefix: usize,
+    ) -> Result<Vec<f32>, LocalError> {
+        if prompt.is_empty() {
+            return Err(LocalError::inference("the prompt is empty"));
+        }
+        if prompt.len() >= self.context {
+            return Err(LocalError::ContextFull { tokens: prompt.len(), limit: self.context });
+        }
+        let extends = |cached: &[u32]| {
+            !cached.is_empty() && prompt.len() > cached.len() && prompt.starts_with(cached)
+        };
+        if !extends(&self.cached) {
+            match &self.snapshot {
+                Some((tokens, weights)) if extends(tokens) => {
+                    self.weights = weights.clone();
+                    self.cached = tokens.clone();
+                }
+                _ => self.reset(),
+            }
+        }
+        self.last_reused = self.cached.len();
+        let mut logits = Vec::new();
+        let stable = stable_prefix.min(prompt.len() - 1);
+        if self.cached.len() < stable {
+            for chunk in prompt[self.cached.len()..stable].chunks(PROMPT_CHUNK) {
+                logits = self.forward(chunk)?;
+            }
+            self.snapshot = Some((self.cached.clone(), self.weights.clone()));
+        }
+        let start = self.cached.len();
+        for chunk in prompt[start..].chunks(PROMPT_CHUNK) {
+            logits = self.forward(chunk)?;
+        }
+        Ok(logits)
+    }
+
+    /// Runs one generated token through the model; returns the next logits.
+    pub fn step(&mut self, token: u32) -> Result<Vec<f32>, LocalError> {
+        if self.cached.len() + 1 >= self.context {
+            return Err(LocalError::ContextFull {
+                tokens: self.cached.len() + 1,
+                limit: self.context,
+            });
+        }
+        self.forward(&[token])
+    }
+
+    /// Forgets the cached conversation.
+    pub fn reset(&mut self) {
+        self.weights.clear_kv_cache();
+        self.cached.clear();
+    }
+
+    fn forward(&mut self, tokens: &[u32]) -> Result<Vec<f32>, LocalError> {
+        let input = Tensor::new(tokens, &self.device)
+            .and_then(|t| t.unsqueeze(0))
+            .map_err(LocalError::inference)?;
+        let pos = self.cached.len();
+        let out = self.weights.forward(&input, pos);
+        let logits = match out {
+            Ok(l) => l,
+            Err(e) => {
+                // The cache may hold a half-applied chunk: drop it.
+                self.reset();
+                return Err(LocalError::inference(e));
+            }
+        };
+        self.cached.extend_from_slice(tokens);
+        logits
+            .squeeze(0)
+            .and_then(|l| l.to_dtype(candle_core::DType::F32))
+            .and_then(|l| l.to_vec1::<f32>())
+            .map_err(LocalError::inference)
+    }
+}

@@ -1,0 +1,250 @@
+//! [`LocalChatProvider`]: the embedded GGUF model behind the ordinary [`Provider`] trait.
+//!
+//! Generation runs on its own OS thread (inference is CPU-bound and must not block an async
+//! runtime) and sends events through a bounded channel; the returned stream reads the channel.
+//! Dropping the stream closes the channel, and the thread stops before its next token.
+//! One model serves one generation at a time; a second stream waits for the first.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use aria_api::{ChatEvent, ChatRequest, ChatStream, Provider, ProviderError};
+use futures::StreamExt;
+
+use crate::engine::ChatModel;
+use crate::error::LocalError;
+use crate::generate::{GenParams, GenStats, ToolsOffer, generate};
+use crate::grammar::ToolGrammar;
+use crate::prompt::{Prompt, TOOL_CALL_OPEN, render};
+
+/// Whether the model may answer in text when tools are offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolChoice {
+    /// The model chooses: text, or `<tool_call>` (then decoding is constrained).
+    #[default]
+    Auto,
+    /// When tools are offered, the answer is always one tool call.
+    Required,
+    /// The first answer to each user message is a tool call; once a tool result has come back,
+    /// the model answers freely (text or another call). For models too small to decide to use
+    /// a tool by themselves (SmolLM2-135M almost never does), so that they still look before
+    /// they answer.
+    FirstThenAuto,
+}
+
+/// Defaults for calls that do not say otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalChatOptions {
+    pub max_tokens: u32,
+    /// Used when the request has no temperature. 0 = greedy (deterministic).
+    pub temperature: f32,
+    pub top_p: f32,
+    pub repeat_penalty: f32,
+    pub repeat_last_n: usize,
+    /// Sampling seed; `None` = a new seed per call.
+    pub seed: Option<u64>,
+    pub tool_choice: ToolChoice,
+}
+
+impl Default for LocalChatOptions {
+    fn default() -> Self {
+        LocalChatOptions {
+            max_tokens: 512,
+            temperature: 0.0,
+            top_p: 0.9,
+            repeat_penalty: 1.1,
+            repeat_last_n: 64,
+            seed: None,
+            tool_choice: ToolChoice::Auto,
+        }
+    }
+}
+
+/// The embedded chat model as a [`Provider`]. Cloning shares the loaded model.
+#[derive(Debug, Clone)]
+pub struct LocalChatProvider {
+    model: Arc<Mutex<ChatModel>>,
+    options: LocalChatOptions,
+    load_time: Duration,
+    last_stats: Arc<Mutex<Option<GenStats>>>,
+}
+
+/// Whether a tool has answered since the user last spoke.
+fn tool_result_since_last_user_message(request: &ChatRequest) -> bool {
+    request
+        .messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role != aria_api::Role::User)
+        .any(|m| m.role == aria_api::Role::Tool)
+}
+
+impl LocalChatProvider {
+    /// Loads a GGUF chat model (llama architecture, byte-level BPE tokenizer, ChatML tokens).
+    /// Blocking: call it from `spawn_blocking` in async code.
+    pub fn load(path: &Path, options: LocalChatOptions) -> Result<Self, LocalError> {
+        let model = ChatModel::load(path)?;
+        let load_time = model.load_time;
+        Ok(LocalChatProvider {
+            model: Arc::new(Mutex::new(model)),
+            options,
+            load_time,
+            last_stats: Arc::default(),
+        })
+    }
+
+    /// The same loaded model with other defaults.
+    pub fn with_options(&self, options: LocalChatOptions) -> Self {
+        LocalChatProvider { options, ..self.clone() }
+    }
+
+    pub fn options(&self) -> &LocalChatOptions {
+        &self.options
+    }
+
+    /// Figures of the last finished (or cancelled) generation: tokens and seconds.
+    pub fn last_stats(&self) -> Option<GenStats> {
+        *self.last_stats.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How long loading the GGUF took.
+    pub fn load_time(&self) -> Duration {
+        self.load_time
+    }
+
+    /// The model's context window in tokens.
+    pub fn context_length(&self) -> usize {
+        self.lock().context()
+    }
+
+    /// Encodes plain text with the model's tokenizer (control tokens are not recognised).
+    pub fn tokenize(&self, text: &str) -> Result<Vec<u32>, LocalError> {
+        self.lock().vocab.encode_text(text)
+    }
+
+    /// Decodes token ids to text.
+    pub fn detokenize(&self, ids: &[u32]) -> Result<String, LocalError> {
+        let model = self.lock();
+        let bytes: Vec<u8> = ids
+            .iter()
+            .flat_map(|id| model.vocab.pieces.get(*id as usize).cloned().unwrap_or_default())
+            .collect();
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The prompt a request turns into (what the model sees).
+    pub fn render_prompt(&self, request: &ChatRequest) -> Result<Prompt, LocalError> {
+        let prefix = self.assistant_prefix(request);
+        render(&self.lock().vocab, &request.messages, &request.tools, prefix)
+    }
+
+    /// Runs a request to the end on the calling thread, returning the events and timing
+    /// figures (benchmarks and tests; the agent uses [`Provider::stream`]).
+    pub fn generate_blocking(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<(Vec<ChatEvent>, GenStats), LocalError> {
+        let mut events = Vec::new();
+        let stats = self.run(
+            request,
+            &mut |e| {
+                events.push(e);
+                true
+            },
+            &|| false,
+        )?;
+        Ok((events, stats))
+    }
+
+    fn assistant_prefix(&self, request: &ChatRequest) -> &'static str {
+        let forced = !request.tools.is_empty()
+            && match self.options.tool_choice {
+                ToolChoice::Auto => false,
+                ToolChoice::Required => true,
+                ToolChoice::FirstThenAuto => !tool_result_since_last_user_message(request),
+            };
+        if forced { "<tool_call>\n" } else { "" }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ChatModel> {
+        // A panic mid-generation leaves a possibly inconsistent KV cache: clear it and go on.
+        self.model.lock().unwrap_or_else(|poisoned| {
+            let mut guard = poisoned.into_inner();
+            guard.reset();
+            guard
+        })
+    }
+
+    fn params(&self, request: &ChatRequest) -> GenParams {
+        let o = &self.options;
+        let seed = o.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(42, |d| d.as_nanos() as u64)
+        });
+        GenParams {
+            max_tokens: request.max_tokens.unwrap_or(o.max_tokens) as usize,
+            temperature: request.temperature.unwrap_or(o.temperature).max(0.0),
+            top_p: o.top_p,
+            repeat_penalty: o.repeat_penalty,
+            repeat_last_n: o.repeat_last_n,
+            seed,
+        }
+    }
+
+    fn run(
+        &self,
+        request: &ChatRequest,
+        emit: &mut dyn FnMut(ChatEvent) -> bool,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<GenStats, LocalError> {
+        let prefix = self.assistant_prefix(request);
+        let offer = (!request.tools.is_empty()).then(|| ToolsOffer {
+            grammar: Arc::new(ToolGrammar::new(
+                request.tools.iter().map(|t| (t.name.as_str(), &t.parameters)),
+            )),
+            names: request.tools.iter().map(|t| t.name.clone()).collect(),
+            forced: prefix.starts_with(TOOL_CALL_OPEN),
+        });
+        let params = self.params(request);
+        let mut model = self.lock();
+        let prompt = render(&model.vocab, &request.messages, &request.tools, prefix)?;
+        let stats = generate(&mut model, &prompt, &params, offer.as_ref(), emit, cancelled)?;
+        *self.last_stats.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
+        Ok(stats)
+    }
+}
+
+impl Provider for LocalChatProvider {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn stream(&self, request: ChatRequest) -> ChatStream {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<ChatEvent, ProviderError>>(64);
+        let this = self.clone();
+        let spawned =
+            std::thread::Builder::new().name("aria-local-generate".into()).spawn(move || {
+                let span = tracing::debug_span!("local_generate", model = %request.model);
+                let _guard = span.enter();
+                let sender = tx.clone();
+                let result = this.run(
+                    &request,
+                    &mut |event| sender.blocking_send(Ok(event)).is_ok(),
+                    &|| tx.is_closed(),
+                );
+                if let Err(e) = result {
+                    let _ = tx.blocking_send(Err(e.into()));
+                }
+            });
+        if let Err(e) = spawned {
+            let err = ProviderError::Config {
+                message: format!("could not start the local generation thread: {e}"),
+            };
+            return futures::stream::once(async move { Err(err) }).boxed();
+        }
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) })
+            .boxed()
+    }
+}

@@ -1,0 +1,148 @@
+//! The chat provider with the real SmolLM2-135M model.
+
+use aria_api::{ChatEvent, ChatRequest, FinishReason, Message, Provider};
+use aria_local::LocalChatOptions;
+use futures::StreamExt;
+
+use super::support::{chat, greedy};
+
+fn request(messages: Vec<Message>, max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        model: "local".into(),
+        messages,
+        tools: vec![],
+        max_tokens: Some(max_tokens),
+        temperature: Some(0.0),
+    }
+}
+
+fn text_of(events: &[ChatEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Greedy decoding without repetition penalty is deterministic. Cross-checked against
+/// llama.cpp's `llama-simple` (greedy, same GGUF, same ChatML text): the first two answers are
+/// identical to llama.cpp's for all 32 tokens; the last two agree with it on the prefix
+/// asserted here and then differ by a word (float rounding: llama.cpp keeps an f16 KV cache).
+#[test]
+fn greedy_answers_match_the_snapshot() {
+    let provider = chat().with_options(LocalChatOptions { repeat_penalty: 1.0, ..greedy() });
+    let cases: &[(&str, &str, bool)] = &[
+        (
+            "Name the largest planet in the solar system.",
+            "The largest planet in the solar system is Neptune, but it's actually a planet in its own right. It's a gas giant, and it's the eighth",
+            true,
+        ),
+        ("Translate 'thank you' into Spanish.", "Inserir \"tuta\" en español.", true),
+        (
+            "How do I list files in a directory on Linux?",
+            "To list files in a directory on Linux, you can use the `ls` command. Here's a simple example:\n\n```bash\nls",
+            false,
+        ),
+        (
+            "What is 2 + 2?",
+            "The answer to this classic math problem is 4.\n\nIn a world where numbers are",
+            false,
+        ),
+    ];
+    for (question, expected, whole) in cases {
+        let (events, stats) =
+            provider.generate_blocking(&request(vec![Message::user(*question)], 32)).unwrap();
+        let text = text_of(&events);
+        if *whole {
+            assert_eq!(&text, expected, "{question}");
+        } else {
+            assert!(text.starts_with(expected), "{question}: {text:?}");
+        }
+        let usage = aria_api::Usage {
+            input_tokens: stats.prompt_tokens as u64,
+            output_tokens: stats.generated_tokens as u64,
+        };
+        assert!(events.contains(&ChatEvent::Usage { usage }), "{events:?}");
+        let reason =
+            if stats.generated_tokens == 32 { FinishReason::Length } else { FinishReason::Stop };
+        assert_eq!(events.last(), Some(&ChatEvent::Finished { reason }));
+    }
+}
+
+#[test]
+fn the_stream_yields_deltas_then_usage_then_finished() {
+    let provider = chat();
+    let events: Vec<_> = futures::executor::block_on(
+        provider
+            .stream(request(vec![Message::user("Name three colours.")], 24))
+            .collect::<Vec<_>>(),
+    );
+    let events: Vec<ChatEvent> = events.into_iter().map(Result::unwrap).collect();
+    let n = events.len();
+    assert!(n >= 3, "{events:?}");
+    assert!(events[..n - 2].iter().all(|e| matches!(e, ChatEvent::TextDelta { .. })), "{events:?}");
+    let ChatEvent::Usage { usage } = &events[n - 2] else { panic!("{events:?}") };
+    assert!(
+        usage.input_tokens > 10 && usage.output_tokens >= 1 && usage.output_tokens <= 24,
+        "{usage:?}"
+    );
+    assert!(matches!(events[n - 1], ChatEvent::Finished { .. }));
+    assert!(!text_of(&events).trim().is_empty());
+}
+
+#[test]
+fn dropping_the_stream_stops_generation() {
+    let provider = chat();
+    let story = request(vec![Message::user("Write a very long story about the sea.")], 400);
+    let story_tokens = provider.render_prompt(&story).unwrap().tokens.len();
+    provider.generate_blocking(&request(vec![Message::user("Hi")], 1)).unwrap();
+    let mut stream = provider.stream(story);
+    let first = futures::executor::block_on(stream.next()).unwrap().unwrap();
+    assert!(matches!(first, ChatEvent::TextDelta { .. }), "{first:?}");
+    drop(stream);
+    let start = std::time::Instant::now();
+    let stats = loop {
+        if let Some(s) = provider.last_stats()
+            && s.prompt_tokens == story_tokens
+        {
+            break s;
+        }
+        assert!(start.elapsed().as_secs() < 300, "the cancelled generation never stopped");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(
+        stats.generated_tokens < 20,
+        "generation went on after the stream was dropped: {stats:?}"
+    );
+}
+
+#[test]
+fn a_second_turn_reuses_the_kv_cache_of_the_first() {
+    // Its own instance: other tests running in parallel would replace the shared cache.
+    let provider =
+        aria_local::LocalChatProvider::load(&super::support::chat_model_path(), greedy()).unwrap();
+    let first = vec![Message::user("My name is Ada. Say hello to me.")];
+    let (events, stats1) = provider.generate_blocking(&request(first.clone(), 24)).unwrap();
+    let answer = text_of(&events);
+    let mut second = first;
+    second.push(Message::assistant(answer, vec![]));
+    second.push(Message::user("What is my name?"));
+    let (events, stats2) = provider.generate_blocking(&request(second, 24)).unwrap();
+    assert!(stats2.reused_tokens >= stats1.prompt_tokens, "{stats1:?} then {stats2:?}");
+    assert!(!text_of(&events).is_empty());
+}
+
+#[test]
+fn a_missing_model_file_is_a_clear_error() {
+    let err =
+        aria_local::LocalChatProvider::load(std::path::Path::new("/nonexistent/m.gguf"), greedy())
+            .unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/m.gguf"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.gguf");
+    std::fs::write(&junk, b"not a gguf file at all").unwrap();
+    let err = aria_local::LocalChatProvider::load(&junk, greedy()).unwrap_err().to_string();
+    assert!(err.contains("llama-architecture GGUF"), "{err}");
+}

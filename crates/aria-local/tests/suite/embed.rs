@@ -1,0 +1,85 @@
+//! The sentence embedder with the real all-MiniLM-L6-v2 weights.
+
+use aria_local::cosine;
+
+use super::support::embedder;
+
+fn embed(texts: &[&str]) -> Vec<Vec<f32>> {
+    embedder().embed(&texts.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+}
+
+#[test]
+fn vectors_have_384_dimensions_and_unit_norm() {
+    let vs = embed(&[
+        "hello",
+        "",
+        "A much longer sentence about databases, indexes and query planners.",
+    ]);
+    assert_eq!(vs.len(), 3);
+    for v in &vs {
+        assert_eq!(v.len(), 384);
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+    }
+}
+
+#[test]
+fn related_sentences_score_higher_than_unrelated_ones() {
+    let triples = [
+        (
+            "The cat sits on the mat.",
+            "A kitten is resting on a rug.",
+            "Stock markets fell sharply today.",
+        ),
+        (
+            "How do I reset my password?",
+            "I forgot my login credentials.",
+            "The recipe needs two eggs.",
+        ),
+        (
+            "Rust is a systems programming language.",
+            "C++ and Rust are used for low-level software.",
+            "We hiked up the mountain at dawn.",
+        ),
+        (
+            "It is raining heavily in London.",
+            "London weather: storms and downpours.",
+            "My favourite colour is green.",
+        ),
+    ];
+    for (a, related, unrelated) in triples {
+        let v = embed(&[a, related, unrelated]);
+        let (r, u) = (cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
+        assert!(r > u + 0.1, "{a:?}: related {r} vs unrelated {u}");
+    }
+}
+
+#[test]
+fn batching_and_order_do_not_change_the_vectors() {
+    let texts: Vec<String> =
+        (0..70).map(|i| format!("sentence {i} {}", "word ".repeat(i % 9))).collect();
+    let all = embedder().embed(&texts).unwrap();
+    for i in [0usize, 33, 69] {
+        let one = embedder().embed(&texts[i..=i]).unwrap();
+        let diff: f32 = one[0].iter().zip(&all[i]).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(diff < 1e-4, "text {i} differs by {diff} when batched");
+    }
+}
+
+/// Reference values from an independent forward pass: a 40-line NumPy BERT reading the same
+/// safetensors with the Python `tokenizers` package (mean pooling, L2 norm), hard-coded here.
+#[test]
+fn embeddings_match_an_independent_numpy_reference() {
+    let v =
+        embed(&["This is a test.", "The cat sits on the mat.", "A kitten is resting on a rug."]);
+    let expected_first = [
+        [0.03359f32, 0.01051, -0.0175, 0.02935, -0.00942, -0.03702],
+        [0.13418, -0.0329, -0.0248, 0.04144, -0.03635, 0.04181],
+    ];
+    for (got, want) in v.iter().zip(expected_first) {
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 2e-4, "{:?} vs {want:?}", &got[..6]);
+        }
+    }
+    assert!((cosine(&v[1], &v[2]) - 0.64113).abs() < 1e-3, "{}", cosine(&v[1], &v[2]));
+}

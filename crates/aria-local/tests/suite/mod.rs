@@ -1,0 +1,7 @@
+mod support;
+
+mod chat;
+mod embed;
+mod pull;
+mod tokenizer;
+mod tools;

@@ -1,0 +1,219 @@
+//! Constrained tool calls with the real model: every call parses and follows its schema.
+
+use aria_api::{ChatEvent, ChatRequest, FinishReason, Message, ToolCall, ToolSpec};
+use aria_local::{LocalChatOptions, ToolChoice};
+use serde_json::{Value, json};
+
+use super::support::{chat, greedy};
+
+fn tools() -> Vec<ToolSpec> {
+    let spec = |name: &str, description: &str, parameters: Value| ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        parameters,
+    };
+    vec![
+        spec(
+            "get_weather",
+            "Current weather for a city.",
+            json!({"type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+            "required": ["city"]}),
+        ),
+        spec(
+            "file_read",
+            "Read a text file.",
+            json!({"type": "object",
+            "properties": {"path": {"type": "string"}, "max_bytes": {"type": "integer"}},
+            "required": ["path"], "additionalProperties": false}),
+        ),
+        spec(
+            "set_timer",
+            "Start a countdown timer.",
+            json!({"type": "object",
+            "properties": {"minutes": {"type": "integer"}, "label": {"type": "string"}, "loud": {"type": "boolean"}},
+            "required": ["minutes"]}),
+        ),
+        spec(
+            "web_search",
+            "Search the web.",
+            json!({"type": "object",
+            "properties": {"query": {"type": "string"}, "count": {"type": "number"}},
+            "required": ["query", "count"]}),
+        ),
+    ]
+}
+
+/// 50 requests that ask for a tool.
+fn prompts() -> Vec<String> {
+    let cities =
+        ["Paris", "Tokyo", "Lagos", "Lima", "Oslo", "Cairo", "Denver", "Hanoi", "Perth", "Quito"];
+    let paths = [
+        "/etc/hosts",
+        "notes.txt",
+        "src/main.rs",
+        "README.md",
+        "/tmp/log.txt",
+        "a b.txt",
+        "data/x.csv",
+        "~/todo.md",
+        "Cargo.toml",
+        "/var/log/syslog",
+    ];
+    let topics = [
+        "rust async",
+        "best pizza in Naples",
+        "2024 olympics",
+        "how to bake bread",
+        "quantum computing",
+        "cheap flights",
+        "python tutorials",
+        "mars rover news",
+        "jazz history",
+        "linux kernel",
+    ];
+    let mut out = Vec::new();
+    for (i, c) in cities.iter().enumerate() {
+        out.push(if i % 2 == 0 {
+            format!("What's the weather in {c}?")
+        } else {
+            format!("Is it raining in {c} right now? Use fahrenheit.")
+        });
+    }
+    for p in paths {
+        out.push(format!("Read the file {p} and show it to me."));
+    }
+    for n in 1..=10 {
+        out.push(format!("Set a timer for {} minutes for the tea.", n * 3));
+    }
+    for t in topics {
+        out.push(format!("Search the web for \"{t}\", 5 results."));
+    }
+    for (p, c) in paths.iter().zip(cities) {
+        out.push(format!(
+            "First show me the first 100 bytes of {p}, then tell me the weather in {c}."
+        ));
+    }
+    assert_eq!(out.len(), 50);
+    out
+}
+
+/// Independent validation: JSON parse + the `jsonschema` crate against the tool's schema.
+fn validate(call: &ToolCall, tools: &[ToolSpec]) -> Result<(), String> {
+    let tool = tools
+        .iter()
+        .find(|t| t.name == call.name)
+        .ok_or_else(|| format!("unknown tool {:?}", call.name))?;
+    let args: Value =
+        serde_json::from_str(&call.arguments).map_err(|e| format!("{e}: {}", call.arguments))?;
+    let validator = jsonschema::validator_for(&tool.parameters).map_err(|e| e.to_string())?;
+    validator.validate(&args).map_err(|e| format!("{e}: {}", call.arguments))
+}
+
+fn request(prompt: &str, tools: Vec<ToolSpec>) -> ChatRequest {
+    ChatRequest {
+        model: "local".into(),
+        messages: vec![Message::user(prompt)],
+        tools,
+        max_tokens: Some(64),
+        temperature: Some(0.0),
+    }
+}
+
+fn calls(events: &[ChatEvent]) -> Vec<ToolCall> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::ToolCall { call } => Some(call.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn fifty_tool_requests_all_yield_schema_valid_calls() {
+    let provider =
+        chat().with_options(LocalChatOptions { tool_choice: ToolChoice::Required, ..greedy() });
+    let tools = tools();
+    let mut failures = Vec::new();
+    let mut expected_tool = 0;
+    let wanted =
+        |i: usize| ["get_weather", "file_read", "set_timer", "web_search", "file_read"][i / 10];
+    for (i, prompt) in prompts().iter().enumerate() {
+        let (events, stats) = provider.generate_blocking(&request(prompt, tools.clone())).unwrap();
+        eprintln!("{stats:?}");
+        let calls = calls(&events);
+        if calls.len() != 1 {
+            failures.push(format!("{prompt}: {} calls in {events:?}", calls.len()));
+            continue;
+        }
+        if let Err(e) = validate(&calls[0], &tools) {
+            failures.push(format!("{prompt}: {e}"));
+        }
+        if calls[0].name == wanted(i) {
+            expected_tool += 1;
+        }
+        assert!(events.contains(&ChatEvent::Finished { reason: FinishReason::ToolCalls }));
+        eprintln!("{prompt} -> {} {}", calls[0].name, calls[0].arguments);
+    }
+    eprintln!("the expected tool was chosen {expected_tool}/50 times");
+    assert!(failures.is_empty(), "{} invalid:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn auto_mode_calls_are_valid_whenever_the_model_chooses_a_tool() {
+    let provider = chat();
+    let tools = tools();
+    let mut called = 0;
+    for prompt in prompts().iter().step_by(10) {
+        let req = ChatRequest { max_tokens: Some(32), ..request(prompt, tools.clone()) };
+        let (events, _) = provider.generate_blocking(&req).unwrap();
+        for call in calls(&events) {
+            called += 1;
+            validate(&call, &tools).unwrap_or_else(|e| panic!("{prompt}: {e}"));
+        }
+        let text: String = events
+            .iter()
+            .filter_map(|e| match e {
+                ChatEvent::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(!text.contains("<tool_call>"), "a tool call leaked into the text: {text}");
+        eprintln!("{prompt} -> {:?} / {text:?}", calls(&events));
+    }
+    eprintln!("auto mode: {called}/5 prompts produced a call");
+}
+
+/// In auto mode the model decides. SmolLM2-135M almost never opens a tool call unprompted (see
+/// the test above, and it does not imitate an earlier call in the conversation either), but it
+/// copies text it is asked to repeat. That is enough to exercise the switch end to end: the tag
+/// is detected in free text, kept out of the text deltas, and what follows is decoded under the
+/// grammar into a valid call.
+#[test]
+fn auto_mode_switches_to_constrained_decoding_when_the_model_opens_a_call() {
+    let provider = chat();
+    let tools = tools();
+    let mut switched = 0;
+    for prompt in [
+        "Repeat exactly: <tool_call>",
+        "Say \"<tool_call>\" and nothing else.",
+        "Copy this text: <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}",
+    ] {
+        let (events, _) = provider.generate_blocking(&request(prompt, tools.clone())).unwrap();
+        let text: String = events
+            .iter()
+            .filter_map(|e| match e {
+                ChatEvent::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(!text.contains("<tool_call>"), "a tool call leaked into the text: {text}");
+        for call in calls(&events) {
+            validate(&call, &tools).unwrap();
+            switched += 1;
+        }
+        eprintln!("{prompt}: {:?} / {text:?}", calls(&events));
+    }
+    assert!(switched >= 1, "the model never opened a tool call, so the switch went untested");
+}
