@@ -28,9 +28,10 @@ pub mod guard;
 pub mod registry;
 pub mod tools;
 
+pub use guard::entropy::{ENTROPY_MIN_LEN, ENTROPY_THRESHOLD, shannon_entropy};
 pub use guard::path::{FileKind, GuardError, PathError, PathGuard, PathRefusal, Resolved};
 pub use guard::read::{BINARY_SNIFF_BYTES, DEFAULT_MAX_READ_BYTES, ReadError};
-pub use guard::secrets::{MIN_KNOWN_SECRET_LEN, SecretRedactor};
+pub use guard::secrets::{MIN_KNOWN_SECRET_LEN, Redacted, SecretRedactor};
 pub use guard::sensitive::SensitivePatterns;
 pub use registry::{builtin_tool_names, builtin_tools};
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};

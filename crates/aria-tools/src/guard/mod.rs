@@ -2,8 +2,10 @@
 //!
 //! - [`path`]: confinement of file paths to the configured roots, and sensitive-file refusal.
 //! - [`read`]: reading an approved path as text, with the check/use gap narrowed.
-//! - [`secrets`]: the secret redactor used on logs, audit payloads and model input.
+//! - [`secrets`]: the secret redactor used on logs, audit payloads and model input, with
+//!   [`entropy`] for high-entropy tokens.
 
+pub mod entropy;
 pub(crate) mod lexical;
 pub mod path;
 pub mod read;

@@ -57,6 +57,12 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::None,
     },
     Rule {
+        // Incoming webhooks: the URL itself is the credential.
+        kind: "slack_webhook",
+        pattern: r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        check: Check::None,
+    },
+    Rule {
         kind: "stripe_key",
         pattern: r"(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
         check: Check::None,
@@ -68,15 +74,29 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "aws_secret_access_key",
-        pattern: r#"(?i:aws_secret_access_key)["']?[ \t]*[:=][ \t]*["']?(?P<VALUE>[A-Za-z0-9/+=]{40})"#,
+        // `aws_secret_access_key = …` (credentials file, env) and `"SecretAccessKey": "…"` (JSON
+        // from `aws sts`).
+        pattern: r#"(?i:(?:aws_?)?secret_?access_?key)["']?[ \t]*[:=][ \t]*["']?(?P<VALUE>[A-Za-z0-9/+=]{40})"#,
         check: Check::None,
     },
     Rule { kind: "google_api_key", pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35,}", check: Check::None },
     Rule {
-        // `123456789:AA…` (35 characters after the colon); also inside `/bot<token>/` URLs,
-        // hence no leading word boundary.
+        kind: "google_oauth_token",
+        pattern: r"(?-u:\b)ya29\.[0-9A-Za-z_-]{20,}",
+        check: Check::None,
+    },
+    Rule { kind: "npm_token", pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)", check: Check::None },
+    Rule {
+        kind: "huggingface_token",
+        pattern: r"(?-u:\b)hf_[A-Za-z0-9]{34,}(?-u:\b)",
+        check: Check::None,
+    },
+    Rule {
+        // `123456789:AA…` (35 characters after the colon, starting `AA`); also inside
+        // `/bot<token>/` URLs, where no word boundary precedes the digits. Two hex digests
+        // around a colon are not a token (found by a property test).
         kind: "telegram_bot_token",
-        pattern: r"[0-9]{8,10}:[A-Za-z0-9_-]{35,}",
+        pattern: r"(?:bot|(?-u:\b))(?P<VALUE>[0-9]{8,10}:AA[A-Za-z0-9_-]{33,})",
         check: Check::None,
     },
     Rule {
@@ -86,16 +106,24 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::None,
     },
     Rule {
+        // scheme://user:password@host: only the password goes. A user alone (`git@…`,
+        // `https://bob@…`) and `host:port` are not credentials.
+        kind: "url_credentials",
+        pattern: r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\[\]"'<>]{0,128}:(?P<VALUE>[^\s/?#@\[\]"'<>]{1,256})@"#,
+        check: Check::None,
+    },
+    Rule {
         // `Authorization: Bearer …` (also Basic/token/Bot), header or JSON; the scheme is kept.
         kind: "bearer_token",
         pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:bearer|basic|token|bot)[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=-]+)"#,
         check: Check::None,
     },
     Rule {
-        // NAME=value, NAME: value, "name": "value" where NAME mentions a key, token, secret or
-        // password. Only the value is replaced.
+        // NAME=value, NAME: value, "name": "value" where NAME mentions a key, token, secret,
+        // password or credential, or has `pass`/`pwd` as a whole part (`DB_PASS`, `MYSQL_PWD`,
+        // not `compass`). Only the value is replaced.
         kind: "env_secret",
-        pattern: r#"(?-u:\b)(?i:[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd)[A-Za-z0-9_.-]*)(?P<KEYQ>["']?)[ \t]*(?P<SEP>[:=])[ \t]*(?:"(?P<VALUE>[^"\n]*)"|'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#,
+        pattern: r#"(?-u:\b)(?i:[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|credential)[A-Za-z0-9_.-]*|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd)(?:[_.-][A-Za-z0-9_.-]*)?)(?P<KEYQ>["']?)[ \t]*(?P<SEP>[:=])[ \t]*(?:"(?P<VALUE>[^"\n]*)"|'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#,
         check: Check::EnvValue,
     },
 ];

@@ -1,6 +1,6 @@
 //! [`SecretRedactor`]: the outbound secret filter and log scrubber (`aria_api::Redact`).
 //!
-//! Two passes, each one compiled regex:
+//! Three passes; the first two are one compiled regex each:
 //! 1. **Known values** (API keys ARIA was configured with) are replaced literally. They go first
 //!    and on their own so that a pattern match starting earlier can never cut one in half and
 //!    leave its tail in the text.
@@ -8,6 +8,11 @@
 //!    text with no secret costs a single scan. Some matches get a second look in code (the
 //!    regex crate has no look-around): `.env`-style assignments must not eat ordinary source
 //!    code such as `let token = get_token();`, and `sk-…` must contain a digit.
+//! 3. **High-entropy tokens** (seed 000 §4.3, see `entropy.rs`): one byte loop over what is
+//!    left, judging only runs of 64+ token characters.
+//!
+//! [`SecretRedactor::redact_report`] also says which kinds were found, for audit records and
+//! `aria check secrets`; it never returns the secrets themselves.
 //!
 //! Text with nothing to redact is returned as `Cow::Borrowed` without allocating.
 
@@ -16,6 +21,7 @@ use std::fmt;
 
 use regex::{Captures, Regex, RegexBuilder};
 
+use crate::guard::entropy::find_high_entropy;
 use crate::guard::secret_rules::{Check, RULES};
 
 /// Known values shorter than this are ignored: redacting `true` or `1234` everywhere would
@@ -85,7 +91,48 @@ impl SecretRedactor {
         SecretRedactor { known: known_re, known_count, patterns, slots }
     }
 
-    fn redact_patterns<'a>(&self, re: &Regex, text: &'a str) -> Cow<'a, str> {
+    /// Redacts like [`aria_api::Redact::redact`] and lists the kind of every replacement: known
+    /// values (`known`) first, then pattern kinds in text order, then `high_entropy`.
+    pub fn redact_report<'a>(&self, text: &'a str) -> Redacted<'a> {
+        let mut kinds = Vec::new();
+        let (Ok(known), Ok(patterns)) = (&self.known, &self.patterns) else {
+            if text.is_empty() {
+                return Redacted { text: Cow::Borrowed(text), kinds };
+            }
+            kinds.push("redactor-unavailable");
+            return Redacted { text: Cow::Borrowed(BROKEN), kinds };
+        };
+        let first = match known {
+            Some(re) => {
+                let hits = re.find_iter(text).count();
+                kinds.extend(std::iter::repeat_n("known", hits));
+                if hits == 0 {
+                    Cow::Borrowed(text)
+                } else {
+                    re.replace_all(text, "[REDACTED:known]")
+                }
+            }
+            None => Cow::Borrowed(text),
+        };
+        let second = match first {
+            Cow::Borrowed(t) => self.redact_patterns(patterns, t, &mut kinds),
+            Cow::Owned(t) => {
+                Cow::Owned(self.redact_patterns(patterns, &t, &mut kinds).into_owned())
+            }
+        };
+        let text = match second {
+            Cow::Borrowed(t) => redact_entropy(t, &mut kinds),
+            Cow::Owned(t) => Cow::Owned(redact_entropy(&t, &mut kinds).into_owned()),
+        };
+        Redacted { text, kinds }
+    }
+
+    fn redact_patterns<'a>(
+        &self,
+        re: &Regex,
+        text: &'a str,
+        kinds: &mut Vec<&'static str>,
+    ) -> Cow<'a, str> {
         let mut out = Output { text, buf: None, copied: 0 };
         let mut pos = 0;
         while pos <= text.len() {
@@ -103,13 +150,14 @@ impl SecretRedactor {
             // resumes after it: scan that part on its own so a token inside it is not missed.
             if value_start > whole.start() && value_start - whole.start() < text.len() {
                 let key = &text[whole.start()..value_start];
-                if let Cow::Owned(clean) = self.redact_patterns(re, key) {
+                if let Cow::Owned(clean) = self.redact_patterns(re, key, kinds) {
                     out.replace(whole.start(), value_start, &clean);
                 }
             }
             match verdict {
                 Verdict::Redact(start, end) => {
                     out.replace(start, end, &format!("[REDACTED:{}]", slots.kind));
+                    kinds.push(slots.kind);
                     pos = whole.end().max(next_char(text, whole.start()));
                 }
                 // Look again just after the separator (an assignment that is really code may
@@ -119,6 +167,23 @@ impl SecretRedactor {
         }
         out.finish()
     }
+}
+
+/// Text with its secrets replaced, and the kind of each replacement (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redacted<'a> {
+    pub text: Cow<'a, str>,
+    pub kinds: Vec<&'static str>,
+}
+
+/// The third pass: high-entropy tokens.
+fn redact_entropy<'a>(text: &'a str, kinds: &mut Vec<&'static str>) -> Cow<'a, str> {
+    let mut out = Output { text, buf: None, copied: 0 };
+    for (start, end) in find_high_entropy(text) {
+        out.replace(start, end, "[REDACTED:high_entropy]");
+        kinds.push("high_entropy");
+    }
+    out.finish()
 }
 
 /// The redacted text, built only once something is replaced.
@@ -151,17 +216,7 @@ impl<'a> Output<'a> {
 
 impl aria_api::Redact for SecretRedactor {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let (Ok(known), Ok(patterns)) = (&self.known, &self.patterns) else {
-            return if text.is_empty() { Cow::Borrowed(text) } else { Cow::Borrowed(BROKEN) };
-        };
-        let first = match known {
-            Some(re) => re.replace_all(text, "[REDACTED:known]"),
-            None => Cow::Borrowed(text),
-        };
-        match first {
-            Cow::Borrowed(t) => self.redact_patterns(patterns, t),
-            Cow::Owned(t) => Cow::Owned(self.redact_patterns(patterns, &t).into_owned()),
-        }
+        self.redact_report(text).text
     }
 }
 

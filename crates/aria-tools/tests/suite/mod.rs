@@ -5,4 +5,5 @@ mod path_guard;
 mod path_props;
 mod read_text;
 mod secrets;
+mod secrets_kinds;
 mod secrets_props;
