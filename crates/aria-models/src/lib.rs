@@ -15,8 +15,18 @@
 //! out as a classified [`aria_api::ProviderError`] (auth, rate limit with `Retry-After`, context
 //! length, network, timeout, HTTP status, malformed stream) that the router can reason about.
 
+mod anthropic;
+mod http;
+mod ollama;
 mod openai;
+mod reader;
 mod sse;
+mod textcalls;
 
-pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider};
+pub use anthropic::{AnthropicConfig, AnthropicProvider, MessageAssembler};
+pub use http::Timeouts;
+pub use ollama::{LineAssembler, OllamaConfig, OllamaProvider};
+pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider, ToolChoice};
+pub use reader::Assembler;
 pub use sse::{MAX_EVENT_BYTES, SseError, SseEvent, SseParser};
+pub use textcalls::{TextCalls, recognise as recognise_text_tool_calls};

@@ -3,11 +3,16 @@
 //! - [`scripted`]: an in-process [`aria_api::Provider`] that plays back a script of turns and
 //!   records every request, for unit tests of the agent loop.
 //! - [`memory`]: an in-memory journal and audit sink that can inject write failures.
-//! - [`openai_mock`]: a loopback HTTP server that speaks the OpenAI chat-completions wire format
-//!   (SSE streaming with real chunk shapes), for end-to-end tests of providers and the binary.
+//! - [`openai_mock`], [`anthropic_mock`], [`ollama_mock`]: loopback HTTP servers that speak the
+//!   OpenAI chat-completions, Anthropic Messages and Ollama native wire formats (real stream
+//!   shapes), playing one script vocabulary ([`mock::MockTurn`]) that includes fault injection:
+//!   HTTP errors with `Retry-After`, a connection reset mid-stream, truncated JSON, a stall.
 //!
 //! Nothing here reaches beyond 127.0.0.1.
 
+pub mod anthropic_mock;
 pub mod memory;
+pub mod mock;
+pub mod ollama_mock;
 pub mod openai_mock;
 pub mod scripted;

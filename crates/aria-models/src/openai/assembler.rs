@@ -206,6 +206,23 @@ impl ChunkAssembler {
     }
 }
 
+impl crate::reader::Assembler for ChunkAssembler {
+    fn push(
+        &mut self,
+        _event: Option<&str>,
+        data: &str,
+        out: &mut Vec<ChatEvent>,
+    ) -> Result<(), ProviderError> {
+        ChunkAssembler::push(self, data, out)
+    }
+    fn finish(&mut self, out: &mut Vec<ChatEvent>) -> Result<(), ProviderError> {
+        ChunkAssembler::finish(self, out)
+    }
+    fn is_done(&self) -> bool {
+        ChunkAssembler::is_done(self)
+    }
+}
+
 fn finish_reason(reason: &str) -> FinishReason {
     match reason {
         "stop" | "eos" | "end_turn" => FinishReason::Stop,

@@ -6,6 +6,8 @@ use std::time::Duration;
 use aria_api::ProviderError;
 use serde_json::Value;
 
+pub(crate) use crate::http::truncate;
+
 /// How much of an unclassified error body is kept in [`ProviderError::Http`].
 pub(crate) const MAX_BODY_CHARS: usize = 500;
 
@@ -128,51 +130,6 @@ pub(crate) fn from_stream_error(error: &Value) -> ProviderError {
     }
 }
 
-/// Reads `Retry-After` as whole or fractional seconds (the HTTP-date form is not used by model
-/// providers and is ignored).
-pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    let seconds: f64 = value.trim().parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
-}
-
-/// Classifies a failure to send a request or to receive its answer's head.
-pub(crate) fn from_transport(
-    err: &reqwest::Error,
-    endpoint: &str,
-    connect_timeout: Duration,
-) -> ProviderError {
-    if err.is_timeout() {
-        // The only timeout given to the HTTP client itself is the connect timeout.
-        return ProviderError::Timeout { after: connect_timeout };
-    }
-    ProviderError::Network { endpoint: endpoint.to_string(), message: error_chain(err) }
-}
-
-/// An error and all its sources on one line, e.g. `error sending request: client error
-/// (Connect): tcp connect error: Connection refused (os error 111)`.
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !out.ends_with(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = cause.source();
-    }
-    out
-}
-
-/// At most `max` characters of `text`, with `…` when cut (never inside a character).
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,23 +224,5 @@ mod tests {
         );
         assert!(err.is_retryable());
         assert!(from_stream_error(&json!("model crashed")).to_string().contains("model crashed"));
-    }
-
-    #[test]
-    fn retry_after_reads_seconds() {
-        let mut headers = reqwest::header::HeaderMap::new();
-        assert_eq!(retry_after(&headers), None);
-        headers.insert("retry-after", "7".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
-        headers.insert("retry-after", "1.5".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
-        headers.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
-        assert_eq!(retry_after(&headers), None);
-    }
-
-    #[test]
-    fn truncation_respects_characters() {
-        assert_eq!(truncate("héllo", 2), "hé…");
-        assert_eq!(truncate("héllo", 5), "héllo");
     }
 }

@@ -5,8 +5,48 @@ use aria_api::{ChatRequest, Message, ProviderError, Role};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+/// Which tools the model may (or must) call: OpenAI's `tool_choice`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (the server's default).
+    Auto,
+    /// The model must call at least one tool.
+    Required,
+    /// The model must not call tools, although they are declared.
+    None,
+}
+
+impl ToolChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+            ToolChoice::None => "none",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ToolChoice> {
+        Some(match text {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            _ => return None,
+        })
+    }
+}
+
+/// Provider-level options that shape the body.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Options {
+    pub tool_choice: Option<ToolChoice>,
+    pub parallel_tool_calls: Option<bool>,
+}
+
 /// Builds the JSON body of a streaming `POST /chat/completions`.
-pub(crate) fn request_body(request: &ChatRequest) -> Result<Value, ProviderError> {
+pub(crate) fn request_body(
+    request: &ChatRequest,
+    options: &Options,
+) -> Result<Value, ProviderError> {
     let messages = request.messages.iter().map(message_json).collect::<Result<Vec<_>, _>>()?;
     let mut body = json!({
         "model": request.model,
@@ -25,6 +65,12 @@ pub(crate) fn request_body(request: &ChatRequest) -> Result<Value, ProviderError
             })
             .collect();
         body["tools"] = Value::Array(tools);
+        if let Some(choice) = options.tool_choice {
+            body["tool_choice"] = json!(choice.as_str());
+        }
+        if let Some(parallel) = options.parallel_tool_calls {
+            body["parallel_tool_calls"] = json!(parallel);
+        }
     }
     if let Some(max_tokens) = request.max_tokens {
         body["max_tokens"] = json!(max_tokens);
@@ -170,7 +216,7 @@ mod tests {
         }];
         req.max_tokens = Some(64);
         req.temperature = Some(0.2);
-        let body = request_body(&req).unwrap();
+        let body = request_body(&req, &Options::default()).unwrap();
         assert_eq!(
             body,
             json!({
@@ -197,17 +243,36 @@ mod tests {
 
     #[test]
     fn optional_fields_are_left_out() {
-        let body = request_body(&request(vec![Message::user("hi")])).unwrap();
+        let body = request_body(&request(vec![Message::user("hi")]), &Options::default()).unwrap();
         for key in ["tools", "max_tokens", "temperature"] {
             assert!(body.get(key).is_none(), "{key} should be absent: {body}");
         }
     }
 
     #[test]
+    fn tool_choice_and_parallel_calls_are_sent_only_with_tools() {
+        let options =
+            Options { tool_choice: Some(ToolChoice::Required), parallel_tool_calls: Some(false) };
+        let plain = request_body(&request(vec![Message::user("hi")]), &options).unwrap();
+        assert!(plain.get("tool_choice").is_none() && plain.get("parallel_tool_calls").is_none());
+        let mut req = request(vec![Message::user("hi")]);
+        req.tools = vec![ToolSpec {
+            name: "ls".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        }];
+        let body = request_body(&req, &options).unwrap();
+        assert_eq!(body["tool_choice"], "required");
+        assert_eq!(body["parallel_tool_calls"], false);
+        assert_eq!(ToolChoice::parse("none"), Some(ToolChoice::None));
+        assert_eq!(ToolChoice::parse("always"), None);
+    }
+
+    #[test]
     fn a_tool_result_without_a_call_id_is_refused() {
         let mut orphan = Message::tool_result("x", "out");
         orphan.tool_call_id = None;
-        let err = request_body(&request(vec![orphan])).unwrap_err();
+        let err = request_body(&request(vec![orphan]), &Options::default()).unwrap_err();
         assert_eq!(err.kind(), "config");
     }
 }

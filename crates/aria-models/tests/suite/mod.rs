@@ -1,5 +1,7 @@
 //! Shared helpers for the integration suite.
 
+mod anthropic;
+mod ollama;
 mod openai_errors;
 mod openai_stream;
 
@@ -37,7 +39,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
 /// Every event until the stream ends, and the error that ended it, if any. Fails the test if
 /// anything follows an error.
 pub async fn drain(
-    provider: &OpenAiProvider,
+    provider: &dyn Provider,
     request: ChatRequest,
 ) -> (Vec<ChatEvent>, Option<ProviderError>) {
     let mut stream = provider.stream(request);
