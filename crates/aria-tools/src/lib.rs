@@ -26,6 +26,7 @@
 
 pub mod guard;
 pub mod registry;
+pub mod shell;
 pub mod tools;
 
 pub use guard::entropy::{ENTROPY_MIN_LEN, ENTROPY_THRESHOLD, shannon_entropy};

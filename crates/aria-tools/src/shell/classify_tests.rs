@@ -418,7 +418,11 @@ fn fork_bombs_are_blocked() {
 
 #[test]
 fn killing_every_process_is_blocked() {
-    check(&[("kill -9 -1", Blocked, "-1"), ("kill -KILL -1", Blocked, "-1"), ("kill -- -1", Blocked, "-1")]);
+    check(&[
+        ("kill -9 -1", Blocked, "-1"),
+        ("kill -KILL -1", Blocked, "-1"),
+        ("kill -- -1", Blocked, "-1"),
+    ]);
 }
 
 #[test]

@@ -1,0 +1,36 @@
+//! Shell without a shell: a command line is parsed with a real bash grammar, turned into a
+//! small AST of what ARIA is willing to run, and classified into a policy tier.
+//!
+//! - [`parse`] uses tree-sitter-bash and accepts only simple commands (argv words after quote
+//!   removal, `NAME=value` prefixes, redirects of fd 0/1/2), pipelines, and `&&` / `||` / `;`
+//!   lists. Subshells, command and process substitution, `eval`, functions, loops, heredocs,
+//!   background jobs and anything that does not parse are refused with a [`ShellRefusal`] that
+//!   names the construct. Expansions ARIA does not perform (`$VAR`, globs, `~`, braces) are
+//!   kept and flagged on the [`Word`].
+//! - [`classify`] judges every command with the table in `rules.rs` (classification is data:
+//!   one list of programs with per-argument rules, plus analyzers for `rm`, `chmod`, `find`,
+//!   `sed`, `awk`, `git`, wrappers and interpreters). The tier of a line is the maximum over
+//!   its parts and the reason names what decided it. Unknown programs are never `read`.
+//!
+//! The design decision to know: **what is classified is exactly what runs.** The executor
+//! spawns the argv of this AST directly (never `sh -c`), so there is no second interpretation
+//! of the text that the classifier did not see.
+
+mod analyze;
+mod ast;
+mod classify;
+mod git;
+mod judge;
+mod parse;
+mod rules;
+mod words;
+
+pub use ast::{
+    Assignment, Pipeline, Redirect, RedirectMode, RedirectTarget, RunIf, Script, Segment,
+    ShellRefusal, SimpleCommand, Step, Word,
+};
+pub use classify::{CheckReport, Classification, CommandReport, RedirectReport, classify};
+pub use parse::{MAX_COMMAND_LINE, MAX_COMMANDS, parse};
+
+#[cfg(test)]
+mod classify_tests;

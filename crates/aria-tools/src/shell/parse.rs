@@ -1,0 +1,575 @@
+//! From text to [`Script`]: tree-sitter-bash parses the full bash grammar, then an allowlist of
+//! node kinds becomes the small AST. Everything else is refused by name.
+//!
+//! Two passes over the tree: first every node is checked against the refused constructs
+//! (so a substitution hidden anywhere, even inside `${x:-…}` or a redirect target, is found),
+//! then the allowed shape is converted. The converter itself refuses any node kind it does not
+//! expect, so a construct missing from the first list still cannot slip through.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
+
+use super::ast::{
+    Assignment, Pipeline, Redirect, RedirectMode, RedirectTarget, RunIf, ShellRefusal,
+    SimpleCommand, Step, Word, shorten,
+};
+use super::words::{text, word};
+
+/// Longest command line accepted, in bytes.
+pub const MAX_COMMAND_LINE: usize = 64 * 1024;
+/// Most simple commands in one command line.
+pub const MAX_COMMANDS: usize = 256;
+
+/// Shell builtins that have no program of their own (or only make sense inside a shell).
+const SHELL_ONLY: &[&str] = &[
+    ".",
+    "source",
+    "eval",
+    "exec",
+    "export",
+    "unset",
+    "set",
+    "shopt",
+    "alias",
+    "unalias",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "let",
+    "trap",
+    "read",
+    "ulimit",
+    "umask",
+    "builtin",
+    "command",
+    "enable",
+    "hash",
+    "history",
+    "jobs",
+    "fg",
+    "bg",
+    "disown",
+    "wait",
+    "return",
+    "exit",
+    "logout",
+    "break",
+    "continue",
+    "shift",
+    "getopts",
+    "pushd",
+    "popd",
+    "dirs",
+    "complete",
+    "compgen",
+    "compopt",
+    "mapfile",
+    "readarray",
+    "times",
+    "suspend",
+    "caller",
+    "coproc",
+    "type",
+    "function",
+    "select",
+];
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses one command line into a [`Script`], or says which construct ARIA will not run.
+pub fn parse(command_line: &str) -> Result<super::ast::Script, ShellRefusal> {
+    if command_line.contains('\0') {
+        return Err(ShellRefusal::new(
+            "NUL byte",
+            "the command line contains a NUL byte, which no program argument can hold",
+        ));
+    }
+    if command_line.len() > MAX_COMMAND_LINE {
+        return Err(ShellRefusal::new(
+            "too long",
+            format!(
+                "the command line is {} bytes; the limit is {MAX_COMMAND_LINE}. Put long \
+                 content in a file with file_write and pass its path",
+                command_line.len()
+            ),
+        ));
+    }
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).map_err(|e| {
+                ShellRefusal::new("parser", format!("the bash grammar could not be loaded: {e}"))
+            })?;
+            *slot = Some(parser);
+        }
+        slot.as_mut().and_then(|p| p.parse(command_line, None)).ok_or_else(|| {
+            ShellRefusal::new("parser", "the bash parser gave no result for this command line")
+        })
+    })?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return Err(parse_error(root, command_line));
+    }
+    refuse_constructs(root, command_line)?;
+    let mut steps = Vec::new();
+    let mut next_if = RunIf::Always;
+    let mut cursor = root.walk();
+    for child in root.children(&mut cursor) {
+        match child.kind() {
+            "comment" => {}
+            ";" => next_if = RunIf::Always,
+            _ if child.is_named() => {
+                statement(child, command_line, next_if, &mut steps, 0)?;
+                next_if = RunIf::Always;
+            }
+            other => return Err(operator(other)),
+        }
+    }
+    if steps.is_empty() {
+        return Err(ShellRefusal::new(
+            "empty",
+            "the command line is empty: there is nothing to run",
+        ));
+    }
+    let script = super::ast::Script { steps };
+    if script.commands().count() > MAX_COMMANDS {
+        return Err(ShellRefusal::new(
+            "too many commands",
+            format!("the command line has more than {MAX_COMMANDS} commands; split it into steps"),
+        ));
+    }
+    for command in script.commands() {
+        if let Some(name) = command.program().literal_text()
+            && SHELL_ONLY.contains(&name)
+        {
+            return Err(ShellRefusal::new(
+                "shell builtin",
+                format!(
+                    "`{name}` is a shell builtin and ARIA runs programs directly, never through \
+                     a shell; do the work with programs (for variables use `env NAME=value \
+                     program`)"
+                ),
+            ));
+        }
+    }
+    Ok(script)
+}
+
+fn parse_error(root: Node<'_>, src: &str) -> ShellRefusal {
+    // The first error or missing node, in document order, for the message.
+    let mut cursor = root.walk();
+    let mut at = None;
+    'walk: loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            at = Some(node);
+            break;
+        }
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    let near = at
+        .map(|n| {
+            let start = n.start_byte().saturating_sub(10);
+            let end = (n.end_byte() + 10).min(src.len());
+            let snippet = (start..=n.start_byte())
+                .find(|&s| src.is_char_boundary(s))
+                .and_then(|s| {
+                    (end..=src.len()).find(|&e| src.is_char_boundary(e)).map(|e| &src[s..e])
+                })
+                .unwrap_or("");
+            format!(" near `{}`", shorten(snippet))
+        })
+        .unwrap_or_default();
+    ShellRefusal::new(
+        "syntax error",
+        format!(
+            "the command line does not parse as bash{near}: check quotes, brackets and that \
+             every operator has a command on both sides"
+        ),
+    )
+}
+
+/// The first refused construct anywhere in the tree, in document order.
+fn refuse_constructs(root: Node<'_>, src: &str) -> Result<(), ShellRefusal> {
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if let Some(refusal) = refused(node, src) {
+            return Err(refusal);
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
+    let source = src.get(node.byte_range()).unwrap_or("");
+    let first = node.child(0).map(|c| c.kind()).unwrap_or("");
+    let (construct, instead) = match node.kind() {
+        "command_substitution" => (
+            "command substitution",
+            "run the inner command as its own step and put its output in the next command literally",
+        ),
+        "process_substitution" => {
+            ("process substitution", "write the output to a file first and pass the file")
+        }
+        "arithmetic_expansion" => {
+            ("arithmetic expansion", "compute the number and write it literally")
+        }
+        "subshell" => ("subshell", "run the commands directly, joined with `&&` or `;`"),
+        "compound_statement" if first == "((" => {
+            ("arithmetic command", "compute the value and write it literally")
+        }
+        "compound_statement" => {
+            ("command group", "run the commands directly, joined with `&&` or `;`")
+        }
+        "function_definition" => ("function definition", "run the commands directly"),
+        "for_statement" if first == "select" => ("select loop", "run the commands one by one"),
+        "for_statement" | "c_style_for_statement" => (
+            "for loop",
+            "run one command per item, or use a program such as `find -exec` or `xargs`",
+        ),
+        "while_statement" if first == "until" => ("until loop", "run the commands one by one"),
+        "while_statement" => ("while loop", "run the commands one by one"),
+        "if_statement" => {
+            ("if statement", "use `&&` / `||`, or run the test and decide in the next step")
+        }
+        "case_statement" => ("case statement", "decide in the next step which command to run"),
+        "test_command" => {
+            ("test expression `[[ … ]]`", "use the `test` program (`test -f x && …`)")
+        }
+        "negated_command" => ("negation `!`", "use `||` to act on failure"),
+        "declaration_command" => (
+            declaration(first),
+            "shell variables do not exist here; pass values with `env NAME=value program`",
+        ),
+        "unset_command" => ("unset", "shell variables do not exist here"),
+        "variable_assignments" | "variable_assignment"
+            if node.parent().is_none_or(|p| p.kind() != "command") =>
+        {
+            (
+                "variable assignment",
+                "shell variables do not exist here; pass values with `env NAME=value program`",
+            )
+        }
+        "heredoc_redirect" => {
+            ("heredoc", "write the text to a file with file_write and redirect from it")
+        }
+        "herestring_redirect" => {
+            ("here-string `<<<`", "write the text to a file and redirect from it")
+        }
+        "&" => ("background job `&`", "run the command in the foreground"),
+        _ => return None,
+    };
+    Some(ShellRefusal::needs_shell(construct, source, instead))
+}
+
+fn declaration(keyword: &str) -> &'static str {
+    match keyword {
+        "export" => "export",
+        "local" => "local",
+        "readonly" => "readonly",
+        "typeset" => "typeset",
+        _ => "declare",
+    }
+}
+
+fn operator(op: &str) -> ShellRefusal {
+    let (construct, instead) = match op {
+        ";;" | ";&" | ";;&" => (";;", "separate commands with a single `;`"),
+        "|&" => ("|&", "write `2>&1 |` to pipe both streams"),
+        "&" => ("background job `&`", "run the command in the foreground"),
+        _ => ("operator", "join commands with `|`, `&&`, `||` or `;`"),
+    };
+    ShellRefusal::new(
+        if construct == "operator" { "operator" } else { construct },
+        format!("`{op}` is not supported: {instead}"),
+    )
+}
+
+const MAX_DEPTH: usize = MAX_COMMANDS;
+
+/// Appends the steps of one statement (a pipeline, command, list or redirected statement).
+fn statement(
+    node: Node<'_>,
+    src: &str,
+    run_if: RunIf,
+    steps: &mut Vec<Step>,
+    depth: usize,
+) -> Result<(), ShellRefusal> {
+    if depth > MAX_DEPTH {
+        return Err(ShellRefusal::new(
+            "too many commands",
+            format!("the command line nests more than {MAX_DEPTH} operators; split it into steps"),
+        ));
+    }
+    match node.kind() {
+        "list" => {
+            let mut cursor = node.walk();
+            let mut parts = Vec::new();
+            let mut ops = Vec::new();
+            for child in node.children(&mut cursor) {
+                if child.kind() == "comment" {
+                    continue;
+                }
+                if child.is_named() { parts.push(child) } else { ops.push(child.kind()) }
+            }
+            let ([left, right], [op]) = (parts.as_slice(), ops.as_slice()) else {
+                return Err(ShellRefusal::needs_shell(
+                    "list",
+                    text(node, src)?,
+                    "join commands with `&&`, `||` or `;`",
+                ));
+            };
+            let second = match *op {
+                "&&" => RunIf::Success,
+                "||" => RunIf::Failure,
+                other => return Err(operator(other)),
+            };
+            statement(*left, src, run_if, steps, depth + 1)?;
+            statement(*right, src, second, steps, depth + 1)
+        }
+        "redirected_statement" => {
+            let body = node.child_by_field_name("body").ok_or_else(|| {
+                ShellRefusal::needs_shell(
+                    "redirect without a command",
+                    text(node, src).unwrap_or(""),
+                    "name a program",
+                )
+            })?;
+            statement(body, src, run_if, steps, depth + 1)?;
+            // Bash binds a redirect to the simple command it follows: the last one here.
+            let last = steps
+                .last_mut()
+                .and_then(|s| s.pipeline.commands.last_mut())
+                .ok_or_else(|| ShellRefusal::new("redirect", "a redirect needs a command"))?;
+            let mut cursor = node.walk();
+            for (i, child) in node.children(&mut cursor).enumerate() {
+                if node.field_name_for_child(i as u32) == Some("redirect") {
+                    redirect(child, src, last)?;
+                }
+            }
+            Ok(())
+        }
+        "pipeline" => {
+            let mut commands = Vec::new();
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                match child.kind() {
+                    "|" | "comment" => {}
+                    "command" => commands.push(command(child, src)?),
+                    "redirected_statement" => {
+                        let mut inner = Vec::new();
+                        statement(child, src, RunIf::Always, &mut inner, depth + 1)?;
+                        match inner.pop() {
+                            Some(Step { pipeline, .. })
+                                if inner.is_empty() && pipeline.commands.len() == 1 =>
+                            {
+                                commands.extend(pipeline.commands)
+                            }
+                            _ => return Err(unexpected(child, src)),
+                        }
+                    }
+                    other if !child.is_named() => return Err(operator(other)),
+                    _ => return Err(unexpected(child, src)),
+                }
+            }
+            steps.push(Step { run_if, pipeline: Pipeline { commands } });
+            Ok(())
+        }
+        "command" => {
+            let command = command(node, src)?;
+            steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });
+            Ok(())
+        }
+        _ => Err(unexpected(node, src)),
+    }
+}
+
+fn unexpected(node: Node<'_>, src: &str) -> ShellRefusal {
+    let kind = node.kind().replace('_', " ");
+    ShellRefusal::new(
+        "unsupported syntax",
+        format!(
+            "`{}` ({kind}) is not supported: ARIA runs simple commands, pipelines and `&&`, `||`, \
+             `;` lists, never through a shell",
+            shorten(src.get(node.byte_range()).unwrap_or(""))
+        ),
+    )
+}
+
+fn command(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal> {
+    let mut cmd = SimpleCommand { env: Vec::new(), words: Vec::new(), redirects: Vec::new() };
+    let mut cursor = node.walk();
+    for (i, child) in node.children(&mut cursor).enumerate() {
+        match (node.field_name_for_child(i as u32), child.kind()) {
+            (_, "variable_assignment") => cmd.env.push(assignment(child, src)?),
+            (Some("name"), "command_name") => {
+                let inner = child.named_child(0).ok_or_else(|| unexpected(child, src))?;
+                cmd.words.push(word(inner, src)?);
+            }
+            (Some("argument"), _) if child.is_named() => cmd.words.push(word(child, src)?),
+            (_, "file_redirect") => redirect(child, src, &mut cmd)?,
+            (_, "comment") => {}
+            (_, "$") => {
+                return Err(ShellRefusal::new(
+                    "lone $",
+                    "a lone `$` is ambiguous here; quote it as '$' if you mean the character",
+                ));
+            }
+            _ => return Err(unexpected(child, src)),
+        }
+    }
+    if cmd.words.is_empty() {
+        return Err(ShellRefusal::needs_shell(
+            "command without a program",
+            text(node, src)?,
+            "name the program to run (to create an empty file use `touch`)",
+        ));
+    }
+    Ok(cmd)
+}
+
+fn assignment(node: Node<'_>, src: &str) -> Result<Assignment, ShellRefusal> {
+    let source = text(node, src)?;
+    let name = node.child_by_field_name("name").ok_or_else(|| unexpected(node, src))?;
+    if name.kind() != "variable_name" {
+        return Err(ShellRefusal::needs_shell(
+            "array assignment",
+            source,
+            "pass plain `NAME=value`",
+        ));
+    }
+    let mut cursor = node.walk();
+    if node.children(&mut cursor).any(|c| c.kind() == "+=") {
+        return Err(ShellRefusal::needs_shell(
+            "`+=` assignment",
+            source,
+            "write the full value with `=`",
+        ));
+    }
+    let value = match node.child_by_field_name("value") {
+        Some(v) => word(v, src)?,
+        None => Word::literal(""),
+    };
+    Ok(Assignment { name: text(name, src)?.to_owned(), value })
+}
+
+fn redirect(node: Node<'_>, src: &str, cmd: &mut SimpleCommand) -> Result<(), ShellRefusal> {
+    let source = text(node, src)?;
+    let mut fd: Option<u8> = None;
+    let mut op = "";
+    let mut destinations = Vec::new();
+    let mut cursor = node.walk();
+    for (i, child) in node.children(&mut cursor).enumerate() {
+        match node.field_name_for_child(i as u32) {
+            Some("descriptor") => {
+                let digits = text(child, src)?;
+                match digits.parse::<u8>() {
+                    Ok(n @ 0..=2) => fd = Some(n),
+                    _ => return Err(descriptor(digits, source)),
+                }
+            }
+            Some("destination") => destinations.push(child),
+            _ if !child.is_named() => op = child.kind(),
+            _ => return Err(unexpected(child, src)),
+        }
+    }
+    let mut rest = destinations.into_iter();
+    let Some(target) = rest.next() else {
+        return Err(ShellRefusal::needs_shell(
+            "closing a descriptor",
+            source,
+            "leave the descriptor open",
+        ));
+    };
+    let file = |mode| -> Result<RedirectTarget, ShellRefusal> {
+        Ok(RedirectTarget::File { mode, path: word(target, src)? })
+    };
+    let dup = || -> Result<u8, ShellRefusal> {
+        let digits = text(target, src)?;
+        match (target.kind(), digits.parse::<u8>()) {
+            ("number", Ok(n @ 0..=2)) => Ok(n),
+            ("number", _) => Err(descriptor(digits, source)),
+            _ => Err(ShellRefusal::needs_shell(
+                "`>&file`",
+                source,
+                "write `&>file` to send both streams to a file",
+            )),
+        }
+    };
+    match op {
+        "<" => {
+            cmd.redirects.push(Redirect { fd: fd.unwrap_or(0), target: file(RedirectMode::Read)? })
+        }
+        ">" | ">|" => {
+            cmd.redirects.push(Redirect { fd: fd.unwrap_or(1), target: file(RedirectMode::Write)? })
+        }
+        ">>" => cmd
+            .redirects
+            .push(Redirect { fd: fd.unwrap_or(1), target: file(RedirectMode::Append)? }),
+        "&>" | "&>>" if fd.is_none() => {
+            let mode = if op == "&>" { RedirectMode::Write } else { RedirectMode::Append };
+            cmd.redirects.push(Redirect { fd: 1, target: file(mode)? });
+            cmd.redirects.push(Redirect { fd: 2, target: RedirectTarget::Dup(1) });
+        }
+        ">&" => cmd
+            .redirects
+            .push(Redirect { fd: fd.unwrap_or(1), target: RedirectTarget::Dup(dup()?) }),
+        "<&" => cmd
+            .redirects
+            .push(Redirect { fd: fd.unwrap_or(0), target: RedirectTarget::Dup(dup()?) }),
+        _ => {
+            return Err(ShellRefusal::needs_shell(
+                "redirect",
+                source,
+                "ARIA supports `<`, `>`, `>>`, `2>`, `2>&1`, `>&2`, `&>` and `&>>`",
+            ));
+        }
+    }
+    // `echo a > f b`: words after the target are arguments of the command (bash's rule).
+    for extra in rest {
+        if extra.kind() == "number" {
+            return Err(ShellRefusal::needs_shell(
+                "ambiguous redirect",
+                source,
+                "put a space between a descriptor number and the next redirect, or move the \
+                 argument before the redirect",
+            ));
+        }
+        cmd.words.push(word(extra, src)?);
+    }
+    Ok(())
+}
+
+fn descriptor(digits: &str, source: &str) -> ShellRefusal {
+    ShellRefusal::needs_shell(
+        "file descriptor",
+        source,
+        &format!("file descriptor {digits} is not supported; only 0, 1 and 2 can be redirected"),
+    )
+}

@@ -1,0 +1,847 @@
+//! The classifier as data: every program ARIA knows, its tier, and the per-argument rules that
+//! raise it. This file is the one place to audit (and extend) what a shell command may do.
+//!
+//! A program not listed here is never `read`: it needs approval (see `judge.rs`). Programs whose
+//! arguments need real understanding point to an analyzer (`analyze.rs`, `git.rs`); wrappers
+//! (`env`, `nice`, `timeout`, `xargs`, ...) are judged by the program they run.
+
+use aria_api::Tier;
+
+use super::analyze;
+use super::git;
+use super::judge::{Call, Verdict};
+
+const R: Tier = Tier::Read;
+const W: Tier = Tier::RecoverableWrite;
+const I: Tier = Tier::Irreversible;
+const B: Tier = Tier::Blocked;
+
+/// What an option's value must look like for a rule to apply.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arg {
+    /// The option takes no value; its presence is enough.
+    Flag,
+    /// The option takes a value; any value.
+    Value,
+    /// The option takes a value and the rule applies when it is none of these (any case).
+    NotOneOf(&'static [&'static str]),
+}
+
+/// An option that raises the tier.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rule {
+    pub opt: &'static str,
+    pub arg: Arg,
+    pub tier: Tier,
+    pub why: &'static str,
+}
+
+const fn flag(opt: &'static str, tier: Tier, why: &'static str) -> Rule {
+    Rule { opt, arg: Arg::Flag, tier, why }
+}
+const fn value(opt: &'static str, tier: Tier, why: &'static str) -> Rule {
+    Rule { opt, arg: Arg::Value, tier, why }
+}
+const fn not_one_of(
+    opt: &'static str,
+    set: &'static [&'static str],
+    tier: Tier,
+    why: &'static str,
+) -> Rule {
+    Rule { opt, arg: Arg::NotOneOf(set), tier, why }
+}
+
+/// Which operands a program writes (checked against system locations and the path guard).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Writes {
+    None,
+    All,
+    /// The destination: the last operand when there are two or more, or `-t DIR`.
+    Last,
+    AfterFirst,
+}
+
+/// How a wrapper finds the command it runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wrap {
+    /// Operands before the command (`timeout DURATION cmd`).
+    pub skip: usize,
+    /// `NAME=value` words before the command are environment assignments (`env`).
+    pub assignments: bool,
+    /// What runs when no command is given (`xargs` runs `echo`); `None` = needs approval.
+    pub default: Option<&'static str>,
+    /// A single command word is a shell script (`watch 'ls | wc'` runs it through `sh -c`).
+    pub script: bool,
+    /// The wrapped command's stdin is not the pipe (`xargs` gives it /dev/null).
+    pub detaches_stdin: bool,
+}
+
+const WRAP: Wrap =
+    Wrap { skip: 0, assignments: false, default: None, script: false, detaches_stdin: false };
+
+/// Shells and language interpreters.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Interp {
+    /// A shell: `-c SCRIPT` is parsed and judged like a command line.
+    pub shell: bool,
+    /// Options whose value is inline code (`python -c`, `node -e`).
+    pub code: &'static [&'static str],
+    /// Other options that take a value.
+    pub values: &'static [&'static str],
+}
+
+pub(crate) type Analyzer = fn(&Call<'_>) -> Verdict;
+
+/// How a program's arguments are judged.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    /// Base tier, raised by `rules` and by written operands.
+    Plain,
+    /// The first operand is a subcommand looked up in `subs`; `none` applies when there is no
+    /// subcommand, `other` when it is unknown.
+    Sub {
+        subs: &'static [Entry],
+        none: Tier,
+        other: Tier,
+    },
+    Special(Analyzer),
+    Wrapper(Wrap),
+    Interp(Interp),
+}
+
+/// One program (or subcommand).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub names: &'static [&'static str],
+    pub tier: Tier,
+    /// What it does, for reasons: "ls: lists directory contents".
+    pub does: &'static str,
+    pub rules: &'static [Rule],
+    /// Options that take a value without changing the tier (so operands are found correctly).
+    pub values: &'static [&'static str],
+    pub writes: Writes,
+    pub kind: Kind,
+}
+
+const fn e(names: &'static [&'static str], tier: Tier, does: &'static str) -> Entry {
+    Entry { names, tier, does, rules: &[], values: &[], writes: Writes::None, kind: Kind::Plain }
+}
+
+impl Entry {
+    const fn rules(self, rules: &'static [Rule]) -> Entry {
+        Entry { rules, ..self }
+    }
+    const fn values(self, values: &'static [&'static str]) -> Entry {
+        Entry { values, ..self }
+    }
+    const fn writes(self, writes: Writes) -> Entry {
+        Entry { writes, ..self }
+    }
+    const fn sub(self, subs: &'static [Entry], none: Tier, other: Tier) -> Entry {
+        Entry { kind: Kind::Sub { subs, none, other }, ..self }
+    }
+    const fn special(self, f: Analyzer) -> Entry {
+        Entry { kind: Kind::Special(f), ..self }
+    }
+    const fn wrap(self, w: Wrap) -> Entry {
+        Entry { kind: Kind::Wrapper(w), ..self }
+    }
+    const fn interp(self, i: Interp) -> Entry {
+        Entry { kind: Kind::Interp(i), ..self }
+    }
+}
+
+const SHELL: Interp =
+    Interp { shell: true, code: &[], values: &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"] };
+
+/// Every program ARIA knows. Order does not matter; a name appears once.
+pub(crate) static PROGRAMS: &[Entry] = &[
+    // ---- reading files and directories
+    e(&["ls", "dir", "vdir", "exa", "eza"], R, "lists directory contents"),
+    e(&["cat", "tac", "bat", "batcat"], R, "prints files"),
+    e(&["head", "tail"], R, "prints part of a file"),
+    e(&["less", "more", "most"], R, "pages through a file"),
+    e(
+        &["wc", "nl", "od", "hexdump", "hd", "xxd", "strings", "file", "stat"],
+        R,
+        "inspects file contents",
+    ),
+    e(
+        &["cut", "tr", "column", "paste", "join", "fold", "fmt", "rev", "expand", "unexpand"],
+        R,
+        "transforms text to standard output",
+    ),
+    e(&["sort"], R, "sorts lines to standard output")
+        .rules(&[
+            value("-o", W, "writes the output to a file"),
+            value("--output", W, "writes the output to a file"),
+        ])
+        .values(&[
+            "-k",
+            "-t",
+            "-S",
+            "-T",
+            "--key",
+            "--field-separator",
+            "--buffer-size",
+            "--temporary-directory",
+        ]),
+    e(&["uniq"], R, "filters repeated lines")
+        .values(&["-f", "-s", "-w"])
+        .writes(Writes::AfterFirst),
+    e(&["diff", "cmp", "comm", "sdiff"], R, "compares files"),
+    e(
+        &[
+            "md5sum",
+            "sha1sum",
+            "sha224sum",
+            "sha256sum",
+            "sha384sum",
+            "sha512sum",
+            "b2sum",
+            "cksum",
+            "sum",
+            "base64",
+            "base32",
+        ],
+        R,
+        "computes checksums or encodings",
+    ),
+    e(
+        &["jq", "yq", "tree", "realpath", "readlink", "basename", "dirname", "pathchk"],
+        R,
+        "inspects paths or structured text",
+    ),
+    e(&["grep", "egrep", "fgrep", "ag", "ack"], R, "searches text"),
+    e(&["rg"], R, "searches text").rules(&[
+        value("--pre", I, "runs a preprocessor program on every file"),
+        flag("--search-zip", R, "reads compressed files"),
+    ]),
+    e(&["find"], R, "searches for files").special(analyze::find),
+    e(&["sed"], R, "edits text to standard output").special(analyze::sed),
+    e(&["awk", "gawk", "mawk", "nawk"], R, "processes text").special(analyze::awk),
+    e(&["cd"], R, "changes the working directory of the following commands"),
+    // ---- printing and the environment
+    e(
+        &[
+            "echo", "printf", "true", "false", "test", "[", "seq", "yes", "sleep", "printenv",
+            "tty", "expr", "factor", "numfmt",
+        ],
+        R,
+        "prints or tests values",
+    ),
+    e(
+        &["pwd", "whoami", "id", "groups", "logname", "users", "who", "w", "last"],
+        R,
+        "shows the current user or directory",
+    ),
+    e(
+        &[
+            "uname", "arch", "nproc", "lscpu", "lsblk", "lsusb", "lspci", "lsmod", "locale",
+            "getconf", "uptime", "free", "vmstat", "iostat", "df", "du", "ps", "pgrep", "pidof",
+            "top", "htop", "lsof", "ss", "netstat", "which", "whereis", "cal", "tput",
+        ],
+        R,
+        "shows system information",
+    ),
+    e(&["dmesg", "journalctl"], R, "shows system logs").rules(&[
+        flag("--vacuum-size", I, "deletes journal files"),
+        flag("--vacuum-time", I, "deletes journal files"),
+        flag("--rotate", I, "rotates the journal"),
+        flag("-C", I, "clears the kernel ring buffer"),
+    ]),
+    e(&["date"], R, "prints the date")
+        .rules(&[
+            value("-s", B, "sets the system clock"),
+            value("--set", B, "sets the system clock"),
+        ])
+        .values(&["-d", "--date", "-r", "--reference", "-I"]),
+    e(&["hostname"], R, "prints the host name"),
+    // ---- creating and changing files (snapshotted first)
+    e(&["touch"], W, "creates files or updates their times")
+        .values(&["-d", "-t", "-r", "--date", "--reference"])
+        .writes(Writes::All),
+    e(&["mkdir"], W, "creates directories").values(&["-m", "--mode"]).writes(Writes::All),
+    e(&["rmdir"], W, "removes empty directories").writes(Writes::All),
+    e(&["cp"], W, "copies files")
+        .values(&["-t", "-S", "--target-directory", "--suffix"])
+        .writes(Writes::Last),
+    e(&["mv"], W, "moves files")
+        .values(&["-t", "-S", "--target-directory", "--suffix"])
+        .writes(Writes::All),
+    e(&["ln"], W, "creates links")
+        .values(&["-t", "-S", "--target-directory", "--suffix"])
+        .writes(Writes::Last),
+    e(&["install"], W, "copies files and sets attributes")
+        .values(&[
+            "-m",
+            "-o",
+            "-g",
+            "-t",
+            "-S",
+            "--mode",
+            "--owner",
+            "--group",
+            "--target-directory",
+        ])
+        .writes(Writes::Last),
+    e(&["tee"], R, "copies standard input to files").writes(Writes::All),
+    e(&["patch"], W, "applies a diff to files").values(&[
+        "-p",
+        "-i",
+        "-o",
+        "-d",
+        "-r",
+        "--input",
+        "--output",
+        "--directory",
+    ]),
+    e(
+        &[
+            "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd",
+            "unzstd", "7z",
+        ],
+        W,
+        "creates or extracts archives",
+    ),
+    e(&["chmod"], W, "changes file permissions").special(analyze::chmod),
+    e(&["dd"], R, "copies raw data").special(analyze::dd),
+    // ---- destructive, irreversible
+    e(&["rm"], I, "deletes files").special(analyze::rm),
+    e(&["unlink", "shred"], I, "deletes files").writes(Writes::All).values(&[
+        "-n",
+        "-s",
+        "--iterations",
+        "--size",
+    ]),
+    e(&["truncate"], I, "cuts files to a size, losing their contents")
+        .values(&["-s", "-r", "--size", "--reference"])
+        .writes(Writes::All),
+    e(&["chown", "chgrp"], I, "changes file ownership")
+        .values(&["--reference", "--from"])
+        .writes(Writes::AfterFirst),
+    e(&["kill"], I, "sends a signal to processes").special(analyze::kill),
+    e(&["pkill", "killall", "skill", "xkill"], I, "sends a signal to processes by name"),
+    e(&["crontab", "at", "batch", "atrm"], I, "changes scheduled jobs"),
+    e(&["systemctl"], I, "controls system services").sub(SYSTEMCTL, R, I),
+    e(&["service"], I, "controls system services"),
+    e(&["docker", "podman"], I, "controls containers").sub(DOCKER, R, I).values(&[
+        "-H",
+        "--host",
+        "--context",
+        "-c",
+        "--config",
+        "-l",
+        "--log-level",
+    ]),
+    e(&["kubectl"], I, "controls a Kubernetes cluster").sub(KUBECTL, R, I).values(&[
+        "-n",
+        "--namespace",
+        "--context",
+        "-o",
+        "--output",
+        "--kubeconfig",
+    ]),
+    // ---- network
+    e(&["curl"], R, "fetches a URL")
+        .rules(&[
+            not_one_of(
+                "-X",
+                &["GET", "HEAD"],
+                I,
+                "sends a request that can change data on the server",
+            ),
+            not_one_of(
+                "--request",
+                &["GET", "HEAD"],
+                I,
+                "sends a request that can change data on the server",
+            ),
+            value("-d", I, "sends data to the server"),
+            value("--data", I, "sends data to the server"),
+            value("--data-binary", I, "sends data to the server"),
+            value("--data-raw", I, "sends data to the server"),
+            value("--data-urlencode", I, "sends data to the server"),
+            value("--json", I, "sends data to the server"),
+            value("-F", I, "uploads a form"),
+            value("--form", I, "uploads a form"),
+            value("-T", I, "uploads a file"),
+            value("--upload-file", I, "uploads a file"),
+            value("-o", W, "writes the response to a file"),
+            value("--output", W, "writes the response to a file"),
+            flag("-O", W, "writes the response to a file"),
+            flag("--remote-name", W, "writes the response to a file"),
+            value("-K", I, "reads options from a file"),
+            value("--config", I, "reads options from a file"),
+        ])
+        .values(&[
+            "-H",
+            "--header",
+            "-A",
+            "--user-agent",
+            "-u",
+            "--user",
+            "-e",
+            "--referer",
+            "-m",
+            "--max-time",
+            "-w",
+            "--write-out",
+            "-b",
+            "--cookie",
+            "-c",
+            "--cookie-jar",
+            "-x",
+            "--proxy",
+            "-r",
+            "--range",
+            "--connect-timeout",
+            "--retry",
+            "-E",
+            "--cert",
+            "--cacert",
+            "--key",
+            "--url",
+        ]),
+    e(&["wget"], W, "downloads a URL to a file")
+        .special(analyze::wget)
+        .rules(&[
+            value("--post-data", I, "sends data to the server"),
+            value("--post-file", I, "sends a file to the server"),
+            value("--body-data", I, "sends data to the server"),
+            value("--body-file", I, "sends a file to the server"),
+            not_one_of(
+                "--method",
+                &["GET", "HEAD"],
+                I,
+                "sends a request that can change data on the server",
+            ),
+            value("-e", I, "runs a wgetrc command"),
+            value("--execute", I, "runs a wgetrc command"),
+        ])
+        .values(&[
+            "-O",
+            "--output-document",
+            "-o",
+            "--output-file",
+            "-a",
+            "--append-output",
+            "-P",
+            "--directory-prefix",
+            "-U",
+            "--user-agent",
+            "--header",
+            "-i",
+            "--input-file",
+            "-t",
+            "--tries",
+            "-T",
+            "--timeout",
+            "--user",
+            "--password",
+        ]),
+    e(
+        &["ssh", "scp", "sftp", "rsync", "ftp", "telnet", "nc", "ncat", "netcat", "socat", "mosh"],
+        I,
+        "connects to another machine",
+    ),
+    e(&["ping", "traceroute", "dig", "nslookup", "host", "whois"], R, "queries the network"),
+    // ---- packages and builds (they run code from the internet or the project)
+    e(&["pip", "pip3"], I, "manages Python packages").sub(PIP, R, I),
+    e(&["npm", "pnpm", "yarn", "bun"], I, "manages JavaScript packages and runs scripts")
+        .sub(NPM, I, I),
+    e(&["cargo"], I, "builds Rust code, running build scripts")
+        .sub(CARGO, R, I)
+        .values(&["-Z", "--config", "-C"]),
+    e(&["go"], I, "builds Go code").sub(GO, R, I),
+    e(
+        &[
+            "apt", "apt-get", "dnf", "yum", "zypper", "pacman", "apk", "brew", "snap", "flatpak",
+            "gem", "conda", "mamba", "port", "nix-env",
+        ],
+        I,
+        "installs or removes packages",
+    )
+    .sub(PACKAGES, R, I),
+    e(
+        &["make", "cmake", "ninja", "meson", "gradle", "mvn", "ant", "bazel", "just"],
+        I,
+        "runs build recipes (arbitrary commands)",
+    ),
+    e(&["git"], R, "inspects a repository").special(git::git),
+    // ---- wrappers: judged by what they run
+    e(&["env"], R, "prints the environment")
+        .wrap(Wrap { assignments: true, default: Some("prints the environment"), ..WRAP })
+        .values(&["-u", "--unset", "-C", "--chdir"])
+        .rules(&[
+            value("-S", I, "splits a string into a command ARIA does not parse"),
+            value("--split-string", I, "splits a string into a command ARIA does not parse"),
+        ]),
+    e(&["nice"], R, "runs a command at another priority")
+        .wrap(WRAP)
+        .values(&["-n", "--adjustment"]),
+    e(&["ionice"], R, "runs a command at another I/O priority").wrap(WRAP).values(&[
+        "-c",
+        "-n",
+        "-p",
+        "-P",
+        "-u",
+        "--class",
+        "--classdata",
+    ]),
+    e(&["timeout"], R, "runs a command with a time limit")
+        .wrap(Wrap { skip: 1, ..WRAP })
+        .values(&["-s", "-k", "--signal", "--kill-after"]),
+    e(&["nohup", "setsid", "time", "busybox", "unbuffer"], R, "runs a command").wrap(WRAP),
+    e(&["stdbuf"], R, "runs a command with other buffering")
+        .wrap(WRAP)
+        .values(&["-i", "-o", "-e", "--input", "--output", "--error"]),
+    e(&["xargs"], R, "runs a command on its input")
+        .wrap(Wrap { default: Some("runs echo"), detaches_stdin: true, ..WRAP })
+        .values(&[
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--replace",
+            "--max-lines",
+            "--eof",
+            "--max-chars",
+            "--process-slot-var",
+        ]),
+    e(&["watch"], R, "runs a command repeatedly").wrap(Wrap { script: true, ..WRAP }).values(&[
+        "-n",
+        "-d",
+        "--interval",
+        "--differences",
+    ]),
+    // ---- shells and interpreters
+    e(
+        &["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "yash"],
+        I,
+        "runs a shell",
+    )
+    .interp(SHELL),
+    e(&["python", "python2", "python3", "python3.*", "pypy", "pypy3"], I, "runs Python code")
+        .interp(Interp { shell: false, code: &["-c", "-m"], values: &["-W", "-X", "-Q"] }),
+    e(&["node", "nodejs", "deno", "ts-node"], I, "runs JavaScript code").interp(Interp {
+        shell: false,
+        code: &["-e", "--eval", "-p", "--print"],
+        values: &["-r", "--require", "--import", "--input-type"],
+    }),
+    e(
+        &["perl", "ruby", "lua", "php", "Rscript", "tclsh", "julia", "osascript"],
+        I,
+        "runs a script",
+    )
+    .interp(Interp { shell: false, code: &["-e", "-E", "-r"], values: &["-I", "-M"] }),
+    // ---- never
+    e(
+        &["sudo", "doas", "su", "pkexec", "runuser", "chroot", "sudoedit"],
+        B,
+        "runs commands as another user; ARIA never escalates privileges",
+    ),
+    e(
+        &[
+            "mkfs",
+            "mkfs.*",
+            "mke2fs",
+            "mkswap",
+            "fdisk",
+            "sfdisk",
+            "cfdisk",
+            "gdisk",
+            "sgdisk",
+            "parted",
+            "wipefs",
+            "blkdiscard",
+            "fsck",
+            "fsck.*",
+            "e2fsck",
+            "tune2fs",
+            "cryptsetup",
+            "losetup",
+            "swapon",
+            "swapoff",
+            "hdparm",
+        ],
+        B,
+        "formats or repartitions disks",
+    ),
+    e(
+        &["shutdown", "reboot", "halt", "poweroff", "init", "telinit", "killall5"],
+        B,
+        "stops or restarts the machine",
+    ),
+    e(
+        &[
+            "mount",
+            "umount",
+            "insmod",
+            "rmmod",
+            "modprobe",
+            "sysctl",
+            "iptables",
+            "ip6tables",
+            "nft",
+            "ufw",
+            "firewall-cmd",
+            "setenforce",
+        ],
+        B,
+        "changes the system configuration",
+    ),
+    e(
+        &[
+            "passwd", "chpasswd", "useradd", "userdel", "usermod", "groupadd", "groupdel",
+            "visudo", "chsh", "chfn", "adduser", "deluser",
+        ],
+        B,
+        "changes user accounts",
+    ),
+];
+
+static SYSTEMCTL: &[Entry] = &[
+    e(
+        &[
+            "status",
+            "show",
+            "cat",
+            "list-units",
+            "list-unit-files",
+            "list-timers",
+            "list-sockets",
+            "is-active",
+            "is-enabled",
+            "is-failed",
+            "--version",
+            "help",
+        ],
+        R,
+        "shows service state",
+    ),
+    e(
+        &[
+            "poweroff",
+            "reboot",
+            "halt",
+            "kexec",
+            "suspend",
+            "hibernate",
+            "emergency",
+            "rescue",
+            "isolate",
+            "default",
+        ],
+        B,
+        "stops or restarts the machine",
+    ),
+];
+
+static DOCKER: &[Entry] = &[
+    e(
+        &[
+            "ps", "images", "logs", "inspect", "version", "info", "stats", "top", "port",
+            "history", "diff", "search", "events",
+        ],
+        R,
+        "shows container state",
+    ),
+    e(&["run", "create"], I, "starts a container").rules(&[
+        flag("--privileged", B, "gives the container full control of the host"),
+        value("--pid", I, "shares the host's process namespace"),
+    ]),
+];
+
+static KUBECTL: &[Entry] = &[e(
+    &[
+        "get",
+        "describe",
+        "logs",
+        "top",
+        "explain",
+        "version",
+        "api-resources",
+        "cluster-info",
+        "diff",
+    ],
+    R,
+    "shows cluster state",
+)];
+
+static PIP: &[Entry] = &[
+    e(
+        &["list", "show", "freeze", "check", "search", "index", "help", "inspect", "debug"],
+        R,
+        "shows installed Python packages",
+    ),
+    e(
+        &["install", "uninstall", "download", "wheel"],
+        I,
+        "installs or removes Python packages (setup code runs)",
+    ),
+];
+
+static NPM: &[Entry] = &[
+    e(
+        &[
+            "ls",
+            "list",
+            "ll",
+            "la",
+            "view",
+            "info",
+            "show",
+            "outdated",
+            "search",
+            "why",
+            "explain",
+            "help",
+            "root",
+            "bin",
+            "prefix",
+            "--version",
+            "-v",
+            "doctor",
+            "fund",
+        ],
+        R,
+        "shows package information",
+    ),
+    e(
+        &["install", "i", "ci", "add", "remove", "rm", "uninstall", "update", "upgrade", "link"],
+        I,
+        "installs or removes packages (install scripts run)",
+    ),
+    e(
+        &["run", "run-script", "test", "t", "start", "exec", "x", "dlx", "npx"],
+        I,
+        "runs a project script (arbitrary code)",
+    ),
+];
+
+static CARGO: &[Entry] = &[
+    e(
+        &[
+            "version",
+            "tree",
+            "metadata",
+            "search",
+            "help",
+            "locate-project",
+            "pkgid",
+            "read-manifest",
+            "verify-project",
+            "info",
+        ],
+        R,
+        "shows package information",
+    ),
+    e(&["fmt"], W, "formats the source files").rules(&[]),
+    e(&["add", "remove", "update", "generate-lockfile"], W, "edits the manifest or lock file"),
+    e(&["install", "uninstall"], I, "installs programs (build scripts run)"),
+    e(&["publish", "yank", "owner", "login", "logout"], I, "publishes to a registry"),
+    e(
+        &[
+            "build", "b", "check", "c", "test", "t", "run", "r", "bench", "clippy", "doc", "d",
+            "clean", "fix", "rustc", "rustdoc", "package", "vendor",
+        ],
+        I,
+        "builds or runs code, including build scripts",
+    ),
+];
+
+static GO: &[Entry] = &[e(&["version", "env", "list", "doc", "help"], R, "shows Go information")];
+
+static PACKAGES: &[Entry] = &[
+    e(
+        &[
+            "list", "search", "show", "info", "policy", "query", "doctor", "outdated", "madison",
+            "depends", "rdepends",
+        ],
+        R,
+        "shows package information",
+    ),
+    e(
+        &[
+            "install",
+            "reinstall",
+            "remove",
+            "purge",
+            "uninstall",
+            "upgrade",
+            "update",
+            "dist-upgrade",
+            "full-upgrade",
+            "autoremove",
+            "add",
+            "del",
+        ],
+        I,
+        "installs or removes system packages",
+    ),
+];
+
+/// Environment variables that change what a program runs or loads.
+pub(crate) fn env_rule(name: &str, value: &str) -> Option<(Tier, &'static str)> {
+    if name.starts_with("LD_") || name.starts_with("DYLD_") {
+        return Some((B, "makes programs load arbitrary code"));
+    }
+    // A PATH of system program directories only changes nothing that matters.
+    if name == "PATH" && value.split(':').all(|d| super::judge::BIN_DIRS.contains(&d)) {
+        return None;
+    }
+    const HOOKS: &[&str] = &[
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "IFS",
+        "PATH",
+        "PAGER",
+        "GIT_PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "GIT_PROXY_COMMAND",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PERL5LIB",
+        "PERL5OPT",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "BROWSER",
+        "RUSTC_WRAPPER",
+        "RUSTC",
+        "CARGO_HOME",
+    ];
+    if HOOKS.contains(&name) || name.starts_with("GIT_CONFIG") {
+        return Some((I, "can make programs run other code"));
+    }
+    None
+}
