@@ -16,17 +16,25 @@
 //! length, network, timeout, HTTP status, malformed stream) that the router can reason about.
 
 mod anthropic;
+mod budget;
 mod http;
 mod ollama;
 mod openai;
 mod reader;
+mod router;
 mod sse;
 mod textcalls;
+pub mod tokens;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider, MessageAssembler};
+pub use budget::{ContextBudget, Fitted};
 pub use http::Timeouts;
 pub use ollama::{LineAssembler, OllamaConfig, OllamaProvider};
 pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider, ToolChoice};
 pub use reader::Assembler;
+pub use router::{
+    BreakerPolicy, BreakerState, FallbackWhen, RetryPolicy, Route, Router, RouterClock,
+    SystemClock, Window, WindowLookup,
+};
 pub use sse::{MAX_EVENT_BYTES, SseError, SseEvent, SseParser};
 pub use textcalls::{TextCalls, recognise as recognise_text_tool_calls};

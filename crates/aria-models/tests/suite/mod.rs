@@ -4,6 +4,7 @@ mod anthropic;
 mod ollama;
 mod openai_errors;
 mod openai_stream;
+mod router;
 
 use std::time::Duration;
 
