@@ -23,6 +23,7 @@ mod git;
 mod judge;
 mod parse;
 mod rules;
+mod textprog;
 mod words;
 
 pub use ast::{
@@ -34,3 +35,5 @@ pub use parse::{MAX_COMMAND_LINE, MAX_COMMANDS, parse};
 
 #[cfg(test)]
 mod classify_tests;
+#[cfg(test)]
+mod parse_tests;

@@ -10,6 +10,7 @@ use aria_api::Tier;
 use super::analyze;
 use super::git;
 use super::judge::{Call, Verdict};
+use super::textprog;
 
 const R: Tier = Tier::Read;
 const W: Tier = Tier::RecoverableWrite;
@@ -218,8 +219,8 @@ pub(crate) static PROGRAMS: &[Entry] = &[
         flag("--search-zip", R, "reads compressed files"),
     ]),
     e(&["find"], R, "searches for files").special(analyze::find),
-    e(&["sed"], R, "edits text to standard output").special(analyze::sed),
-    e(&["awk", "gawk", "mawk", "nawk"], R, "processes text").special(analyze::awk),
+    e(&["sed"], R, "edits text to standard output").special(textprog::sed),
+    e(&["awk", "gawk", "mawk", "nawk"], R, "processes text").special(textprog::awk),
     e(&["cd"], R, "changes the working directory of the following commands"),
     // ---- printing and the environment
     e(

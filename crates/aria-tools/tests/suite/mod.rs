@@ -7,3 +7,4 @@ mod read_text;
 mod secrets;
 mod secrets_kinds;
 mod secrets_props;
+mod shell_props;

@@ -1,0 +1,168 @@
+//! The AST that `parse` builds: what runs is exactly this, so its shape is tested directly.
+
+use pretty_assertions::assert_eq;
+
+use super::{RedirectMode, RedirectTarget, RunIf, Segment, parse};
+
+fn argv(line: &str) -> Vec<Vec<Vec<String>>> {
+    let script = parse(line).unwrap();
+    script
+        .steps
+        .iter()
+        .map(|s| {
+            s.pipeline.commands.iter().map(|c| c.argv().map(str::to_owned).collect()).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn lists_keep_their_operators_in_order() {
+    let script = parse("a && b || c; d\ne").unwrap();
+    let ops: Vec<RunIf> = script.steps.iter().map(|s| s.run_if).collect();
+    assert_eq!(
+        ops,
+        vec![RunIf::Always, RunIf::Success, RunIf::Failure, RunIf::Always, RunIf::Always]
+    );
+}
+
+#[test]
+fn quotes_are_removed_like_bash_does() {
+    assert_eq!(
+        argv(r#"echo 'a b' "c\"d" e\ f 'it''s' $'x\ty' "\$HOME" "a\qb""#),
+        vec![vec![
+            vec!["echo", "a b", "c\"d", "e f", "its", "x\ty", "$HOME", "a\\qb"]
+                .into_iter()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        ]]
+    );
+}
+
+#[test]
+fn a_redirect_after_a_list_or_pipeline_binds_to_the_last_command() {
+    let script = parse("a && b | c > out").unwrap();
+    let cmds: Vec<usize> = script.commands().map(|c| c.redirects.len()).collect();
+    assert_eq!(cmds, vec![0, 0, 1]);
+}
+
+#[test]
+fn words_after_a_redirect_target_are_arguments() {
+    assert_eq!(argv("echo a > f b c")[0][0], vec!["echo", "a", "b", "c"]);
+}
+
+#[test]
+fn redirect_forms_become_fd_operations_in_order() {
+    let script = parse("cmd < in > out 2>&1 &>> all 2>/dev/null >&2").unwrap();
+    let cmd = script.commands().next().unwrap();
+    let shown: Vec<(u8, String)> = cmd
+        .redirects
+        .iter()
+        .map(|r| {
+            let t = match &r.target {
+                RedirectTarget::File { mode, path } => {
+                    format!("{}{}", mode.operator(), path.text())
+                }
+                RedirectTarget::Dup(n) => format!("&{n}"),
+            };
+            (r.fd, t)
+        })
+        .collect();
+    let expected: Vec<(u8, String)> =
+        [(0, "<in"), (1, ">out"), (2, "&1"), (1, ">>all"), (2, "&1"), (2, ">/dev/null"), (1, "&2")]
+            .into_iter()
+            .map(|(fd, t)| (fd, t.to_owned()))
+            .collect();
+    assert_eq!(shown, expected);
+    assert!(matches!(
+        cmd.redirects[0].target,
+        RedirectTarget::File { mode: RedirectMode::Read, .. }
+    ));
+}
+
+#[test]
+fn variables_are_recorded_not_expanded() {
+    let script = parse(r#"ls "$HOME/x" ${USER} $1"#).unwrap();
+    let cmd = script.commands().next().unwrap();
+    assert_eq!(
+        cmd.words[1].segments(),
+        &[
+            Segment::Var { name: "HOME".into(), quoted: true, braced: false },
+            Segment::Text { text: "/x".into(), quoted: true },
+        ]
+    );
+    assert_eq!(cmd.words[2].text(), "${USER}");
+    assert!(matches!(cmd.words[3].segments(), [Segment::Param { .. }]));
+}
+
+#[test]
+fn globs_braces_and_tildes_are_flagged_only_when_unquoted() {
+    let script = parse(r#"x *.rs '*.rs' \*.rs {a,b} '{a,b}' ~/x '~/x' a{}b"#).unwrap();
+    let cmd = script.commands().next().unwrap();
+    let flags: Vec<(bool, bool, bool)> =
+        cmd.words[1..].iter().map(|w| (w.has_glob(), w.has_brace(), w.has_tilde())).collect();
+    assert_eq!(
+        flags,
+        vec![
+            (true, false, false),
+            (false, false, false),
+            (false, false, false),
+            (false, true, false),
+            (false, false, false),
+            (false, false, true),
+            (false, false, false),
+            (false, false, false),
+        ]
+    );
+}
+
+#[test]
+fn env_prefixes_are_assignments_not_words() {
+    let script = parse("LANG=C TZ='UTC' date").unwrap();
+    let cmd = script.commands().next().unwrap();
+    let env: Vec<(&str, &str)> =
+        cmd.env.iter().map(|a| (a.name.as_str(), a.value.text())).collect();
+    assert_eq!(env, vec![("LANG", "C"), ("TZ", "UTC")]);
+    assert_eq!(cmd.argv().collect::<Vec<_>>(), vec!["date"]);
+}
+
+#[test]
+fn refusals_name_the_construct() {
+    let cases = [
+        ("echo $(id)", "command substitution"),
+        ("(ls)", "subshell"),
+        ("ls &", "background job `&`"),
+        ("ls |& cat", "|&"),
+        ("ls 3> x", "file descriptor"),
+        ("cat <<EOF\nx\nEOF", "heredoc"),
+        ("eval x", "shell builtin"),
+        ("> out", "redirect without a command"),
+        ("ls >&-", "closing a descriptor"),
+        ("ls >& file", "`>&file`"),
+        ("echo \"", "syntax error"),
+    ];
+    for (line, construct) in cases {
+        let err = parse(line).unwrap_err();
+        assert_eq!((line, err.construct), (line, construct), "{}", err.message);
+        assert!(!err.message.is_empty());
+    }
+}
+
+#[test]
+fn huge_or_deeply_chained_input_is_refused_not_crashed() {
+    let long = "ls && ".repeat(300) + "ls";
+    assert_eq!(parse(&long).unwrap_err().construct, "too many commands");
+    let huge = "a".repeat(super::MAX_COMMAND_LINE + 1);
+    assert_eq!(parse(&huge).unwrap_err().construct, "too long");
+    let nested = "(".repeat(5000) + &")".repeat(5000);
+    assert!(parse(&nested).is_err());
+}
+
+#[test]
+fn non_ascii_text_survives_and_cannot_crash_the_grammar() {
+    // `{` + U+10E5B1 segfaulted tree-sitter-bash 0.25.1 before masking (found by proptest).
+    assert_eq!(
+        argv("echo héllo {\u{10e5b1} 'ü x'")[0][0],
+        vec!["echo", "héllo", "{\u{10e5b1}", "ü x"]
+    );
+    assert!(parse("x{\u{e0000}").is_ok());
+}
