@@ -29,6 +29,15 @@ impl Price {
     }
 }
 
+/// Spend limits beyond one run (per day, per month). The loop asks before every priced model
+/// call, with the call's estimated cost, so the limits bind every run that goes through an
+/// [`Agent`] — interactive, scripted or scheduled.
+pub trait SpendGuard: Send + Sync + std::fmt::Debug {
+    /// `Err(message)`: refuse the call before any request is made (the message names the cap
+    /// and how to raise it). `Ok(Some(warning))`: allow it and warn the user once per run.
+    fn check(&self, estimate_usd: f64) -> Result<Option<String>, String>;
+}
+
 /// Settings of one agent. Limits here come from configuration; the model cannot change them.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -43,6 +52,8 @@ pub struct AgentConfig {
     pub max_output_tokens: Option<u32>,
     /// How long an approval question waits before it counts as "no".
     pub approval_timeout: Duration,
+    /// Per-day and per-month caps; `None`: only the per-task cap applies.
+    pub spend_guard: Option<Arc<dyn SpendGuard>>,
 }
 
 impl AgentConfig {
@@ -57,6 +68,7 @@ impl AgentConfig {
             temperature: None,
             max_output_tokens: None,
             approval_timeout: Duration::from_secs(60),
+            spend_guard: None,
         }
     }
 }

@@ -20,7 +20,7 @@ mod policy;
 mod registry;
 mod run;
 
-pub use agent::{Agent, AgentConfig, Price, RunError};
+pub use agent::{Agent, AgentConfig, Price, RunError, SpendGuard};
 pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
 pub use output::{Shaped, shape_for_model};
 pub use policy::{Decision, decide};

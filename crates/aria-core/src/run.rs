@@ -66,6 +66,7 @@ pub(crate) struct Run<'a> {
     start_tokens: u64,
     approved: HashSet<(String, String)>,
     cost_warned: bool,
+    period_warned: bool,
 }
 
 impl<'a> Run<'a> {
@@ -88,6 +89,7 @@ impl<'a> Run<'a> {
             deadline,
             approved: HashSet::new(),
             cost_warned: false,
+            period_warned: false,
         }
     }
 
@@ -264,6 +266,23 @@ impl<'a> Run<'a> {
                 "the next model call (estimated USD {estimate:.4}) would take this run past its cost cap of USD {cap:.2} (spent USD {:.4}); raise it with ARIA_MAX_COST_USD or [limits] max_cost_usd",
                 self.session.cost_usd
             )));
+        }
+        if let Some(guard) = &self.agent.config.spend_guard {
+            match guard.check(estimate) {
+                Err(message) => {
+                    self.audit(
+                        "cost.refused",
+                        json!({"estimate_usd": estimate, "message": message}),
+                    )?;
+                    return Err(Stop::Fail(message));
+                }
+                Ok(Some(message)) if !self.period_warned => {
+                    self.period_warned = true;
+                    self.audit("cost.warning", json!({"message": message}))?;
+                    let _ = self.events.send(AgentEvent::Warning { message });
+                }
+                Ok(_) => {}
+            }
         }
         Ok(())
     }

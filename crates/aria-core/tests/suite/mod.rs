@@ -1,3 +1,4 @@
 mod harness;
 mod loop_tests;
 mod policy_tests;
+mod spend_tests;
