@@ -17,6 +17,7 @@
 
 mod anthropic;
 mod budget;
+mod cost;
 mod http;
 mod ollama;
 mod openai;
@@ -28,6 +29,9 @@ pub mod tokens;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider, MessageAssembler};
 pub use budget::{ContextBudget, Fitted};
+pub use cost::{
+    CapVerdict, KNOWN_MODELS, KnownModel, PeriodCaps, PeriodSpend, Price, Pricing, known_model,
+};
 pub use http::Timeouts;
 pub use ollama::{LineAssembler, OllamaConfig, OllamaProvider};
 pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider, ToolChoice};
