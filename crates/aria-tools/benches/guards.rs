@@ -1,4 +1,5 @@
-//! Throughput of the guards: path checks per second and redactor MB/s.
+//! Throughput of the guards: path checks per second, redactor and injection filter MB/s, and
+//! the injection filter's detection and false-positive rates on public text.
 //!
 //! `cargo bench -p aria-tools --bench guards` (a plain binary: `harness = false`). Figures are
 //! printed, never asserted (CONVENTIONS.md, "Tests").
@@ -12,7 +13,10 @@ use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
 use aria_api::Redact;
-use aria_tools::{PathGuard, SecretRedactor, SensitivePatterns};
+use aria_tools::{InjectionFilter, PathGuard, SecretRedactor, SensitivePatterns};
+
+#[path = "support/injection_corpus.rs"]
+mod injection_corpus;
 
 fn time<F: FnMut() -> usize>(mut f: F) -> (Duration, usize) {
     let start = Instant::now();
@@ -90,6 +94,8 @@ fn corpus(target: usize) -> Vec<String> {
         "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcDEF123_-xyz",
         "git clone https://ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8@github.com/o/r",
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/prod",
+        "set-cookie: sid=q8Zt3LmX0vKp7RwB2nYc9HdJ4sFg6TaE1uQiW5oNzVkGxMbCy0rDhSlPjAeUf3Ik; HttpOnly",
     ];
     let mut lines = Vec::new();
     let mut size = 0;
@@ -143,6 +149,8 @@ fn bench_redactor() {
                 && !l.contains("AKIA")
                 && !l.contains("ghp_")
                 && !l.contains("Bearer")
+                && !l.contains("DATABASE_URL")
+                && !l.contains("set-cookie")
         })
         .cloned()
         .collect::<Vec<_>>()
@@ -159,7 +167,21 @@ fn bench_redactor() {
     );
 }
 
+fn bench_injection_speed() {
+    let blob = corpus(10 * 1024 * 1024).join("\n");
+    let mb = blob.len() as f64 / 1048576.0;
+    let filter = InjectionFilter::new();
+    black_box(filter.scan(&blob[..1 << 20]).findings.len());
+    let (elapsed, n) = time(|| filter.scan(black_box(&blob)).findings.len());
+    println!(
+        "injection filter, 10 MB of logs and code: {elapsed:.2?} = {:.1} MB/s ({n} findings)",
+        mb / elapsed.as_secs_f64()
+    );
+}
+
 fn main() {
     bench_paths();
     bench_redactor();
+    bench_injection_speed();
+    injection_corpus::bench_injection();
 }

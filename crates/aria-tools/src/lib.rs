@@ -9,13 +9,17 @@
 //!   [`PathGuard::read_text`] then re-checks the opened file's identity to narrow the gap
 //!   between check and use.
 //! - [`SecretRedactor`] implements [`aria_api::Redact`]: known secret values and well-known token
-//!   formats become `[REDACTED:kind]` in logs, audit payloads and model input.
+//!   formats, `.env`-style assignments, credentials in URLs and high-entropy tokens become
+//!   `[REDACTED:kind]` in logs, audit payloads and model input.
+//! - [`InjectionFilter`] finds instructions aimed at the model inside tool output (ignore
+//!   previous instructions, role play, forged role markers, hidden text, exfiltration requests)
+//!   and neutralises them in place with a visible marker.
 //! - The tools (`file_read`, `file_list`) implement [`aria_api::Tool`]; [`builtin_tools`] in
 //!   `registry.rs` is the one list of what the model can call.
 //!
 //! It deliberately does not decide *whether* a call may run (that is the policy broker in
-//! `aria-core`), spawn processes (`aria-sandbox`), or cap and mark tool output for the model
-//! (the agent loop). Unix only for now: file identity is device + inode.
+//! `aria-core`), spawn processes (`aria-sandbox`), or cap and wrap tool output for the model
+//! (the agent loop, which calls the filters here). Unix only for now: file identity is device + inode.
 //!
 //! The one design decision to know: **paths are resolved, then the resolved path is used.** The
 //! text the model wrote is never handed to the operating system. Everything the guard approves
@@ -30,6 +34,9 @@ pub mod shell;
 pub mod tools;
 
 pub use guard::entropy::{ENTROPY_MIN_LEN, ENTROPY_THRESHOLD, shannon_entropy};
+pub use guard::injection::{
+    InjectionFilter, InjectionFinding, InjectionKind, Neutralised, Scan as InjectionScan,
+};
 pub use guard::path::{FileKind, GuardError, PathError, PathGuard, PathRefusal, Resolved};
 pub use guard::read::{BINARY_SNIFF_BYTES, DEFAULT_MAX_READ_BYTES, ReadError};
 pub use guard::secrets::{MIN_KNOWN_SECRET_LEN, Redacted, SecretRedactor};

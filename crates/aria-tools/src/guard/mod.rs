@@ -4,8 +4,12 @@
 //! - [`read`]: reading an approved path as text, with the check/use gap narrowed.
 //! - [`secrets`]: the secret redactor used on logs, audit payloads and model input, with
 //!   [`entropy`] for high-entropy tokens.
+//! - [`injection`]: instructions aimed at the model inside tool output, found and neutralised.
 
 pub mod entropy;
+pub mod injection;
+pub(crate) mod injection_rules;
+pub(crate) mod invisible;
 pub(crate) mod lexical;
 pub mod path;
 pub mod read;
