@@ -3,7 +3,8 @@
 //! This crate owns the loop that turns one task into a finished session: it builds each model
 //! request, validates every tool call against the tool's JSON Schema before anything runs, asks
 //! the policy table whether the call may run (and the user, when it must), executes it under a
-//! timeout, redacts and caps what comes back, and enforces the hard limits (iterations, tokens,
+//! timeout, redacts secrets in what comes back, marks instructions injected into it, caps it and
+//! wraps it as untrusted data (`output.rs`), and enforces the hard limits (iterations, tokens,
 //! time, cost) that the model can never raise. It does no I/O of its own: the model, the tools,
 //! the store and the audit log all arrive as `aria-api` traits, wired together in `aria-cli`.
 //!
@@ -22,6 +23,8 @@ mod run;
 
 pub use agent::{Agent, AgentConfig, Price, RunError, SpendGuard};
 pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
-pub use output::{Shaped, shape_for_model};
+pub use output::{
+    Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, untrusted_body,
+};
 pub use policy::{Decision, decide};
 pub use registry::{CallError, RegistryError, ToolRegistry};

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, RunError};
 use crate::events::{AgentEvent, ApprovalAnswer, ApprovalRequest, EventSink};
-use crate::output::shape_for_model;
+use crate::output::{UntrustedFence, guard_for_model};
 use crate::policy::{Decision, decide};
 
 /// Why the loop stopped before `Done`.
@@ -67,6 +67,8 @@ pub(crate) struct Run<'a> {
     approved: HashSet<(String, String)>,
     cost_warned: bool,
     period_warned: bool,
+    /// The delimiter around tool output for this run (fresh and random per run).
+    fence: UntrustedFence,
 }
 
 impl<'a> Run<'a> {
@@ -90,6 +92,7 @@ impl<'a> Run<'a> {
             approved: HashSet::new(),
             cost_warned: false,
             period_warned: false,
+            fence: UntrustedFence::random(),
         }
     }
 
@@ -626,7 +629,9 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Filtering: redact secrets and cap every result before any model sees it.
+    /// Filtering: redact secrets, mark injected instructions, cap and wrap every result as
+    /// untrusted data before any model sees it. What the filters found is audited as kinds and
+    /// counts, never the text.
     fn filter(&self, slots: Vec<Slot>) -> Result<Vec<(ToolCall, String)>, Stop> {
         let max = self.agent.config.limits.max_tool_output_chars;
         let mut out = Vec::with_capacity(slots.len());
@@ -638,14 +643,26 @@ impl<'a> Run<'a> {
                     "error: the call was not executed".to_owned()
                 }
             };
-            let shaped = shape_for_model(self.agent.redactor.as_ref(), &raw, max);
-            if shaped.redacted {
-                self.audit(
-                    "output.redacted",
-                    json!({"call_id": slot.call.id, "name": slot.call.name}),
-                )?;
+            let guarded = guard_for_model(
+                self.agent.redactor.as_ref(),
+                aria_tools::InjectionFilter::shared(),
+                &self.fence,
+                &raw,
+                max,
+            );
+            for (kind, found) in [
+                ("filter.redacted", &guarded.redactions),
+                ("filter.injection", &guarded.injections),
+            ] {
+                if !found.is_empty() {
+                    let count: usize = found.values().sum();
+                    self.audit(
+                        kind,
+                        json!({"call_id": slot.call.id, "name": slot.call.name, "count": count, "kinds": found}),
+                    )?;
+                }
             }
-            out.push((slot.call, shaped.text));
+            out.push((slot.call, guarded.text));
         }
         Ok(out)
     }

@@ -4,7 +4,7 @@ use aria_api::{
     AuditEvent, AuditSink, Journal, JournalError, Message, MessageMeta, Role, SessionState::*,
     Tier, ToolCall,
 };
-use aria_core::{AgentEvent, RunError};
+use aria_core::{AgentEvent, RunError, untrusted_body};
 use aria_testkit::memory::MemoryJournal;
 use aria_testkit::scripted::{End, Turn};
 use pretty_assertions::assert_eq;
@@ -65,7 +65,10 @@ async fn a_tool_result_goes_back_paired_with_its_call() {
     assert_eq!(second[0].role, Role::System);
     assert_eq!(second[1], Message::user("what does notes.txt say?"));
     assert_eq!(second[2].tool_calls[0].name, "file_read");
-    assert_eq!(second[3], Message::tool_result("call_0_0", "contents of \"notes.txt\""));
+    assert_eq!(second[3].role, Role::Tool);
+    assert_eq!(second[3].tool_call_id.as_deref(), Some("call_0_0"));
+    // Tool output reaches the model wrapped as untrusted data (output.rs).
+    assert_eq!(untrusted_body(&second[3].content), Some("contents of \"notes.txt\""));
     assert_eq!(requests[0].tools.len(), 1);
     let kinds = r.journal.audit_kinds();
     let start = kinds.iter().position(|k| k == "tool.start").unwrap();
@@ -245,9 +248,13 @@ async fn tool_output_is_redacted_and_capped_before_the_model_sees_it() {
     r.run("leak").await.0.unwrap();
     let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
     assert!(!seen.contains("sk-test-SECRET"), "{seen}");
-    assert!(seen.starts_with("key [REDACTED:test]"), "{seen}");
-    assert!(seen.contains("output truncated"), "{seen}");
-    assert!(r.journal.audit_kinds().contains(&"output.redacted".to_string()));
+    let body = untrusted_body(&seen).unwrap_or_else(|| panic!("not wrapped: {seen}"));
+    assert!(body.starts_with("key [REDACTED:test]"), "{seen}");
+    assert!(body.contains("output truncated"), "{seen}");
+    let redacted = r.journal.audit_events().into_iter().find(|e| e.kind == "filter.redacted");
+    let redacted = redacted.expect("a filter.redacted audit record");
+    assert_eq!(redacted.payload["kinds"], json!({"test": 1}));
+    assert!(!redacted.payload.to_string().contains("sk-test-SECRET"));
 }
 
 #[tokio::test]
@@ -272,7 +279,8 @@ async fn a_guard_refusal_is_audited_and_shown_to_the_model() {
     assert_eq!(refusal.payload["arguments"]["path"], "/etc/passwd");
     assert_eq!(refusal.payload["by"], "guard");
     let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
-    assert!(seen.starts_with("refused: /etc/passwd is outside"), "{seen}");
+    let body = untrusted_body(&seen).unwrap_or_else(|| panic!("not wrapped: {seen}"));
+    assert!(body.starts_with("refused: /etc/passwd is outside"), "{seen}");
 }
 
 #[tokio::test]

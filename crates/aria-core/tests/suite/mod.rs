@@ -1,3 +1,4 @@
+mod filter_tests;
 mod harness;
 mod loop_tests;
 mod policy_tests;

@@ -72,7 +72,9 @@ async fn read_only_mode_refuses_writes_and_dry_run_changes_nothing() {
     let r = rig(turns(), End::Fail, vec![tool.clone()], |c| c.dry_run = true);
     r.run("write").await.0.unwrap();
     assert_eq!(tool.count(), 0);
-    assert!(r.provider.requests()[1].messages.last().unwrap().content.starts_with("[dry run]"));
+    let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    let body = aria_core::untrusted_body(&seen).unwrap_or_else(|| panic!("not wrapped: {seen}"));
+    assert!(body.starts_with("[dry run]"), "{seen}");
 
     let r = rig(turns(), End::Fail, vec![tool.clone()], |_| {});
     r.run("write").await.0.unwrap();
