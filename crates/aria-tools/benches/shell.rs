@@ -72,6 +72,22 @@ fn main() {
     let classify_elapsed = start.elapsed();
     black_box(blocked);
 
+    // The slowest lines, to show where the time goes.
+    let mut each: Vec<(f64, &str)> = CORPUS
+        .iter()
+        .map(|line| {
+            let start = Instant::now();
+            for _ in 0..500 {
+                black_box(classify(black_box(line)));
+            }
+            (start.elapsed().as_secs_f64() * 1e6 / 500.0, *line)
+        })
+        .collect();
+    each.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (us, line) in each.iter().take(6) {
+        println!("  {us:>7.2} us  {line}");
+    }
+
     let per_s = |d: std::time::Duration| n as f64 / d.as_secs_f64();
     println!("shell corpus: {} command lines x {rounds} rounds = {n}", CORPUS.len());
     println!(

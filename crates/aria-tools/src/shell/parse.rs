@@ -98,6 +98,35 @@ pub fn parse(command_line: &str) -> Result<super::ast::Script, ShellRefusal> {
             ),
         ));
     }
+    let script = match pipe_segments(command_line) {
+        Some(segments) => stitch(&segments).or_else(|_| parse_tree(command_line))?,
+        None => parse_tree(command_line)?,
+    };
+    if script.commands().count() > MAX_COMMANDS {
+        return Err(ShellRefusal::new(
+            "too many commands",
+            format!("the command line has more than {MAX_COMMANDS} commands; split it into steps"),
+        ));
+    }
+    for command in script.commands() {
+        if let Some(name) = command.program().literal_text()
+            && SHELL_ONLY.contains(&name)
+        {
+            return Err(ShellRefusal::new(
+                "shell builtin",
+                format!(
+                    "`{name}` is a shell builtin and ARIA runs programs directly, never through \
+                     a shell; do the work with programs (for variables use `env NAME=value \
+                     program`)"
+                ),
+            ));
+        }
+    }
+    Ok(script)
+}
+
+/// Parses the whole line with tree-sitter-bash and converts the tree.
+pub(super) fn parse_tree(command_line: &str) -> Result<super::ast::Script, ShellRefusal> {
     let tree = PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
@@ -141,28 +170,97 @@ pub fn parse(command_line: &str) -> Result<super::ast::Script, ShellRefusal> {
             "the command line is empty: there is nothing to run",
         ));
     }
-    let script = super::ast::Script { steps };
-    if script.commands().count() > MAX_COMMANDS {
-        return Err(ShellRefusal::new(
-            "too many commands",
-            format!("the command line has more than {MAX_COMMANDS} commands; split it into steps"),
-        ));
-    }
-    for command in script.commands() {
-        if let Some(name) = command.program().literal_text()
-            && SHELL_ONLY.contains(&name)
-        {
-            return Err(ShellRefusal::new(
-                "shell builtin",
-                format!(
-                    "`{name}` is a shell builtin and ARIA runs programs directly, never through \
-                     a shell; do the work with programs (for variables use `env NAME=value \
-                     program`)"
-                ),
-            ));
+    Ok(super::ast::Script { steps })
+}
+
+/// The grammar needs 100-260 us for a pipeline of three or more commands (two: under 10 us),
+/// so lines whose top-level `|` are unambiguous are split there and each part is parsed by
+/// the grammar on its own. Unambiguous means: outside single quotes there is no `\`, `$`,
+/// backquote, `(`, `)`, `{`, `}`, `#` or `<<` (so every unquoted `|` is an operator), and each
+/// `|` stands alone (not `||`, `|&` or `>|`). Parts must not start or end with an operator.
+/// `None` (or any part failing) means the whole line is parsed at once, as before.
+pub(super) fn pipe_segments(line: &str) -> Option<Vec<&str>> {
+    let b = line.as_bytes();
+    let mut cuts = Vec::new();
+    let mut quote: Option<u8> = None;
+    for (i, &c) in b.iter().enumerate() {
+        match quote {
+            Some(b'\'') => {
+                if c == b'\'' {
+                    quote = None;
+                }
+                continue;
+            }
+            Some(_) => {
+                match c {
+                    b'"' => quote = None,
+                    b'\\' | b'$' | b'`' => return None,
+                    _ => {}
+                }
+                continue;
+            }
+            None => {}
+        }
+        match c {
+            b'\'' | b'"' => quote = Some(c),
+            b'\\' | b'$' | b'`' | b'(' | b')' | b'{' | b'}' | b'#' => return None,
+            b'<' if b.get(i + 1) == Some(&b'<') => return None,
+            b'|' => {
+                let prev = i.checked_sub(1).map(|p| b[p]);
+                let next = b.get(i + 1).copied();
+                if matches!(prev, Some(b'|' | b'>' | b'&')) || matches!(next, Some(b'|' | b'&')) {
+                    if prev == Some(b'|') || next == Some(b'|') {
+                        continue; // `||`: a list operator, not a pipe.
+                    }
+                    return None;
+                }
+                cuts.push(i);
+            }
+            _ => {}
         }
     }
-    Ok(script)
+    if quote.is_some() || cuts.len() < 2 {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for cut in cuts {
+        parts.push(&line[start..cut]);
+        start = cut + 1;
+    }
+    parts.push(&line[start..]);
+    let blank = |c: char| c == ' ' || c == '\t';
+    for (i, part) in parts.iter().enumerate() {
+        let trimmed = part.trim_matches(blank);
+        let first = trimmed.trim_start_matches('\n').chars().next()?;
+        let last = trimmed.chars().last()?;
+        if (i > 0 && matches!(first, ';' | '&' | '|'))
+            || (i + 1 < parts.len() && matches!(last, ';' | '&' | '|' | '\n'))
+        {
+            return None;
+        }
+    }
+    Some(parts)
+}
+
+/// Joins separately parsed pipeline parts: the first pipeline of each part continues the last
+/// pipeline of the part before it (`a && b | c || d` is `a && (b | c) || d`).
+fn stitch(parts: &[&str]) -> Result<super::ast::Script, ShellRefusal> {
+    let mut steps: Vec<Step> = Vec::new();
+    for part in parts {
+        let script = parse_tree(part)?;
+        if steps.is_empty() {
+            steps = script.steps;
+            continue;
+        }
+        let mut rest = script.steps.into_iter();
+        let (Some(last), Some(first)) = (steps.last_mut(), rest.next()) else {
+            return Err(ShellRefusal::new("empty", "an empty part of a pipeline"));
+        };
+        last.pipeline.commands.extend(first.pipeline.commands);
+        steps.extend(rest);
+    }
+    Ok(super::ast::Script { steps })
 }
 
 fn mask_non_ascii(text: &str) -> std::borrow::Cow<'_, str> {
@@ -397,6 +495,7 @@ fn statement(
         }
         "pipeline" => {
             let mut commands = Vec::new();
+            let mut run_if = run_if;
             let mut cursor = node.walk();
             for child in node.children(&mut cursor) {
                 match child.kind() {
@@ -404,15 +503,20 @@ fn statement(
                     "command" => commands.push(command(child, src)?),
                     "redirected_statement" => {
                         let mut inner = Vec::new();
-                        statement(child, src, RunIf::Always, &mut inner, depth + 1)?;
-                        match inner.pop() {
-                            Some(Step { pipeline, .. })
-                                if inner.is_empty() && pipeline.commands.len() == 1 =>
-                            {
-                                commands.extend(pipeline.commands)
+                        statement(child, src, run_if, &mut inner, depth + 1)?;
+                        // The grammar may wrap a prefix of the pipeline in a redirected
+                        // statement: `a > f | b 2>&1 | c` (a pipeline) or `a || b 2>&1 | c` (a
+                        // list, which bash reads as `a || (b 2>&1 | c)`). Its last pipeline
+                        // continues this one; steps before it stay steps of their own.
+                        let Some(last) = inner.pop() else { return Err(unexpected(child, src)) };
+                        if !inner.is_empty() {
+                            if !commands.is_empty() {
+                                return Err(unexpected(child, src));
                             }
-                            _ => return Err(unexpected(child, src)),
+                            steps.append(&mut inner);
+                            run_if = last.run_if;
                         }
+                        commands.extend(last.pipeline.commands);
                     }
                     other if !child.is_named() => return Err(operator(other)),
                     _ => return Err(unexpected(child, src)),

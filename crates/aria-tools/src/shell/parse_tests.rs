@@ -166,3 +166,113 @@ fn non_ascii_text_survives_and_cannot_crash_the_grammar() {
     );
     assert!(parse("x{\u{e0000}").is_ok());
 }
+
+/// Lines split at their pipes for speed must parse exactly like the whole line.
+#[test]
+fn the_pipe_split_fast_path_agrees_with_the_whole_line_parse() {
+    let lines = [
+        "a | b | c",
+        "ps aux | grep -v grep | grep node | wc -l",
+        "a && b | c | d || e; f | g | h",
+        "cat f | awk '{print $1}' | sort | uniq -c",
+        "x > out | y 2>&1 | z < in",
+        "echo 'a | b' | tr a b | cat \"c | d\"",
+        "a | b |\n c",
+        "a || b | c | d",
+        "LANG=C a | env X=1 b | nice c",
+    ];
+    for line in lines {
+        assert!(super::parse::pipe_segments(line).is_some(), "{line:?} should take the fast path");
+        let fast = parse(line).unwrap();
+        let whole = super::parse::parse_tree(line).unwrap();
+        assert_eq!(fast, whole, "{line:?}");
+    }
+}
+
+#[test]
+fn ambiguous_pipes_take_the_whole_line_path() {
+    for line in [
+        "a | b | c $(d)",
+        "a |& b | c",
+        "a >| f | b | c",
+        "a; | b | c",
+        "a | | b | c",
+        "a | b | c &",
+        "a\n| b | c",
+        "if a | b | c; then d; fi",
+        "echo \"$x\" | b | c",
+        "a | b | c # x | y",
+    ] {
+        let fast = super::parse::pipe_segments(line).map(|p| p.len());
+        let whole = super::parse::parse_tree(line).map(|s| s.steps.len());
+        let parsed = parse(line).map(|s| s.steps.len());
+        // Either the split declined, or it produced the same answer as the whole-line parse.
+        if fast.is_some() {
+            assert_eq!(parsed.is_ok(), whole.is_ok(), "{line:?}");
+        }
+    }
+    assert!(super::parse::pipe_segments("a; | b | c").is_none());
+    assert!(super::parse::pipe_segments("a\n| b | c").is_none());
+    assert!(super::parse::pipe_segments("a | b | c $(d)").is_none());
+    assert!(super::parse("a; | b | c").is_err());
+}
+
+proptest::proptest! {
+    /// Whatever mix of commands, quotes and operators: the fast path (when taken) gives the same
+    /// AST, or the same refusal status, as the whole-line parse.
+    #[test]
+    fn fast_path_equals_whole_line_parse(
+        parts in proptest::collection::vec(proptest::sample::select(&[
+            "ls", "a b", "'x | y'", "\"q | r\"", "> out x", "c 2>&1", "d < in", "", "e;",
+            "f &&", "LANG=C g", "h\n", "&", "i ||", "'", "j >| k", "sort -rn",
+        ][..]), 1..7),
+        seps in proptest::collection::vec(proptest::sample::select(&[" | ", "|", " || ", " |& ", " ; ", " && "][..]), 6),
+    ) {
+        let mut line = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                line.push_str(seps[i - 1]);
+            }
+            line.push_str(p);
+        }
+        let whole = super::parse::parse_tree(&line);
+        if super::parse::pipe_segments(&line).is_some() {
+            let fast = super::parse::parse(&line);
+            match (&fast, &whole) {
+                (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b, "{:?}", line),
+                (Err(_), Err(_)) => {}
+                // A builtin refusal in `parse` only; never a different AST.
+                (Err(e), Ok(_)) => proptest::prop_assert_eq!(e.construct, "shell builtin", "{:?}", line),
+                (Ok(_), Err(e)) => proptest::prop_assert!(false, "{:?}: fast path accepted what the grammar refuses: {}", line, e),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_redirect_inside_a_list_before_a_pipe_keeps_bash_precedence() {
+    // tree-sitter wraps `ls || c 2>&1` as the first element of the pipeline; bash reads
+    // `ls || (c 2>&1 | d)`.
+    let script = super::parse::parse_tree("ls || c 2>&1 | d").unwrap();
+    let shape: Vec<(RunIf, Vec<String>)> = script
+        .steps
+        .iter()
+        .map(|s| {
+            (
+                s.run_if,
+                s.pipeline
+                    .commands
+                    .iter()
+                    .map(|c| c.argv().collect::<Vec<_>>().join(" "))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (RunIf::Always, vec!["ls".to_owned()]),
+            (RunIf::Failure, vec!["c".to_owned(), "d".to_owned()])
+        ]
+    );
+}
