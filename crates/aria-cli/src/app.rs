@@ -4,9 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use aria_api::{Provider, Redact, Tool};
+use aria_api::{Redact, Tool};
 use aria_core::{Agent, AgentConfig, Approver, Price, ToolRegistry};
-use aria_models::{OpenAiConfig, OpenAiProvider};
 use aria_store::Store;
 use aria_tools::{PathGuard, SecretRedactor, SensitivePatterns};
 
@@ -74,15 +73,12 @@ fn system_prompt(config: &Config) -> String {
     )
 }
 
-/// The configured model provider. The embedded model is loaded here (and pulled first when it
-/// is the default and not on this machine yet).
-pub fn provider(config: &Config) -> CliResult<Arc<dyn Provider>> {
+/// The configured model side: the primary backend and its fallbacks behind the router (retry,
+/// circuit breaker, context budget), and the price calls are charged at. The embedded model is
+/// loaded here (and pulled first when it is the default and not on this machine yet).
+pub fn provider(config: &Config) -> CliResult<crate::providers::Built> {
     let p = &config.provider;
-    #[cfg(feature = "local")]
-    if p.name == config::LOCAL_PROVIDER {
-        return Ok(Arc::new(crate::local::chat_provider(config)?));
-    }
-    if p.api_key.is_none() && p.base_url == config::DEFAULT_OPENAI_BASE_URL {
+    if p.name == "openai" && p.api_key.is_none() && p.base_url == config::DEFAULT_OPENAI_BASE_URL {
         let local_hint = if cfg!(feature = "local") {
             ", or use the embedded model: --backend local (or ARIA_PROVIDER=local)"
         } else {
@@ -95,13 +91,7 @@ pub fn provider(config: &Config) -> CliResult<Arc<dyn Provider>> {
              OPENAI_API_KEY for OpenAI{local_hint}"
         )));
     }
-    let provider = OpenAiProvider::new(OpenAiConfig {
-        base_url: p.base_url.clone(),
-        api_key: p.api_key.clone(),
-        ..OpenAiConfig::default()
-    })
-    .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
-    Ok(Arc::new(provider))
+    crate::providers::build(config)
 }
 
 /// A note for `aria config check` about the embedded model, if there is something to say.
@@ -123,7 +113,7 @@ pub fn agent(
     approver: Option<Arc<dyn Approver>>,
 ) -> CliResult<Agent> {
     let p = &config.provider;
-    let provider = provider(config)?;
+    let built = provider(config)?;
     let registry = ToolRegistry::new(tools(config)?)
         .context("the built-in tools are inconsistent (a bug: please report it)")
         .map_err(CliError::failed)?;
@@ -131,16 +121,22 @@ pub fn agent(
     agent_config.limits = config.limits;
     agent_config.mode = config.mode;
     agent_config.dry_run = config.dry_run;
-    agent_config.price = p.price.map(|(i, o)| Price { input_per_mtok: i, output_per_mtok: o });
-    if p.name == config::LOCAL_PROVIDER {
-        // Runs on this machine: it costs nothing, whatever the model is called.
-        agent_config.price = Some(Price { input_per_mtok: 0.0, output_per_mtok: 0.0 });
-    }
+    // Models on this machine cost nothing; a chain is charged at its highest price.
+    agent_config.price = built
+        .price
+        .map(|p| Price { input_per_mtok: p.input_per_mtok, output_per_mtok: p.output_per_mtok });
+    agent_config.spend_guard = crate::providers::spend_guard(config, store.clone());
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;
-    let agent =
-        Agent::new(provider, Arc::new(registry), store.clone(), store, redactor, agent_config);
+    let agent = Agent::new(
+        built.provider,
+        Arc::new(registry),
+        store.clone(),
+        store,
+        redactor,
+        agent_config,
+    );
     Ok(match approver {
         Some(a) => agent.with_approver(a),
         None => agent,

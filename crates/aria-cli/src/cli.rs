@@ -30,7 +30,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub model: Option<String>,
     /// Model provider (overrides ARIA_PROVIDER): local (the embedded model; the default when no
-    /// server is configured) or openai (any OpenAI-compatible server).
+    /// server is configured), ollama (Ollama's native API), openai (any OpenAI-compatible
+    /// server) or anthropic.
     #[arg(long, global = true)]
     pub backend: Option<String>,
     /// Approval mode: governed (default), supervised or read_only.
@@ -65,6 +66,12 @@ pub enum Command {
     /// Embedded models: fetch them (sha256-verified) and see what is on this machine.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Model backends (Ollama, OpenAI-compatible, Anthropic): what each offers, a health check
+    /// with latency, unloading an Ollama model.
+    #[command(subcommand)]
+    Models(ModelsCommand),
+    /// Model spend by day, model and session, against the per-task, daily and monthly caps.
+    Cost(CostArgs),
 }
 
 #[derive(Debug, Args)]
@@ -192,4 +199,36 @@ pub enum ModelCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// What each configured backend offers (the chain, and backends whose credentials are set).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A tiny chat with each backend of the chain, or only the one given with --backend, with
+    /// the latency to the first token; exit 1 when one fails.
+    Test {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unload a model from Ollama's memory now (keep_alive 0).
+    Unload {
+        /// The model (default: the configured Ollama model).
+        model: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    /// Days of history in the report (today included).
+    #[arg(long, default_value_t = 30)]
+    pub days: u32,
+    /// Sessions listed at most.
+    #[arg(long, default_value_t = 20)]
+    pub sessions: usize,
+    #[arg(long)]
+    pub json: bool,
 }

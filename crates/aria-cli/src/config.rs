@@ -2,6 +2,7 @@
 //! nowhere else. Two stages: [`RawConfig`] mirrors the file (every key optional, unknown keys
 //! rejected by name), [`Config`] is the validated result the rest of the binary uses.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -33,6 +34,9 @@ pub struct RawConfig {
     pub limits: Option<RawLimits>,
     pub policy: Option<RawPolicy>,
     pub logging: Option<RawLogging>,
+    pub router: Option<RawRouter>,
+    /// USD per million tokens by exact model name; wins over the built-in table.
+    pub pricing: Option<BTreeMap<String, RawPrice>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -48,6 +52,43 @@ pub struct RawProvider {
     pub output_price_per_mtok: Option<f64>,
     /// Where embedded models are kept (default `$ARIA_HOME/models`).
     pub models_dir: Option<String>,
+    /// Ollama: `keep_alive` sent with every chat (e.g. "5m", "-1").
+    pub keep_alive: Option<String>,
+    /// Ollama: a fixed `num_ctx` instead of the model's own context length.
+    pub num_ctx: Option<u64>,
+    /// The model's context window in tokens, for the context-budget planner (known cloud
+    /// models and Ollama are found without it).
+    pub context_window: Option<u64>,
+    /// OpenAI-compatible: `auto`, `required` or `none`.
+    pub tool_choice: Option<String>,
+    /// OpenAI-compatible: allow several tool calls in one answer.
+    pub parallel_tool_calls: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRouter {
+    /// Tries per model call, the first included (default 3).
+    pub attempts: Option<u32>,
+    /// Fallback routes, tried in order (seed 001 §4.4 `fallback_chain`).
+    pub fallback: Option<Vec<RawFallback>>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFallback {
+    pub backend: String,
+    pub model: Option<String>,
+    pub on_error: Option<bool>,
+    pub on_context_overflow: Option<bool>,
+    pub above_input_tokens: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPrice {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -67,6 +108,9 @@ pub struct RawLimits {
     pub session_timeout_secs: Option<u64>,
     pub max_tool_output_chars: Option<usize>,
     pub max_cost_usd: Option<f64>,
+    /// Caps on model spend per UTC day and per month, across all runs.
+    pub per_day_usd: Option<f64>,
+    pub per_month_usd: Option<f64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -138,6 +182,15 @@ pub struct ProviderConfig {
     pub price: Option<(f64, f64)>,
     /// Where embedded models are pulled to and loaded from.
     pub models_dir: PathBuf,
+    #[serde(serialize_with = "redacted")]
+    pub anthropic_api_key: Option<String>,
+    pub anthropic_base_url: String,
+    pub ollama_url: String,
+    pub keep_alive: Option<String>,
+    pub num_ctx: Option<u64>,
+    pub context_window: Option<u64>,
+    pub tool_choice: Option<String>,
+    pub parallel_tool_calls: Option<bool>,
     /// True when the provider was chosen because nothing else was configured.
     #[serde(skip)]
     pub chosen_by_default: bool,
@@ -145,6 +198,29 @@ pub struct ProviderConfig {
 
 fn redacted<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(if v.is_some() { "[set, redacted]" } else { "[unset]" })
+}
+
+/// One fallback route.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FallbackConfig {
+    pub backend: String,
+    pub model: String,
+    pub on_error: bool,
+    pub on_context_overflow: bool,
+    pub above_input_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RouterConfig {
+    pub attempts: u32,
+    pub fallback: Vec<FallbackConfig>,
+}
+
+/// Spend caps beyond one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SpendCaps {
+    pub per_day_usd: Option<f64>,
+    pub per_month_usd: Option<f64>,
 }
 
 /// The validated configuration.
@@ -163,6 +239,10 @@ pub struct Config {
     pub approval_timeout: Duration,
     pub log_level: String,
     pub log_file: bool,
+    pub router: RouterConfig,
+    /// Price overrides: model → (input, output) USD per million tokens.
+    pub pricing: Vec<(String, f64, f64)>,
+    pub caps: SpendCaps,
 }
 
 mod secs {
@@ -176,13 +256,21 @@ mod secs {
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
+pub const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
 /// The embedded model's provider name.
 pub const LOCAL_PROVIDER: &str = "local";
 /// The default embedded chat model (a catalog name in `aria-local`).
 pub const DEFAULT_LOCAL_MODEL: &str = "smollm2-135m-instruct";
 /// Provider names this build understands.
 pub fn known_providers() -> &'static [&'static str] {
-    if cfg!(feature = "local") { &["openai", LOCAL_PROVIDER] } else { &["openai"] }
+    if cfg!(feature = "local") {
+        &["openai", "anthropic", "ollama", LOCAL_PROVIDER]
+    } else {
+        &["openai", "anthropic", "ollama"]
+    }
 }
 
 /// Reads the environment through a function, so tests can pass their own.
@@ -268,7 +356,7 @@ pub fn resolve(
     let scope = raw.scope.unwrap_or_default();
     let roots = resolve_roots(&scope, &data_dir, env, flags)?;
     let provider = resolve_provider(raw.provider.unwrap_or_default(), &data_dir, env, flags)?;
-    let limits = resolve_limits(raw.limits.unwrap_or_default(), env)?;
+    let limits = resolve_limits(raw.limits.clone().unwrap_or_default(), env)?;
     let policy = raw.policy.unwrap_or_default();
     let mode_text = flags.mode.clone().or_else(|| env.var("ARIA_MODE")).or(policy.mode);
     let mode = match mode_text {
@@ -280,6 +368,9 @@ pub fn resolve(
         })?,
     };
     let logging = raw.logging.unwrap_or_default();
+    let router = resolve_router(raw.router.unwrap_or_default())?;
+    let pricing = resolve_pricing(raw.pricing.unwrap_or_default())?;
+    let caps = resolve_caps(raw.limits.clone().unwrap_or_default(), env)?;
     Ok(Config {
         source,
         data_dir,
@@ -292,6 +383,107 @@ pub fn resolve(
         approval_timeout: Duration::from_secs(policy.approval_timeout_secs.unwrap_or(60)),
         log_level: env.var("ARIA_LOG").or(logging.level).unwrap_or_else(|| "warn".into()),
         log_file: logging.file.unwrap_or(true),
+        router,
+        pricing,
+        caps,
+    })
+}
+
+/// The default model of a backend.
+pub fn default_model(backend: &str) -> &'static str {
+    match backend {
+        LOCAL_PROVIDER => DEFAULT_LOCAL_MODEL,
+        "anthropic" => DEFAULT_ANTHROPIC_MODEL,
+        "ollama" => DEFAULT_OLLAMA_MODEL,
+        _ => DEFAULT_OPENAI_MODEL,
+    }
+}
+
+fn resolve_router(raw: RawRouter) -> Result<RouterConfig, ConfigError> {
+    let attempts = raw.attempts.unwrap_or(3);
+    if attempts == 0 {
+        return Err(ConfigError::Invalid("[router] attempts must be at least 1".into()));
+    }
+    let mut fallback = Vec::new();
+    for (i, f) in raw.fallback.unwrap_or_default().into_iter().enumerate() {
+        if !known_providers().contains(&f.backend.as_str()) {
+            return Err(ConfigError::Invalid(format!(
+                "[[router.fallback]] #{}: unknown backend `{}`; use one of: {}",
+                i + 1,
+                f.backend,
+                known_providers().join(", ")
+            )));
+        }
+        let (on_error, on_context_overflow) = (f.on_error, f.on_context_overflow);
+        if on_error.is_none() && on_context_overflow.is_none() && f.above_input_tokens.is_none() {
+            return Err(ConfigError::Invalid(format!(
+                "[[router.fallback]] #{} ({}) has no condition; set on_error, on_context_overflow or above_input_tokens",
+                i + 1,
+                f.backend
+            )));
+        }
+        fallback.push(FallbackConfig {
+            model: f.model.unwrap_or_else(|| default_model(&f.backend).to_owned()),
+            backend: f.backend,
+            on_error: on_error.unwrap_or(false),
+            on_context_overflow: on_context_overflow.unwrap_or(false),
+            above_input_tokens: f.above_input_tokens,
+        });
+    }
+    Ok(RouterConfig { attempts, fallback })
+}
+
+fn resolve_pricing(
+    raw: BTreeMap<String, RawPrice>,
+) -> Result<Vec<(String, f64, f64)>, ConfigError> {
+    raw.into_iter()
+        .map(|(model, p)| {
+            let ok = |v: f64| v.is_finite() && v >= 0.0;
+            if ok(p.input_per_mtok) && ok(p.output_per_mtok) {
+                Ok((model, p.input_per_mtok, p.output_per_mtok))
+            } else {
+                Err(ConfigError::Invalid(format!("[pricing.\"{model}\"] prices must be ≥ 0")))
+            }
+        })
+        .collect()
+}
+
+fn dollars(
+    (name, key): (&str, &str),
+    value: Option<String>,
+    file: Option<f64>,
+) -> Result<Option<f64>, ConfigError> {
+    match value {
+        Some(v) => {
+            v.parse::<f64>().ok().filter(|c| *c >= 0.0 && c.is_finite()).map(Some).ok_or_else(
+                || {
+                    ConfigError::Invalid(format!(
+                        "{name}=`{v}` is not a non-negative number of dollars"
+                    ))
+                },
+            )
+        }
+        None => match file {
+            Some(c) if !(c >= 0.0 && c.is_finite()) => {
+                Err(ConfigError::Invalid(format!("[limits] {key} must be a non-negative number")))
+            }
+            other => Ok(other),
+        },
+    }
+}
+
+fn resolve_caps(raw: RawLimits, env: &dyn Env) -> Result<SpendCaps, ConfigError> {
+    Ok(SpendCaps {
+        per_day_usd: dollars(
+            ("ARIA_MAX_DAILY_COST_USD", "per_day_usd"),
+            env.var("ARIA_MAX_DAILY_COST_USD"),
+            raw.per_day_usd,
+        )?,
+        per_month_usd: dollars(
+            ("ARIA_MAX_MONTHLY_COST_USD", "per_month_usd"),
+            env.var("ARIA_MAX_MONTHLY_COST_USD"),
+            raw.per_month_usd,
+        )?,
     })
 }
 
@@ -345,15 +537,14 @@ fn resolve_provider(
                 .to_owned()
         } else {
             format!(
-                "use one of: {} (`openai` is any OpenAI-compatible server: OpenAI, Ollama, vLLM, \
-                 llama.cpp, LM Studio)",
+                "use one of: {} (`openai` is any OpenAI-compatible server: OpenAI, vLLM, \
+                 llama.cpp, LM Studio; `ollama` is Ollama's native API)",
                 known_providers().join(", ")
             )
         };
         return Err(ConfigError::Invalid(format!("unknown provider `{name}`; {hint}")));
     }
-    let default_model =
-        if name == LOCAL_PROVIDER { DEFAULT_LOCAL_MODEL } else { DEFAULT_OPENAI_MODEL };
+    let default_model = default_model(&name);
     let model = flags
         .model
         .clone()
@@ -380,6 +571,19 @@ fn resolve_provider(
             ));
         }
     };
+    if let Some(choice) = &raw.tool_choice
+        && !matches!(choice.as_str(), "auto" | "required" | "none")
+    {
+        return Err(ConfigError::Invalid(format!(
+            "[provider] tool_choice `{choice}` is not auto, required or none"
+        )));
+    }
+    let ollama_url = env
+        .var("OLLAMA_HOST")
+        .or_else(|| env.var("OLLAMA_URL"))
+        .or_else(|| env.var("OLLAMA_BASE_URL"))
+        .map(|v| aria_models::OllamaConfig::host_url(&v))
+        .unwrap_or_else(|| DEFAULT_OLLAMA_URL.into());
     Ok(ProviderConfig {
         name,
         model,
@@ -389,6 +593,16 @@ fn resolve_provider(
         max_output_tokens: raw.max_output_tokens,
         price,
         models_dir,
+        anthropic_api_key: env.var("ANTHROPIC_API_KEY"),
+        anthropic_base_url: env
+            .var("ANTHROPIC_BASE_URL")
+            .unwrap_or_else(|| DEFAULT_ANTHROPIC_BASE_URL.into()),
+        ollama_url,
+        keep_alive: raw.keep_alive,
+        num_ctx: raw.num_ctx,
+        context_window: raw.context_window,
+        tool_choice: raw.tool_choice,
+        parallel_tool_calls: raw.parallel_tool_calls,
         chosen_by_default,
     })
 }
@@ -465,6 +679,7 @@ fn create_private_dir(path: &Path) -> Result<(), ConfigError> {
 /// key, plus any environment variable whose name marks it as a secret.
 pub fn secret_values(config: &Config) -> Vec<String> {
     let mut values: Vec<String> = config.provider.api_key.iter().cloned().collect();
+    values.extend(config.provider.anthropic_api_key.iter().cloned());
     for (key, value) in std::env::vars() {
         let upper = key.to_ascii_uppercase();
         let secret_name = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]

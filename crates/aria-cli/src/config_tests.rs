@@ -113,3 +113,56 @@ fn the_api_key_never_serialises() {
     assert!(!shown.contains("sk-live"), "{shown}");
     assert!(shown.contains("[set, redacted]"));
 }
+
+#[test]
+fn backends_router_pricing_and_caps_resolve_from_file_and_environment() {
+    let text = "[provider]\nname = \"ollama\"\nkeep_alive = \"10m\"\n\n[router]\nattempts = 2\n\n\
+                [[router.fallback]]\nbackend = \"anthropic\"\non_context_overflow = true\nabove_input_tokens = 9000\n\n\
+                [limits]\nper_day_usd = 2.5\n\n[pricing.\"my-model\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n";
+    let e = env(&[
+        ("OLLAMA_HOST", "0.0.0.0:9999"),
+        ("ANTHROPIC_API_KEY", "sk-ant-x"),
+        ("ARIA_MAX_MONTHLY_COST_USD", "40"),
+    ]);
+    let c = resolve_text(text, &e, &Overrides::default()).unwrap();
+    assert_eq!(c.provider.name, "ollama");
+    assert_eq!(c.provider.model, DEFAULT_OLLAMA_MODEL);
+    assert_eq!(c.provider.ollama_url, "http://127.0.0.1:9999");
+    assert_eq!(c.provider.keep_alive.as_deref(), Some("10m"));
+    assert_eq!(c.provider.anthropic_base_url, DEFAULT_ANTHROPIC_BASE_URL);
+    assert_eq!(c.router.attempts, 2);
+    assert_eq!(
+        c.router.fallback,
+        vec![FallbackConfig {
+            backend: "anthropic".into(),
+            model: DEFAULT_ANTHROPIC_MODEL.into(),
+            on_error: false,
+            on_context_overflow: true,
+            above_input_tokens: Some(9000),
+        }]
+    );
+    assert_eq!(c.caps, SpendCaps { per_day_usd: Some(2.5), per_month_usd: Some(40.0) });
+    assert_eq!(c.pricing, vec![("my-model".to_string(), 1.0, 2.0)]);
+    assert!(secret_values(&c).contains(&"sk-ant-x".to_string()));
+    let shown = serde_json::to_string(&c).unwrap();
+    assert!(!shown.contains("sk-ant-x"), "{shown}");
+}
+
+#[test]
+fn bad_router_and_cap_values_are_named() {
+    let e = env(&[]);
+    for (text, needle) in [
+        ("[[router.fallback]]\nbackend = \"nope\"\non_error = true\n", "unknown backend `nope`"),
+        ("[[router.fallback]]\nbackend = \"ollama\"\n", "has no condition"),
+        ("[router]\nattempts = 0\n", "attempts"),
+        ("[limits]\nper_month_usd = -1\n", "per_month_usd"),
+        ("[router]\nretries = 3\n", "retries"),
+        ("[provider]\ntool_choice = \"always\"\n", "tool_choice"),
+    ] {
+        let err = resolve_text(text, &e, &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+    }
+    let err = resolve_text("", &env(&[("ARIA_MAX_DAILY_COST_USD", "lots")]), &Overrides::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("ARIA_MAX_DAILY_COST_USD"), "{err}");
+}

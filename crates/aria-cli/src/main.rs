@@ -13,6 +13,7 @@ mod exit;
 #[cfg(feature = "local")]
 mod local;
 mod logging;
+mod providers;
 mod render;
 mod runlock;
 
@@ -33,6 +34,8 @@ fn main() -> ExitCode {
         Command::Audit(c) => commands::audit::audit(&cli.global, c),
         Command::Config(c) => commands::inspect::config(&cli.global, c),
         Command::Model(c) => commands::model::model(&cli.global, c),
+        Command::Models(c) => commands::models::models(&cli.global, c),
+        Command::Cost(args) => commands::models::cost(&cli.global, args),
     };
     match result {
         Ok(code) => exit::code(code),

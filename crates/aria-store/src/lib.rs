@@ -69,6 +69,6 @@ pub use canonical::{canonical_json, write_canonical_json};
 pub use chain::ZERO_HASH;
 pub use error::StoreError;
 pub use journal::{ConversationSummary, StoredMessage, StoredTrace};
-pub use spend::{SpendGroup, SpendRow, day_start_utc, month_start_utc};
+pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
 pub use store::Store;
 pub use verify::{VerifyFailure, VerifyReport, verify_bundle};

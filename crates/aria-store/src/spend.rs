@@ -43,6 +43,12 @@ pub fn day_start_utc() -> String {
     format!("{:04}-{:02}-{:02}T00:00:00.000Z", t.year(), u8::from(t.month()), t.day())
 }
 
+/// The start of the UTC day `days` days before today (`0`: today).
+pub fn day_start_utc_days_ago(days: u32) -> String {
+    let t = time::OffsetDateTime::now_utc() - time::Duration::days(i64::from(days));
+    format!("{:04}-{:02}-{:02}T00:00:00.000Z", t.year(), u8::from(t.month()), t.day())
+}
+
 /// The start of the current UTC month, e.g. `2026-01-01T00:00:00.000Z`.
 pub fn month_start_utc() -> String {
     let t = time::OffsetDateTime::now_utc();
@@ -196,5 +202,8 @@ mod tests {
         assert_eq!(day.len(), "2026-01-31T00:00:00.000Z".len());
         assert!(day.ends_with("T00:00:00.000Z"));
         assert!(month_start_utc() <= day && month_start_utc().ends_with("-01T00:00:00.000Z"));
+        assert_eq!(day_start_utc_days_ago(0), day);
+        let year_ago = day_start_utc_days_ago(366);
+        assert!(year_ago < day && year_ago.ends_with("T00:00:00.000Z"), "{year_ago}");
     }
 }

@@ -43,6 +43,11 @@ impl MockAnthropic {
         MockAnthropic::new(script).serve()
     }
 
+    /// Starts a server from non-async code (e.g. a test that spawns the `aria` binary).
+    pub fn serve_blocking(script: Vec<MockTurn>) -> MockServer {
+        MockAnthropic::new(script).serve()
+    }
+
     /// An Anthropic-shaped error body: `{"type":"error","error":{"type","message"}}`.
     pub fn error(status: u16, kind: &str, message: &str) -> MockTurn {
         let body = json!({"type": "error", "error": {"type": kind, "message": message}});

@@ -4,4 +4,5 @@ pub mod audit;
 pub mod chat;
 pub mod inspect;
 pub mod model;
+pub mod models;
 pub mod run;

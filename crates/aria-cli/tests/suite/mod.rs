@@ -1,4 +1,5 @@
 mod cli_basics;
 mod crash_and_cancel;
 mod harness;
+mod models;
 mod runs;

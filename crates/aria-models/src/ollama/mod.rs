@@ -124,6 +124,12 @@ impl OllamaProvider {
         self.inner.context_length(model).await
     }
 
+    /// The `num_ctx` sent with chats to `model`: the configured one, else the model's context
+    /// length capped at [`OllamaConfig::max_num_ctx`]. This is the window the model works with.
+    pub async fn num_ctx(&self, model: &str) -> Result<u64, ProviderError> {
+        self.inner.num_ctx(model).await
+    }
+
     /// Unloads a model from memory now (`keep_alive: 0`).
     pub async fn unload(&self, model: &str) -> Result<(), ProviderError> {
         let endpoint = format!("{}/api/generate", self.inner.base);
