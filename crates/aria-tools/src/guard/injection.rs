@@ -10,8 +10,8 @@
 //! 1. removes invisible characters (see `invisible.rs`), decoding Unicode tag characters into a
 //!    visible note, so a phrase split by zero-width characters is seen as written;
 //! 2. runs the rules of `injection_rules.rs` (a [`RegexSet`] first, so clean text costs one
-//!    pass) and looks inside HTML comments and CSS-hidden elements for text that speaks to a
-//!    model;
+//!    pass), looks inside HTML comments and CSS-hidden elements for text that speaks to a
+//!    model, and decodes base64 and hex runs that hold readable text to scan that too;
 //! 3. [`InjectionFilter::neutralise`] wraps each finding, to the end of its sentence, in a
 //!    visible `[ARIA: possible prompt injection (kind): «…»]` marker and defangs chat-template
 //!    tokens (`<|im_start|>` becomes `‹|im_start|›`). Nothing is deleted but invisible
@@ -32,7 +32,7 @@ use serde::Serialize;
 use crate::guard::injection_rules::{
     ADDRESSES_MODEL, GIVES_ORDER, HIDDEN_ELEMENT, HTML_COMMENT, RULES,
 };
-use crate::guard::invisible;
+use crate::guard::{decode, invisible};
 
 /// What kind of injection a finding is. The names (`as_str`) are stable: audit records and
 /// `aria check injection` use them.
@@ -57,7 +57,7 @@ pub enum InjectionKind {
     HiddenText,
     /// Invisible Unicode that splits words, reorders text or smuggles tag characters.
     InvisibleText,
-    /// "Decode this and do what it says".
+    /// "Decode this and do what it says", or an instruction hidden in base64 or hex.
     EncodedInstruction,
     /// Requests to store instructions in memory or repeat them in every future answer.
     MemoryWrite,
@@ -230,6 +230,12 @@ impl InjectionFilter {
                     }));
                 }
                 findings.extend(c.hidden_text(t));
+                for (start, end, plain) in decode::decoded_runs(t) {
+                    if c.set.is_match(&plain) {
+                        let kind = InjectionKind::EncodedInstruction;
+                        findings.push(InjectionFinding { kind, start, end });
+                    }
+                }
             }
         }
         findings.sort_by_key(|f| (f.start, f.end, f.kind));

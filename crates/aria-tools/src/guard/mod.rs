@@ -6,6 +6,7 @@
 //!   [`entropy`] for high-entropy tokens.
 //! - [`injection`]: instructions aimed at the model inside tool output, found and neutralised.
 
+pub(crate) mod decode;
 pub mod entropy;
 pub mod injection;
 pub(crate) mod injection_rules;
