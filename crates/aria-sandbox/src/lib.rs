@@ -1,0 +1,32 @@
+//! Runs one program for ARIA inside a sandbox.
+//!
+//! This crate owns what happens between "this argv may run" and the child's exit: the child
+//! gets its argv (never `sh -c`), an empty environment plus an allowlist (a fixed `PATH`, a
+//! private `TMPDIR`), a working directory inside a root, rlimits (CPU time, address space,
+//! processes, file size), its own process group (killed whole on timeout, and when the program
+//! exits, so nothing it started outlives the call), and stdout/stderr read concurrently and
+//! capped. On Linux a Landlock ruleset lets the child read broadly but write only under the
+//! roots and its private temp dir, and blocks TCP bind/connect unless network is granted.
+//!
+//! It deliberately does not decide *whether* a command may run (the classifier and the path
+//! guard in `aria-tools`, the policy broker in `aria-core`) nor parse shell syntax: callers hand
+//! it argv and already-opened file descriptors for redirects and pipes.
+//!
+//! The design decision to know: **protections are reported, never assumed.** The running
+//! kernel is probed (Landlock ABI version), and every [`Outcome`] carries a [`Protections`]
+//! list saying which protection was active for that run and, when one was not, why. Nothing is
+//! silently downgraded into a claim; callers audit the list and `aria doctor` prints it. This is
+//! the only crate of the workspace allowed `unsafe` (`pre_exec`, `setrlimit`, `killpg`, the
+//! Landlock syscalls); every unsafe block says why it is sound.
+
+mod child;
+mod protect;
+mod run;
+mod spec;
+
+pub use protect::{KernelSupport, Protection, Protections};
+pub use run::{Captured, ExitInfo, Outcome, Running, Sandbox};
+pub use spec::{
+    DEFAULT_ENV_ALLOWLIST, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Input, Limits, Output, SAFE_PATH,
+    SandboxError, SpawnSpec,
+};
