@@ -14,8 +14,9 @@
 //! - [`InjectionFilter`] finds instructions aimed at the model inside tool output (ignore
 //!   previous instructions, role play, forged role markers, hidden text, exfiltration requests)
 //!   and neutralises them in place with a visible marker.
-//! - The tools (`file_read`, `file_list`) implement [`aria_api::Tool`]; [`builtin_tools`] in
-//!   `registry.rs` is the one list of what the model can call.
+//! - The tools (`file_read`, `file_list`, `shell_execute`) implement [`aria_api::Tool`];
+//!   [`builtin_tools`] in `registry.rs` is the one list of what the model can call.
+//!   `shell_execute` runs what [`shell`] parsed and classified through `aria-sandbox`.
 //!
 //! It deliberately does not decide *whether* a call may run (that is the policy broker in
 //! `aria-core`), spawn processes (`aria-sandbox`), or cap and wrap tool output for the model
@@ -44,3 +45,4 @@ pub use guard::sensitive::SensitivePatterns;
 pub use registry::{builtin_tool_names, builtin_tools};
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
 pub use tools::file_read::FileRead;
+pub use tools::shell_execute::{DEFAULT_SHELL_TIMEOUT, ShellExecute};

@@ -10,6 +10,7 @@ use aria_api::Tool;
 use crate::guard::path::PathGuard;
 use crate::tools::file_list::FileList;
 use crate::tools::file_read::FileRead;
+use crate::tools::shell_execute::ShellExecute;
 
 type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
 
@@ -17,6 +18,7 @@ type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
 const BUILTINS: &[(&str, Make)] = &[
     (FileRead::NAME, |g| Arc::new(FileRead::new(Arc::clone(g)))),
     (FileList::NAME, |g| Arc::new(FileList::new(Arc::clone(g)))),
+    (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
 ];
 
 /// The built-in tools, all confined by `guard`, in a stable order.
@@ -44,6 +46,7 @@ mod tests {
     const EXPECTED: &[(&str, &str, Tier)] = &[
         ("file_read", r#"{"path": "a.txt"}"#, Tier::Read),
         ("file_list", r#"{"path": "."}"#, Tier::Read),
+        ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
     ];
 
     fn tools() -> (tempfile::TempDir, Vec<Arc<dyn Tool>>) {

@@ -3,6 +3,7 @@
 
 pub mod file_list;
 pub mod file_read;
+pub mod shell_execute;
 
 use aria_api::ToolError;
 use serde_json::Value;

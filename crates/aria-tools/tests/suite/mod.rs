@@ -8,4 +8,5 @@ mod read_text;
 mod secrets;
 mod secrets_kinds;
 mod secrets_props;
+mod shell_execute;
 mod shell_props;

@@ -1,0 +1,454 @@
+//! `shell_execute {command}`: runs a command line without a shell.
+//!
+//! The line is parsed and classified by [`crate::shell`]; what the classifier blocks is refused
+//! with its reason. Every redirect target and every path the commands write is checked with the
+//! path guard, words ARIA would have to expand (`$VAR`, globs, `~`, braces) are refused, and
+//! then each simple command is spawned through [`aria_sandbox`] with its argv: `|` connects
+//! stages with pipes, `&&` / `||` / `;` gate steps on the previous exit status, redirects are
+//! files the guard approved (opened by ARIA, without following a final symlink).
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
+use aria_sandbox::{
+    DEFAULT_OUTPUT_CAP, Input, Outcome, Output, Protections, Sandbox, SandboxError, SpawnSpec,
+};
+use serde_json::{Value, json};
+
+use crate::guard::path::PathGuard;
+use crate::shell::{self, RedirectMode, RedirectTarget, RunIf, Script, SimpleCommand, Word};
+use crate::tools::{blocking, path_error, roots_sentence};
+
+/// How long a whole command line may run by default.
+pub const DEFAULT_SHELL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs simple commands, pipelines and `&&`/`||`/`;` lists in the sandbox. Tier: the
+/// classifier's tier of the command line.
+#[derive(Debug)]
+pub struct ShellExecute {
+    guard: Arc<PathGuard>,
+    timeout: Duration,
+    spec: ToolSpec,
+}
+
+impl ShellExecute {
+    /// The tool's name: a public contract.
+    pub const NAME: &'static str = "shell_execute";
+
+    pub fn new(guard: Arc<PathGuard>) -> Self {
+        let spec = spec(&guard);
+        ShellExecute { guard, timeout: DEFAULT_SHELL_TIMEOUT, spec }
+    }
+
+    /// Changes the time limit of one command line (default [`DEFAULT_SHELL_TIMEOUT`]).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+fn spec(guard: &PathGuard) -> ToolSpec {
+    ToolSpec {
+        name: ShellExecute::NAME.to_owned(),
+        description: format!(
+            "Run a command line: simple commands, pipes (|), &&, || and ;, with redirects \
+             (<, >, >>, 2>&1) to files inside {}. Programs run directly, never through a \
+             shell: no $VAR, globs, ~, subshells, $(...), loops or functions. Runs in the \
+             first root, without network, for at most 30 s; output is capped.",
+            roots_sentence(guard)
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "description": "The command line, e.g. \"grep -rn TODO src | sort\"."
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+fn command_arg(args: &Value) -> Result<String, ToolError> {
+    let usage = "shell_execute takes one argument, \"command\": the command line as a string";
+    let Some(map) = args.as_object() else {
+        return Err(ToolError::failed(format!("the arguments are not a JSON object; {usage}")));
+    };
+    if let Some(unknown) = map.keys().find(|k| k.as_str() != "command") {
+        return Err(ToolError::failed(format!("unknown argument \"{unknown}\"; {usage}")));
+    }
+    match map.get("command") {
+        Some(Value::String(c)) => Ok(c.clone()),
+        Some(_) => Err(ToolError::failed(format!("\"command\" must be a string; {usage}"))),
+        None => Err(ToolError::failed(format!("the argument \"command\" is missing; {usage}"))),
+    }
+}
+
+impl Tool for ShellExecute {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The classifier's tier; arguments without a command string are `Blocked` (never run).
+    fn tier(&self, args: &Value) -> Tier {
+        match command_arg(args) {
+            Ok(command) => shell::classify(&command).tier,
+            Err(_) => Tier::Blocked,
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let command = command_arg(&args)?;
+            let guard = Arc::clone(&self.guard);
+            let timeout = self.timeout;
+            let dry_run = ctx.dry_run;
+            blocking(ShellExecute::NAME, move || {
+                let plan = plan(&guard, &command)?;
+                if dry_run {
+                    return Ok(dry_run_output(&plan));
+                }
+                Ok(execute(&guard, plan, timeout))
+            })
+            .await
+        })
+    }
+}
+
+/// A command line that passed every check, with its redirects resolved.
+struct Plan {
+    command: String,
+    tier: Tier,
+    script: Script,
+    /// Resolved redirect paths, per command in order, per redirect in order (`None` for dups).
+    targets: Vec<Vec<Option<PathBuf>>>,
+}
+
+fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
+    let verdict = shell::classify(command);
+    if verdict.tier == Tier::Blocked {
+        return Err(ToolError::refused(format!("not run: {}", verdict.reason)));
+    }
+    let script = shell::parse(command).map_err(|r| ToolError::refused(r.message))?;
+    let mut targets = Vec::new();
+    for cmd in script.commands() {
+        check_words(cmd)?;
+        let mut per = Vec::new();
+        for r in &cmd.redirects {
+            per.push(match &r.target {
+                RedirectTarget::Dup(_) => None,
+                RedirectTarget::File { mode, path } => Some(redirect_target(guard, *mode, path)?),
+            });
+        }
+        targets.push(per);
+    }
+    for written in &verdict.writes {
+        if written != "/dev/null" {
+            guard
+                .resolve_for_create(written)
+                .map_err(|e| path_error(e, "Write only inside the allowed roots."))?;
+        }
+    }
+    Ok(Plan { command: command.to_owned(), tier: verdict.tier, script, targets })
+}
+
+/// Refuses words whose meaning depends on an expansion ARIA does not perform.
+fn check_words(cmd: &SimpleCommand) -> Result<(), ToolError> {
+    let values = cmd.env.iter().map(|a| &a.value);
+    for word in cmd.words.iter().chain(values) {
+        if word.needs_expansion() {
+            return Err(ToolError::refused(format!(
+                "`{}` needs shell expansion ($VAR, glob, ~ or braces), which ARIA does not \
+                 perform because it runs programs without a shell; write the value or the file \
+                 names literally",
+                word.text()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn redirect_target(
+    guard: &PathGuard,
+    mode: RedirectMode,
+    path: &Word,
+) -> Result<PathBuf, ToolError> {
+    let Some(text) = path.literal_text() else {
+        return Err(ToolError::refused(format!(
+            "the redirect target `{}` needs shell expansion, which ARIA does not perform; write \
+             the file name literally",
+            path.text()
+        )));
+    };
+    if text == "/dev/null" {
+        return Ok(PathBuf::from("/dev/null"));
+    }
+    let resolved =
+        if mode.writes() { guard.resolve_for_create(text) } else { guard.resolve_existing(text) }
+            .map_err(|e| path_error(e, "Redirect only to files inside the allowed roots."))?;
+    Ok(resolved.path().to_path_buf())
+}
+
+fn dry_run_output(plan: &Plan) -> ToolOutput {
+    let mut lines = vec![format!("dry run (tier {}): nothing was run", plan.tier.as_str())];
+    for step in &plan.script.steps {
+        let stages: Vec<String> =
+            step.pipeline.commands.iter().map(|c| c.argv().collect::<Vec<_>>().join(" ")).collect();
+        let gate = match step.run_if {
+            RunIf::Always => "run",
+            RunIf::Success => "if the previous step succeeded, run",
+            RunIf::Failure => "if the previous step failed, run",
+        };
+        lines.push(format!("{gate}: {}", stages.join(" | ")));
+    }
+    ToolOutput::text(lines.join("\n"))
+        .with_details(json!({"command": plan.command, "dry_run": true}))
+}
+
+/// One started stage, or the reason it could not start (reported like a shell would: 127).
+enum Stage {
+    Started(aria_sandbox::Running),
+    NotStarted(String),
+}
+
+struct Collected {
+    status: i32,
+    stdout: String,
+    stderr: String,
+    timed_out: bool,
+    protections: Option<Protections>,
+}
+
+fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
+    let deadline = Instant::now() + timeout;
+    let roots = guard.roots().to_vec();
+    let mut all = Collected {
+        status: 0,
+        stdout: String::new(),
+        stderr: String::new(),
+        timed_out: false,
+        protections: None,
+    };
+    let mut targets = plan.targets.into_iter();
+    let mut ran = 0usize;
+    for step in plan.script.steps {
+        let step_targets: Vec<_> = targets.by_ref().take(step.pipeline.commands.len()).collect();
+        let run = match step.run_if {
+            RunIf::Always => true,
+            RunIf::Success => all.status == 0,
+            RunIf::Failure => all.status != 0,
+        };
+        if !run || all.timed_out {
+            continue;
+        }
+        ran += 1;
+        let stages = start_pipeline(&roots, &step.pipeline.commands, step_targets, deadline);
+        collect_pipeline(stages, &mut all);
+    }
+    render(&plan.command, plan.tier, ran, all)
+}
+
+fn start_pipeline(
+    roots: &[PathBuf],
+    commands: &[SimpleCommand],
+    targets: Vec<Vec<Option<PathBuf>>>,
+    deadline: Instant,
+) -> Vec<Stage> {
+    let mut stages = Vec::new();
+    let mut next_stdin: Option<OwnedFd> = None;
+    let last = commands.len().saturating_sub(1);
+    for (i, (cmd, paths)) in commands.iter().zip(targets).enumerate() {
+        let stdin = next_stdin.take();
+        let (stdout_default, reader) = if i < last {
+            match std::io::pipe() {
+                Ok((r, w)) => (Some(OwnedFd::from(w)), Some(OwnedFd::from(r))),
+                Err(e) => {
+                    stages.push(Stage::NotStarted(format!("could not create a pipe: {e}")));
+                    break;
+                }
+            }
+        } else {
+            (None, None)
+        };
+        next_stdin = reader;
+        let stage = match wire(cmd, &paths, stdin, stdout_default) {
+            Ok((input, stdout, stderr)) => {
+                let mut spec = SpawnSpec::new(
+                    cmd.argv().map(str::to_owned).collect(),
+                    roots[0].clone(),
+                    roots.to_vec(),
+                );
+                spec.env =
+                    cmd.env.iter().map(|a| (a.name.clone(), a.value.text().to_owned())).collect();
+                spec.timeout = deadline.saturating_duration_since(Instant::now());
+                spec.stdin = input;
+                spec.stdout = stdout;
+                spec.stderr = stderr;
+                match Sandbox::start(spec) {
+                    Ok(running) => Stage::Started(running),
+                    Err(SandboxError::ProgramNotFound { program }) => {
+                        Stage::NotStarted(format!("{program}: command not found"))
+                    }
+                    Err(e) => Stage::NotStarted(e.to_string()),
+                }
+            }
+            Err(message) => Stage::NotStarted(message),
+        };
+        stages.push(stage);
+    }
+    stages
+}
+
+/// Where a descriptor of one command points while its redirects are applied left to right.
+#[derive(Clone)]
+enum Slot {
+    Stdin,
+    Stdout,
+    Stderr,
+    File(Arc<File>),
+}
+
+type Wiring = (Input, Output, Output);
+
+/// Applies the command's redirects in order (`> f 2>&1` differs from `2>&1 > f`).
+fn wire(
+    cmd: &SimpleCommand,
+    paths: &[Option<PathBuf>],
+    stdin: Option<OwnedFd>,
+    stdout_default: Option<OwnedFd>,
+) -> Result<Wiring, String> {
+    let mut slots = [Slot::Stdin, Slot::Stdout, Slot::Stderr];
+    for (r, path) in cmd.redirects.iter().zip(paths) {
+        let fd = usize::from(r.fd).min(2);
+        slots[fd] = match (&r.target, path) {
+            (RedirectTarget::Dup(src), _) => slots[usize::from(*src).min(2)].clone(),
+            (RedirectTarget::File { mode, .. }, Some(p)) => Slot::File(Arc::new(open(p, *mode)?)),
+            (RedirectTarget::File { path, .. }, None) => {
+                return Err(format!("{}: redirect target was not checked", path.text()));
+            }
+        };
+    }
+    let dup = |f: &Arc<File>| f.try_clone().map(OwnedFd::from).map_err(|e| e.to_string());
+    let [s0, s1, s2] = slots;
+    let input = match s0 {
+        Slot::Stdin => stdin.map(Input::Fd).unwrap_or(Input::Null),
+        Slot::File(f) => Input::Fd(dup(&f)?),
+        _ => return Err("reading stdin from an output descriptor is not supported".into()),
+    };
+    let default_out = || stdout_default.map(Output::Fd).unwrap_or(Output::Capture);
+    let (stdout, stderr) = match (s1, s2) {
+        (Slot::Stdout, Slot::Stderr) => (default_out(), Output::Capture),
+        (Slot::Stdout, Slot::Stdout) => (default_out(), Output::Merge),
+        (Slot::Stderr, Slot::Stderr) => (Output::Merge, Output::Capture),
+        (Slot::Stdout, Slot::File(f)) => (default_out(), Output::Fd(dup(&f)?)),
+        (Slot::Stderr, Slot::File(f)) => (Output::Fd(dup(&f)?), Output::Capture),
+        (Slot::File(f), Slot::Stderr) => (Output::Fd(dup(&f)?), Output::Capture),
+        (Slot::File(f), Slot::Stdout) => (Output::Fd(dup(&f)?), default_out()),
+        (Slot::File(f), Slot::File(g)) => (Output::Fd(dup(&f)?), Output::Fd(dup(&g)?)),
+        _ => return Err("this combination of redirects is not supported".into()),
+    };
+    Ok((input, stdout, stderr))
+}
+
+/// Opens a redirect target the guard approved, refusing a symlink put there since the check.
+fn open(path: &PathBuf, mode: RedirectMode) -> Result<File, String> {
+    let mut o = OpenOptions::new();
+    match mode {
+        RedirectMode::Read => o.read(true),
+        RedirectMode::Write => o.write(true).create(true).truncate(true),
+        RedirectMode::Append => o.append(true).create(true),
+    };
+    if path != &PathBuf::from("/dev/null") {
+        o.custom_flags(libc::O_NOFOLLOW);
+    }
+    o.open(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn collect_pipeline(stages: Vec<Stage>, all: &mut Collected) {
+    let mut status = 0;
+    for stage in stages {
+        match stage {
+            Stage::Started(running) => {
+                let out: Outcome = running.wait();
+                status = out.exit.code.unwrap_or(128 + out.exit.signal.unwrap_or(0));
+                all.timed_out |= out.timed_out;
+                all.stdout.push_str(&out.stdout.text());
+                if out.stdout.truncated {
+                    all.stdout.push_str("\n[stdout truncated]\n");
+                }
+                all.stderr.push_str(&out.stderr.text());
+                if out.stderr.truncated {
+                    all.stderr.push_str("\n[stderr truncated]\n");
+                }
+                all.protections.get_or_insert(out.protections);
+            }
+            Stage::NotStarted(message) => {
+                status = 127;
+                all.stderr.push_str(&format!("aria: {message}\n"));
+            }
+        }
+    }
+    all.status = status;
+}
+
+fn cap(text: &mut String) -> bool {
+    if text.len() <= DEFAULT_OUTPUT_CAP {
+        return false;
+    }
+    let mut end = DEFAULT_OUTPUT_CAP;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    true
+}
+
+fn render(command: &str, tier: Tier, steps_run: usize, mut all: Collected) -> ToolOutput {
+    let out_cut = cap(&mut all.stdout);
+    let err_cut = cap(&mut all.stderr);
+    let mut text = format!("exit status: {}", all.status);
+    if all.timed_out {
+        text.push_str(" (timed out: the processes were killed)");
+    }
+    text.push('\n');
+    if !all.stdout.is_empty() {
+        text.push_str(&format!("--- stdout ---\n{}", all.stdout));
+        if out_cut {
+            text.push_str("\n[stdout truncated]");
+        }
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if !all.stderr.is_empty() {
+        text.push_str(&format!("--- stderr ---\n{}", all.stderr));
+        if err_cut {
+            text.push_str("\n[stderr truncated]");
+        }
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    let mut details = json!({
+        "command": command,
+        "tier": tier.as_str(),
+        "exit_status": all.status,
+        "timed_out": all.timed_out,
+        "steps_run": steps_run,
+    });
+    if let Some(p) = &all.protections {
+        let off: Vec<&str> = p.items.iter().filter(|i| !i.active).map(|i| i.name).collect();
+        if !off.is_empty() {
+            text.push_str(&format!("sandbox protections not active: {}\n", off.join(", ")));
+        }
+        details["protections"] = serde_json::to_value(p).unwrap_or(Value::Null);
+    }
+    ToolOutput::text(text).with_details(details)
+}
