@@ -107,8 +107,20 @@ pub struct Running {
     stderr: Option<mpsc::Receiver<Captured>>,
     exited: mpsc::Receiver<()>,
     protections: Protections,
+    /// Set once [`Running::wait`] has reaped the child.
+    reaped: bool,
     /// Removed when the run is collected.
     _tmp: tempfile::TempDir,
+}
+
+impl Drop for Running {
+    /// A run dropped without [`Running::wait`] is killed, group and all, and reaped.
+    fn drop(&mut self) {
+        if !self.reaped {
+            kill_group(self.pid);
+            let _ = self.child.wait();
+        }
+    }
 }
 
 fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
@@ -205,6 +217,7 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         stderr,
         exited,
         protections,
+        reaped: false,
         _tmp: tmp,
     })
 }
@@ -227,6 +240,7 @@ impl Running {
         // group id still names our group: killing it cannot hit an unrelated process.
         kill_group(self.pid);
         let status = self.child.wait();
+        self.reaped = true;
         let elapsed = self.started.elapsed();
         let exit = match status {
             Ok(s) => ExitInfo { code: s.code(), signal: s.signal() },
@@ -235,7 +249,8 @@ impl Running {
         let grace = Instant::now() + READER_GRACE;
         let stdout = collect(self.stdout.take(), grace);
         let stderr = collect(self.stderr.take(), grace);
-        Outcome { exit, timed_out, stdout, stderr, elapsed, protections: self.protections }
+        let protections = self.protections.clone();
+        Outcome { exit, timed_out, stdout, stderr, elapsed, protections }
     }
 }
 

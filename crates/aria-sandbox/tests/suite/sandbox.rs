@@ -230,3 +230,14 @@ fn tcp_connect_is_blocked_without_the_network_grant() {
     let out = Sandbox::run(granted).unwrap();
     assert_eq!(out.stdout.text(), "connected\n", "{}", out.stderr.text());
 }
+
+#[test]
+fn a_run_dropped_without_waiting_is_killed() {
+    let (_d, root) = root();
+    let running = Sandbox::start(spec_in(&root, &["sleep", "60"])).unwrap();
+    let pid = running.pid();
+    drop(running);
+    // Reaped by the drop: the pid no longer names our child.
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(!stat.contains("(sleep)"), "{stat}");
+}
