@@ -140,6 +140,7 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
     let mut targets = Vec::new();
     for cmd in script.commands() {
         check_words(cmd)?;
+        check_sensitive_args(guard, cmd)?;
         let mut per = Vec::new();
         for r in &cmd.redirects {
             per.push(match &r.target {
@@ -170,6 +171,33 @@ fn check_words(cmd: &SimpleCommand) -> Result<(), ToolError> {
                  names literally",
                 word.text()
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses arguments that name a sensitive file (`.env`, `.ssh/…`, keys): the sandbox lets
+/// programs read outside the roots, so the names are checked here. A word counts as a path
+/// when it contains `/` or exists relative to the first root (so `grep credentials` is fine);
+/// `--opt=value` is judged by its value. Recursive reads (`grep -r x /home`) are not caught
+/// here: the outbound filter redacts what they print.
+fn check_sensitive_args(guard: &PathGuard, cmd: &SimpleCommand) -> Result<(), ToolError> {
+    let cwd = &guard.roots()[0];
+    for word in cmd.words.iter().skip(1) {
+        let text = word.text();
+        let pieces = [Some(text), text.split_once('=').map(|(_, v)| v)];
+        for piece in pieces.into_iter().flatten() {
+            if !(piece.contains('/') || cwd.join(piece).symlink_metadata().is_ok()) {
+                continue;
+            }
+            for component in piece.split('/') {
+                if let Some(pattern) = guard.sensitive().matching(component) {
+                    return Err(ToolError::refused(format!(
+                        "the argument `{text}` names a sensitive file (\"{component}\" matches \
+                         \"{pattern}\"); ARIA does not let commands read or write secrets files"
+                    )));
+                }
+            }
         }
     }
     Ok(())

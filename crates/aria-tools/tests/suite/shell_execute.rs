@@ -170,3 +170,19 @@ fn the_tier_is_the_classifiers() {
     assert_eq!(e.tool.spec().name, "shell_execute");
     assert_eq!(e.tool.spec().parameters["required"], json!(["command"]));
 }
+
+#[tokio::test]
+async fn arguments_naming_sensitive_files_are_refused() {
+    let e = env();
+    fs::write(e.root.join(".env"), "TOKEN=1").unwrap();
+    let reason = refused(run(&e.tool, "cat .env").await);
+    assert!(reason.contains("sensitive"), "{reason}");
+    let key = e.outside.join(".ssh").join("id_rsa");
+    let reason = refused(run(&e.tool, &format!("cat {}", key.display())).await);
+    assert!(reason.contains("sensitive"), "{reason}");
+    let reason = refused(run(&e.tool, "grep --file=.env x fruits.txt").await);
+    assert!(reason.contains("sensitive"), "{reason}");
+    // A word that only looks like a secret's name, and is no file, is a search term.
+    let out = run(&e.tool, "grep -c credentials fruits.txt").await.unwrap();
+    assert!(out.content.starts_with("exit status: 1\n--- stdout ---\n0\n"), "{}", out.content);
+}
