@@ -16,6 +16,8 @@ pub(crate) struct ChildSetup {
     pub(crate) rlimits: [Option<(Resource, u64)>; 4],
     /// The Landlock ruleset descriptor to enforce, inherited across fork.
     pub(crate) ruleset: Option<RawFd>,
+    /// Install the seccomp filter that blocks IP and packet sockets.
+    pub(crate) block_sockets: bool,
 }
 
 impl ChildSetup {
@@ -29,13 +31,18 @@ impl ChildSetup {
                 return Err(io::Error::last_os_error());
             }
         }
-        if let Some(fd) = self.ruleset {
+        if self.ruleset.is_some() || self.block_sockets {
             // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only; required
-            // before landlock_restrict_self for an unprivileged process.
+            // before landlock_restrict_self and seccomp for an unprivileged process.
             if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
                 return Err(io::Error::last_os_error());
             }
+        }
+        if let Some(fd) = self.ruleset {
             restrict_self(fd)?;
+        }
+        if self.block_sockets {
+            crate::seccomp::install()?;
         }
         Ok(())
     }

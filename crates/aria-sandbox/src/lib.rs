@@ -6,7 +6,8 @@
 //! processes, file size), its own process group (killed whole on timeout, and when the program
 //! exits, so nothing it started outlives the call), and stdout/stderr read concurrently and
 //! capped. On Linux a Landlock ruleset lets the child read broadly but write only under the
-//! roots and its private temp dir, and blocks TCP bind/connect unless network is granted.
+//! roots and its private temp dir, and blocks TCP bind/connect unless network is granted; a
+//! small seccomp filter also refuses IP and packet sockets (UDP, raw) and io_uring then.
 //!
 //! It deliberately does not decide *whether* a command may run (the classifier and the path
 //! guard in `aria-tools`, the policy broker in `aria-core`) nor parse shell syntax: callers hand
@@ -22,6 +23,7 @@
 mod child;
 mod protect;
 mod run;
+mod seccomp;
 mod spec;
 
 pub use protect::{KernelSupport, Protection, Protections};

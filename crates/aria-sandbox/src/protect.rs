@@ -131,27 +131,7 @@ impl Protections {
                     .into(),
             },
         });
-        items.push(if network {
-            Protection {
-                name: "network",
-                active: false,
-                detail: "network granted to this program".into(),
-            }
-        } else if kernel.tcp() {
-            Protection {
-                name: "network",
-                active: true,
-                detail: "Landlock blocks TCP bind and connect; UDP and raw sockets are not restricted"
-                    .into(),
-            }
-        } else {
-            Protection {
-                name: "network",
-                active: false,
-                detail: "NOT ENFORCED: the kernel's Landlock has no network rules (needs ABI 4, Linux 6.7)"
-                    .into(),
-            }
-        });
+        items.push(network_protection(kernel, network));
         items.push(Protection {
             name: "scoping",
             active: kernel.scoping(),
@@ -184,6 +164,38 @@ impl fmt::Display for Protections {
         }
         Ok(())
     }
+}
+
+fn network_protection(kernel: KernelSupport, network: bool) -> Protection {
+    let seccomp = crate::seccomp::SUPPORTED;
+    let (active, detail) = match (network, kernel.tcp(), seccomp) {
+        (true, _, _) => (false, "network granted to this program".to_owned()),
+        (false, true, true) => (
+            true,
+            "Landlock blocks TCP bind and connect; seccomp refuses IPv4/IPv6/packet sockets \
+             (UDP, raw) and io_uring; unix sockets remain"
+                .to_owned(),
+        ),
+        (false, false, true) => (
+            true,
+            "seccomp refuses IPv4/IPv6/packet sockets and io_uring (the kernel's Landlock has \
+             no TCP rules, so this filter is the only layer)"
+                .to_owned(),
+        ),
+        (false, true, false) => (
+            false,
+            "PARTIAL: Landlock blocks TCP bind and connect, but UDP and raw sockets are not \
+             restricted (no seccomp filter for this architecture)"
+                .to_owned(),
+        ),
+        (false, false, false) => (
+            false,
+            "NOT ENFORCED: no Landlock network rules (needs ABI 4, Linux 6.7) and no seccomp \
+             filter for this architecture"
+                .to_owned(),
+        ),
+    };
+    Protection { name: "network", active, detail }
 }
 
 /// Builds the ruleset for one child in the parent (allocation and path opening happen here,

@@ -173,6 +173,7 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
     let setup = ChildSetup {
         rlimits: rlimits(&limits),
         ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+        block_sockets: !network && crate::seccomp::SUPPORTED,
     };
     // SAFETY: the closure only calls async-signal-safe functions (setrlimit, prctl, syscall)
     // on data copied into it, and allocates nothing (see `ChildSetup::apply`).
