@@ -41,26 +41,28 @@ impl ShellExecute {
     pub const NAME: &'static str = "shell_execute";
 
     pub fn new(guard: Arc<PathGuard>) -> Self {
-        let spec = spec(&guard);
+        let spec = spec(&guard, DEFAULT_SHELL_TIMEOUT);
         ShellExecute { guard, timeout: DEFAULT_SHELL_TIMEOUT, spec }
     }
 
     /// Changes the time limit of one command line (default [`DEFAULT_SHELL_TIMEOUT`]).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self.spec = spec(&self.guard, timeout);
         self
     }
 }
 
-fn spec(guard: &PathGuard) -> ToolSpec {
+fn spec(guard: &PathGuard, timeout: Duration) -> ToolSpec {
     ToolSpec {
         name: ShellExecute::NAME.to_owned(),
         description: format!(
             "Run a command line: simple commands, pipes (|), &&, || and ;, with redirects \
              (<, >, >>, 2>&1) to files inside {}. Programs run directly, never through a \
              shell: no $VAR, globs, ~, subshells, $(...), loops or functions. Runs in the \
-             first root, without network, for at most 30 s; output is capped.",
-            roots_sentence(guard)
+             first root, without network, for at most {} s; output is capped.",
+            roots_sentence(guard),
+            timeout.as_secs_f64()
         ),
         parameters: json!({
             "type": "object",

@@ -186,3 +186,21 @@ async fn arguments_naming_sensitive_files_are_refused() {
     let out = run(&e.tool, "grep -c credentials fruits.txt").await.unwrap();
     assert!(out.content.starts_with("exit status: 1\n--- stdout ---\n0\n"), "{}", out.content);
 }
+
+#[tokio::test]
+async fn a_timeout_kills_the_line_and_says_so() {
+    let e = env();
+    let tool = e.tool.with_timeout(std::time::Duration::from_millis(300));
+    assert!(tool.spec().description.contains("at most 0.3 s"), "{}", tool.spec().description);
+    let out = run(&tool, "sleep 30; echo never").await.unwrap();
+    assert!(out.content.contains("timed out"), "{}", out.content);
+    assert!(!out.content.contains("never"), "{}", out.content);
+    assert_eq!(out.details["timed_out"], json!(true));
+}
+
+#[tokio::test]
+async fn an_endless_producer_stops_when_its_reader_is_done() {
+    let e = env();
+    let out = run(&e.tool, "yes | head -n 2").await.unwrap();
+    assert_eq!(out.content, "exit status: 0\n--- stdout ---\ny\ny\n");
+}
