@@ -20,12 +20,14 @@
 //! the only crate of the workspace allowed `unsafe` (`pre_exec`, `setrlimit`, `killpg`, the
 //! Landlock syscalls); every unsafe block says why it is sound.
 
+mod beneath;
 mod child;
 mod protect;
 mod run;
 mod seccomp;
 mod spec;
 
+pub use beneath::{OpenMode, open_beneath};
 pub use protect::{KernelSupport, Protection, Protections};
 pub use run::{Captured, ExitInfo, Outcome, Running, Sandbox};
 pub use spec::{

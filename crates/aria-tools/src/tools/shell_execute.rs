@@ -5,18 +5,18 @@
 //! path guard, words ARIA would have to expand (`$VAR`, globs, `~`, braces) are refused, and
 //! then each simple command is spawned through [`aria_sandbox`] with its argv: `|` connects
 //! stages with pipes, `&&` / `||` / `;` gate steps on the previous exit status, redirects are
-//! files the guard approved (opened by ARIA, without following a final symlink).
+//! files the guard approved, opened beneath their root without following any symlink.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 use aria_sandbox::{
-    DEFAULT_OUTPUT_CAP, Input, Outcome, Output, Protections, Sandbox, SandboxError, SpawnSpec,
+    DEFAULT_OUTPUT_CAP, Input, OpenMode, Outcome, Output, Protections, Sandbox, SandboxError,
+    SpawnSpec, open_beneath,
 };
 use serde_json::{Value, json};
 
@@ -129,8 +129,20 @@ struct Plan {
     command: String,
     tier: Tier,
     script: Script,
-    /// Resolved redirect paths, per command in order, per redirect in order (`None` for dups).
-    targets: Vec<Vec<Option<PathBuf>>>,
+    /// Resolved redirect targets, per command in order, per redirect in order (`None` for dups).
+    targets: Vec<Vec<Option<Target>>>,
+}
+
+/// A redirect target the guard approved.
+#[derive(Debug, Clone)]
+enum Target {
+    DevNull,
+    /// Opened with `open_beneath(root, relative)`, so nothing swapped in since the check can
+    /// lead out of the root.
+    Beneath {
+        root: PathBuf,
+        relative: PathBuf,
+    },
 }
 
 fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
@@ -209,7 +221,7 @@ fn redirect_target(
     guard: &PathGuard,
     mode: RedirectMode,
     path: &Word,
-) -> Result<PathBuf, ToolError> {
+) -> Result<Target, ToolError> {
     let Some(text) = path.literal_text() else {
         return Err(ToolError::refused(format!(
             "the redirect target `{}` needs shell expansion, which ARIA does not perform; write \
@@ -218,12 +230,15 @@ fn redirect_target(
         )));
     };
     if text == "/dev/null" {
-        return Ok(PathBuf::from("/dev/null"));
+        return Ok(Target::DevNull);
     }
     let resolved =
         if mode.writes() { guard.resolve_for_create(text) } else { guard.resolve_existing(text) }
             .map_err(|e| path_error(e, "Redirect only to files inside the allowed roots."))?;
-    Ok(resolved.path().to_path_buf())
+    Ok(Target::Beneath {
+        root: resolved.root().to_path_buf(),
+        relative: resolved.relative().to_path_buf(),
+    })
 }
 
 fn dry_run_output(plan: &Plan) -> ToolOutput {
@@ -288,7 +303,7 @@ fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
 fn start_pipeline(
     roots: &[PathBuf],
     commands: &[SimpleCommand],
-    targets: Vec<Vec<Option<PathBuf>>>,
+    targets: Vec<Vec<Option<Target>>>,
     deadline: Instant,
 ) -> Vec<Stage> {
     let mut stages = Vec::new();
@@ -350,7 +365,7 @@ type Wiring = (Input, Output, Output);
 /// Applies the command's redirects in order (`> f 2>&1` differs from `2>&1 > f`).
 fn wire(
     cmd: &SimpleCommand,
-    paths: &[Option<PathBuf>],
+    paths: &[Option<Target>],
     stdin: Option<OwnedFd>,
     stdout_default: Option<OwnedFd>,
 ) -> Result<Wiring, String> {
@@ -387,18 +402,29 @@ fn wire(
     Ok((input, stdout, stderr))
 }
 
-/// Opens a redirect target the guard approved, refusing a symlink put there since the check.
-fn open(path: &PathBuf, mode: RedirectMode) -> Result<File, String> {
-    let mut o = OpenOptions::new();
-    match mode {
-        RedirectMode::Read => o.read(true),
-        RedirectMode::Write => o.write(true).create(true).truncate(true),
-        RedirectMode::Append => o.append(true).create(true),
-    };
-    if path != &PathBuf::from("/dev/null") {
-        o.custom_flags(libc::O_NOFOLLOW);
+/// Opens a redirect target the guard approved. Beneath its root, any symlink or `..` that
+/// appeared since the check makes the open fail instead of leading elsewhere.
+fn open(target: &Target, mode: RedirectMode) -> Result<File, String> {
+    match target {
+        Target::DevNull => {
+            let mut o = OpenOptions::new();
+            if mode.writes() {
+                o.write(true)
+            } else {
+                o.read(true)
+            };
+            o.open("/dev/null").map_err(|e| format!("/dev/null: {e}"))
+        }
+        Target::Beneath { root, relative } => {
+            let m = match mode {
+                RedirectMode::Read => OpenMode::Read,
+                RedirectMode::Write => OpenMode::Write,
+                RedirectMode::Append => OpenMode::Append,
+            };
+            open_beneath(root, relative, m)
+                .map_err(|e| format!("{}: {e}", root.join(relative).display()))
+        }
     }
-    o.open(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn collect_pipeline(stages: Vec<Stage>, all: &mut Collected) {
