@@ -72,6 +72,9 @@ pub enum Command {
     Models(ModelsCommand),
     /// Model spend by day, model and session, against the per-task, daily and monthly caps.
     Cost(CostArgs),
+    /// Ask one guard for its verdict and reason: why a path, command, text was refused or flagged.
+    #[command(subcommand)]
+    Check(CheckCommand),
 }
 
 #[derive(Debug, Args)]
@@ -184,6 +187,33 @@ pub enum ConfigCommand {
     Path,
     /// Validate the configuration and the roots; exit 2 on problems.
     Check,
+}
+
+/// Exit codes for `aria check`: 0 when every input passes (allow, read, clean, benign), 1 when
+/// any does not, 2 for usage errors (including unreadable JSON lines).
+#[derive(Debug, Subcommand)]
+pub enum CheckCommand {
+    /// The path guard: allow or block, judged against --root DIR (repeatable) or the configured
+    /// roots. A path that does not exist yet is judged as a file that would be created.
+    Path(CheckArgs),
+    /// The shell classifier: read, recoverable-write, irreversible or blocked (exit 0 only for
+    /// read).
+    Command(CheckArgs),
+    /// The outbound secret filter: secret (naming the kinds found) or clean.
+    Secrets(CheckArgs),
+    /// The prompt-injection filter: injection (naming the kinds and what matched) or benign.
+    Injection(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The input to check; `-` reads it (all of stdin, which may span lines) from stdin.
+    #[arg(required_unless_present = "jsonl", conflicts_with = "jsonl")]
+    pub input: Option<String>,
+    /// Read JSON Lines from stdin, each with an "input" field, and print one JSON line
+    /// {input, verdict, reason} per input.
+    #[arg(long)]
+    pub jsonl: bool,
 }
 
 #[derive(Debug, Subcommand)]

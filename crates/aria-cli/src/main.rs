@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Command::Model(c) => commands::model::model(&cli.global, c),
         Command::Models(c) => commands::models::models(&cli.global, c),
         Command::Cost(args) => commands::models::cost(&cli.global, args),
+        Command::Check(c) => commands::check::check(&cli.global, c),
     };
     match result {
         Ok(code) => exit::code(code),

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod chat;
+pub mod check;
 pub mod inspect;
 pub mod model;
 pub mod models;

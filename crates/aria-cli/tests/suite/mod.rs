@@ -1,3 +1,4 @@
+mod check;
 mod cli_basics;
 mod crash_and_cancel;
 mod harness;

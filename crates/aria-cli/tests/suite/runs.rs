@@ -61,7 +61,9 @@ fn reading_etc_passwd_is_refused_and_the_refusal_is_audited() {
     assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
     let requests = mock.requests();
     let tool_msg = &requests[1]["messages"][3];
-    let content = tool_msg["content"].as_str().unwrap();
+    let wrapped = tool_msg["content"].as_str().unwrap();
+    // Tool output reaches the model wrapped as untrusted data with a per-run delimiter.
+    let content = aria_core::untrusted_body(wrapped).unwrap_or_else(|| panic!("{wrapped}"));
     assert!(content.starts_with("refused:"), "{content}");
     assert!(!content.contains("root:x:0:0"), "the file's contents leaked: {content}");
 
