@@ -259,7 +259,8 @@ fn dry_run_output(plan: &Plan) -> ToolOutput {
 
 /// One started stage, or the reason it could not start (reported like a shell would: 127).
 enum Stage {
-    Started(aria_sandbox::Running),
+    /// The flag says the captured stderr is really the line's stdout (`2>&1 > file`).
+    Started(aria_sandbox::Running, bool),
     NotStarted(String),
 }
 
@@ -324,7 +325,7 @@ fn start_pipeline(
         };
         next_stdin = reader;
         let stage = match wire(cmd, &paths, stdin, stdout_default) {
-            Ok((input, stdout, stderr)) => {
+            Ok((input, stdout, stderr, stderr_is_stdout)) => {
                 let mut spec = SpawnSpec::new(
                     cmd.argv().map(str::to_owned).collect(),
                     roots[0].clone(),
@@ -337,7 +338,7 @@ fn start_pipeline(
                 spec.stdout = stdout;
                 spec.stderr = stderr;
                 match Sandbox::start(spec) {
-                    Ok(running) => Stage::Started(running),
+                    Ok(running) => Stage::Started(running, stderr_is_stdout),
                     Err(SandboxError::ProgramNotFound { program }) => {
                         Stage::NotStarted(format!("{program}: command not found"))
                     }
@@ -360,7 +361,8 @@ enum Slot {
     File(Arc<File>),
 }
 
-type Wiring = (Input, Output, Output);
+/// stdin, stdout, stderr, and whether the captured stderr belongs to the line's stdout.
+type Wiring = (Input, Output, Output, bool);
 
 /// Applies the command's redirects in order (`> f 2>&1` differs from `2>&1 > f`).
 fn wire(
@@ -387,6 +389,9 @@ fn wire(
         Slot::File(f) => Input::Fd(dup(&f)?),
         _ => return Err("reading stdin from an output descriptor is not supported".into()),
     };
+    // `2>&1 > f` on the last stage: stderr goes to the line's captured stdout.
+    let stderr_is_stdout =
+        stdout_default.is_none() && matches!((&s1, &s2), (Slot::File(_), Slot::Stdout));
     let default_out = || stdout_default.map(Output::Fd).unwrap_or(Output::Capture);
     let (stdout, stderr) = match (s1, s2) {
         (Slot::Stdout, Slot::Stderr) => (default_out(), Output::Capture),
@@ -399,7 +404,7 @@ fn wire(
         (Slot::File(f), Slot::File(g)) => (Output::Fd(dup(&f)?), Output::Fd(dup(&g)?)),
         _ => return Err("this combination of redirects is not supported".into()),
     };
-    Ok((input, stdout, stderr))
+    Ok((input, stdout, stderr, stderr_is_stdout))
 }
 
 /// Opens a redirect target the guard approved. Beneath its root, any symlink or `..` that
@@ -431,8 +436,11 @@ fn collect_pipeline(stages: Vec<Stage>, all: &mut Collected) {
     let mut status = 0;
     for stage in stages {
         match stage {
-            Stage::Started(running) => {
-                let out: Outcome = running.wait();
+            Stage::Started(running, stderr_is_stdout) => {
+                let mut out: Outcome = running.wait();
+                if stderr_is_stdout {
+                    out.stdout = std::mem::take(&mut out.stderr);
+                }
                 status = out.exit.code.unwrap_or(128 + out.exit.signal.unwrap_or(0));
                 all.timed_out |= out.timed_out;
                 all.stdout.push_str(&out.stdout.text());

@@ -204,3 +204,20 @@ async fn an_endless_producer_stops_when_its_reader_is_done() {
     let out = run(&e.tool, "yes | head -n 2").await.unwrap();
     assert_eq!(out.content, "exit status: 0\n--- stdout ---\ny\ny\n");
 }
+
+#[tokio::test]
+async fn redirects_apply_left_to_right_like_bash() {
+    let e = env();
+    // `> f 2>&1`: both streams into the file.
+    let out = run(&e.tool, "ls fruits.txt missing.txt > both.txt 2>&1").await.unwrap();
+    assert!(out.content.starts_with("exit status: 2\n"), "{}", out.content);
+    assert!(!out.content.contains("---"), "nothing was captured: {}", out.content);
+    let both = fs::read_to_string(e.root.join("both.txt")).unwrap();
+    assert!(both.contains("fruits.txt") && both.contains("missing.txt"), "{both}");
+    // `2>&1 > f`: stderr goes where stdout went before (captured), stdout into the file.
+    let out = run(&e.tool, "ls fruits.txt missing.txt 2>&1 > only.txt").await.unwrap();
+    let only = fs::read_to_string(e.root.join("only.txt")).unwrap();
+    assert_eq!(only, "fruits.txt\n");
+    assert!(out.content.contains("--- stdout ---\nls: "), "{}", out.content);
+    assert!(out.content.contains("missing.txt"), "{}", out.content);
+}
