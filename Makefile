@@ -40,8 +40,10 @@ test: test-wheels
 bench:
 	$(CARGO) bench -p aria-store --bench audit
 	$(CARGO) bench -p aria-tools --bench guards
+	$(CARGO) bench -p aria-tools --bench shell
 	$(CARGO) bench -p aria-models --bench stream
 	$(CARGO) bench -p aria-cli --bench cli
+	$(CARGO) bench -p aria-local --bench local
 
 clean:
 	$(CARGO) clean
