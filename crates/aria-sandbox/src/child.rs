@@ -18,6 +18,9 @@ pub(crate) struct ChildSetup {
     pub(crate) ruleset: Option<RawFd>,
     /// Install the seccomp filter that blocks IP and packet sockets.
     pub(crate) block_sockets: bool,
+    /// Empty the capability bounding set (when ARIA runs as root), so the program gets no
+    /// capabilities after exec even as uid 0.
+    pub(crate) drop_capabilities: bool,
 }
 
 impl ChildSetup {
@@ -30,6 +33,9 @@ impl ChildSetup {
             if unsafe { libc::setrlimit(*resource, &lim) } != 0 {
                 return Err(io::Error::last_os_error());
             }
+        }
+        if self.drop_capabilities {
+            drop_capabilities()?;
         }
         if self.ruleset.is_some() || self.block_sockets {
             // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only; required
@@ -46,6 +52,24 @@ impl ChildSetup {
         }
         Ok(())
     }
+}
+
+/// Drops every capability from the bounding set and clears the ambient set.
+fn drop_capabilities() -> io::Result<()> {
+    for cap in 0..64 {
+        // SAFETY: prctl(PR_CAPBSET_DROP, cap) takes integers only; async-signal-safe.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINVAL) {
+                break; // past the kernel's last capability
+            }
+            return Err(err);
+        }
+    }
+    // SAFETY: integer arguments only. Kernels before 4.3 lack ambient capabilities (EINVAL),
+    // in which case there is nothing to clear.
+    let _ = unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) };
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]

@@ -42,6 +42,17 @@ impl KernelSupport {
     }
 }
 
+/// Makes ARIA's own process non-dumpable, once: a same-user process (such as a sandboxed
+/// child) then cannot read ARIA's environment, memory or file descriptors through `/proc`.
+/// Returns whether ARIA is non-dumpable.
+pub(crate) fn shield_parent() -> bool {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    *DONE.get_or_init(|| {
+        // SAFETY: prctl(PR_SET_DUMPABLE, 0) takes integers only and changes a process flag.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 }
+    })
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -71,8 +82,8 @@ fn landlock_abi() -> Option<u32> {
 /// One protection and whether it was active for a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Protection {
-    /// Stable name: `argv`, `environment`, `process-group`, `rlimits`, `filesystem`,
-    /// `network`, `scoping`.
+    /// Stable name: `argv`, `environment`, `process-group`, `parent-memory`, `capabilities`
+    /// (only when ARIA runs as root), `rlimits`, `filesystem`, `network`, `scoping`.
     pub name: &'static str,
     pub active: bool,
     /// What exactly was enforced, or why not.
@@ -107,6 +118,22 @@ impl Protections {
                 detail: "own process group, killed with SIGKILL on timeout and at exit".into(),
             },
         ];
+        items.push(Protection {
+            name: "parent-memory",
+            active: shield_parent(),
+            detail:
+                "ARIA is non-dumpable: children cannot read its environment or memory via /proc"
+                    .into(),
+        });
+        if kernel.root {
+            items.push(Protection {
+                name: "capabilities",
+                active: true,
+                detail: "ARIA runs as root: the child's capability bounding set is emptied, so it \
+                         runs as uid 0 without capabilities"
+                    .into(),
+            });
+        }
         let mut rl = limits_applied.join(", ");
         if rl.is_empty() {
             rl = "none configured".into();

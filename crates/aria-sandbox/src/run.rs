@@ -167,6 +167,7 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
     cmd.process_group(0);
 
     let kernel = KernelSupport::detect();
+    crate::protect::shield_parent();
     let mut writable = roots.clone();
     writable.push(tmp.path().to_path_buf());
     let ruleset = landlock_ruleset(kernel, &writable, network)?;
@@ -174,6 +175,7 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         rlimits: rlimits(&limits),
         ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
         block_sockets: !network && crate::seccomp::SUPPORTED,
+        drop_capabilities: kernel.root,
     };
     // SAFETY: the closure only calls async-signal-safe functions (setrlimit, prctl, syscall)
     // on data copied into it, and allocates nothing (see `ChildSetup::apply`).

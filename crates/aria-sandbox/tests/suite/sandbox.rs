@@ -274,3 +274,29 @@ fn udp_sockets_are_refused_without_the_network_grant() {
     let out = Sandbox::run(granted).unwrap();
     assert_eq!(out.stdout.text(), "sent\n", "{}", out.stderr.text());
 }
+
+#[test]
+fn the_parents_environment_cannot_be_read_through_proc() {
+    let (_d, root) = root();
+    let environ = format!("/proc/{}/environ", std::process::id());
+    let out = Sandbox::run(spec_in(&root, &["cat", &environ])).unwrap();
+    assert!(out.protections.is_active("parent-memory"));
+    assert!(!out.exit.success(), "read the parent's environment: {:?}", out.stdout.text());
+    assert_eq!(out.stdout.total, 0);
+}
+
+#[test]
+fn a_child_of_root_has_no_capabilities() {
+    let (_d, root) = root();
+    let out = Sandbox::run(spec_in(&root, &["grep", "^Cap", "/proc/self/status"])).unwrap();
+    if !Sandbox::kernel().root {
+        assert!(out.protections.get("capabilities").is_none());
+        eprintln!("skipped: ARIA is not root, there are no capabilities to drop");
+        return;
+    }
+    assert!(out.protections.is_active("capabilities"));
+    let text = out.stdout.text();
+    for field in ["CapEff", "CapPrm", "CapBnd", "CapAmb"] {
+        assert!(text.contains(&format!("{field}:\t0000000000000000")), "{field}: {text}");
+    }
+}
