@@ -8,6 +8,10 @@
 //! capped. On Linux a Landlock ruleset lets the child read broadly but write only under the
 //! roots and its private temp dir, and blocks TCP bind/connect unless network is granted; a
 //! small seccomp filter also refuses IP and packet sockets (UDP, raw) and io_uring then.
+//! ARIA makes itself non-dumpable so children cannot read its environment (API keys) through
+//! `/proc`, and a root ARIA empties the child's capability bounding set. [`open_beneath`]
+//! opens a file strictly beneath a root (`openat2(RESOLVE_BENEATH)`), closing the gap between
+//! a path check and the open.
 //!
 //! It deliberately does not decide *whether* a command may run (the classifier and the path
 //! guard in `aria-tools`, the policy broker in `aria-core`) nor parse shell syntax: callers hand
