@@ -5,7 +5,7 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The only `PATH` a sandboxed program sees (and where argv[0] is looked up).
+/// The only `PATH` a sandboxed program sees (and where `argv[0]` is looked up).
 pub const SAFE_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// Environment variables copied from ARIA's own environment when set. `PATH` and `TMPDIR` are
