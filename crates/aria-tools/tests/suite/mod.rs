@@ -9,4 +9,5 @@ mod secrets;
 mod secrets_kinds;
 mod secrets_props;
 mod shell_execute;
+mod shell_execute_props;
 mod shell_props;
