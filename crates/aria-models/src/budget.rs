@@ -6,11 +6,12 @@
 //! on). What may go: older history, dropped oldest first in whole units, a unit being a user
 //! message or an assistant message together with the tool results that answer it (a result is
 //! never sent without its call). Room is kept for the answer: the request's `max_tokens`, else a
-//! quarter of the window up to 4096 tokens. Token counts are [`crate::tokens`] estimates.
+//! quarter of the window up to 4096 tokens. Token counts are [`crate::tokens`] counts for the
+//! request's model (exact BPE counts for OpenAI models, the documented estimate otherwise).
 
 use aria_api::{ChatRequest, Message, ProviderError, Role};
 
-use crate::tokens::{estimate_message, estimate_tools};
+use crate::tokens::{count_message, count_request_overhead, count_tools};
 
 /// A model's context window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +45,9 @@ impl ContextBudget {
     pub fn fit(&self, request: &mut ChatRequest) -> Result<Fitted, ProviderError> {
         let reserve = self.reserve(request);
         let limit = self.window.saturating_sub(reserve);
-        let tools = estimate_tools(&request.tools);
-        let sizes: Vec<u64> = request.messages.iter().map(estimate_message).collect();
+        let model = request.model.as_str();
+        let tools = count_tools(model, &request.tools) + count_request_overhead(model);
+        let sizes: Vec<u64> = request.messages.iter().map(|m| count_message(model, m)).collect();
         let total: u64 = tools + sizes.iter().sum::<u64>();
         if total <= limit {
             return Ok(Fitted { dropped: 0, input_tokens: total });

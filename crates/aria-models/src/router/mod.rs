@@ -262,8 +262,11 @@ fn counts_against(error: &ProviderError) -> bool {
 
 impl Inner {
     async fn route(self: Arc<Self>, request: ChatRequest) -> ChatStream {
-        let estimate = crate::tokens::estimate_input(&request);
         // Escalation: the last fallback whose threshold the request is above starts the chain.
+        // The request is only counted when some route has a threshold.
+        let thresholds =
+            self.slots.iter().skip(1).any(|s| s.route.when.above_input_tokens.is_some());
+        let estimate = if thresholds { crate::tokens::count_input(&request) } else { 0 };
         let start = self
             .slots
             .iter()
