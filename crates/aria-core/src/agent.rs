@@ -54,6 +54,9 @@ pub struct AgentConfig {
     pub approval_timeout: Duration,
     /// Per-day and per-month caps; `None`: only the per-task cap applies.
     pub spend_guard: Option<Arc<dyn SpendGuard>>,
+    /// Whether recoverable writes are snapshotted before they run. Off until a snapshotter is
+    /// configured: then `governed` mode asks before a recoverable write, as it has no undo.
+    pub snapshots: bool,
 }
 
 impl AgentConfig {
@@ -69,6 +72,7 @@ impl AgentConfig {
             max_output_tokens: None,
             approval_timeout: Duration::from_secs(60),
             spend_guard: None,
+            snapshots: false,
         }
     }
 }

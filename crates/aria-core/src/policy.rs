@@ -12,7 +12,10 @@ pub enum Decision {
     DryRun,
 }
 
-pub fn decide(tier: Tier, mode: ApprovalMode, dry_run: bool) -> Decision {
+/// `snapshots` says whether a recoverable write is really snapshotted before it runs. Without a
+/// snapshot there is nothing to roll back to, so `governed` mode asks for it like any other
+/// change instead of letting it through (DESIGN.md, principle 2: recoverable over confirmed).
+pub fn decide(tier: Tier, mode: ApprovalMode, dry_run: bool, snapshots: bool) -> Decision {
     if tier == Tier::Blocked {
         return Decision::Refuse(
             "this action is blocked by ARIA's policy and never runs; do it by hand if you really mean it".into(),
@@ -31,7 +34,7 @@ pub fn decide(tier: Tier, mode: ApprovalMode, dry_run: bool) -> Decision {
         return Decision::DryRun;
     }
     match (mode, tier) {
-        (ApprovalMode::Governed, Tier::RecoverableWrite) => Decision::Allow,
+        (ApprovalMode::Governed, Tier::RecoverableWrite) if snapshots => Decision::Allow,
         _ => Decision::Ask,
     }
 }
@@ -59,16 +62,25 @@ mod tests {
             (Irreversible, Supervised, true, Decision::DryRun),
         ];
         for (tier, mode, dry, want) in cases {
-            assert_eq!(decide(tier, mode, dry), want, "{tier:?} {mode:?} dry={dry}");
+            assert_eq!(decide(tier, mode, dry, true), want, "{tier:?} {mode:?} dry={dry}");
         }
         for mode in [Governed, Supervised, ReadOnly] {
             for dry in [false, true] {
-                assert!(matches!(decide(Blocked, mode, dry), Decision::Refuse(_)));
+                assert!(matches!(decide(Blocked, mode, dry, true), Decision::Refuse(_)));
             }
         }
         assert!(
-            matches!(decide(RecoverableWrite, ReadOnly, false), Decision::Refuse(m) if m.contains("read_only"))
+            matches!(decide(RecoverableWrite, ReadOnly, false, true), Decision::Refuse(m) if m.contains("read_only"))
         );
-        assert!(matches!(decide(Irreversible, ReadOnly, true), Decision::Refuse(_)));
+        assert!(matches!(decide(Irreversible, ReadOnly, true, true), Decision::Refuse(_)));
+    }
+
+    #[test]
+    fn without_snapshots_a_recoverable_write_asks_even_in_governed_mode() {
+        assert_eq!(decide(RecoverableWrite, Governed, false, false), Decision::Ask);
+        assert_eq!(decide(RecoverableWrite, Supervised, false, false), Decision::Ask);
+        assert_eq!(decide(Read, Governed, false, false), Decision::Allow);
+        assert_eq!(decide(RecoverableWrite, Governed, true, false), Decision::DryRun);
+        assert!(matches!(decide(Blocked, Governed, false, false), Decision::Refuse(_)));
     }
 }

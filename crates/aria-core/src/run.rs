@@ -434,7 +434,7 @@ impl<'a> Run<'a> {
                 }
                 Ok((tool, args)) => {
                     let tier = tool.tier(&args);
-                    match decide(tier, config.mode, config.dry_run) {
+                    match decide(tier, config.mode, config.dry_run, config.snapshots) {
                         Decision::Allow => Plan::Run { tool, args, tier },
                         Decision::Ask
                             if self.approved.contains(&approval_key(&call.name, &args)) =>

@@ -76,9 +76,14 @@ async fn read_only_mode_refuses_writes_and_dry_run_changes_nothing() {
     let body = aria_core::untrusted_body(&seen).unwrap_or_else(|| panic!("not wrapped: {seen}"));
     assert!(body.starts_with("[dry run]"), "{seen}");
 
+    let r = rig(turns(), End::Fail, vec![tool.clone()], |c| c.snapshots = true);
+    r.run("write").await.0.unwrap();
+    assert_eq!(tool.count(), 1, "governed mode runs snapshotted recoverable writes");
+
+    // With no snapshotter there is no undo: governed mode asks, and no approver means no.
     let r = rig(turns(), End::Fail, vec![tool.clone()], |_| {});
     r.run("write").await.0.unwrap();
-    assert_eq!(tool.count(), 1, "governed mode runs recoverable writes");
+    assert_eq!(tool.count(), 1, "an unsnapshotted write ran without being approved");
 }
 
 #[tokio::test]
