@@ -75,6 +75,16 @@ pub enum Command {
     /// Ask one guard for its verdict and reason: why a path, command, text was refused or flagged.
     #[command(subcommand)]
     Check(CheckCommand),
+    /// What this machine and configuration give ARIA: data directory, roots, model, and which
+    /// sandbox protections the kernel actually enforces (and which it cannot).
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

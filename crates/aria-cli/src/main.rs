@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         Command::Models(c) => commands::models::models(&cli.global, c),
         Command::Cost(args) => commands::models::cost(&cli.global, args),
         Command::Check(c) => commands::check::check(&cli.global, c),
+        Command::Doctor(args) => commands::doctor::doctor(&cli.global, args),
     };
     match result {
         Ok(code) => exit::code(code),

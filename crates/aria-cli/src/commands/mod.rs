@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod chat;
 pub mod check;
+pub mod doctor;
 pub mod inspect;
 pub mod model;
 pub mod models;

@@ -152,3 +152,47 @@ fn model_list_shows_the_catalog_and_install_state() {
     let out = aria.run(NO_SERVER, &["model", "list"]);
     assert!(text(&out.stdout).contains("aria model pull"), "{}", text(&out.stdout));
 }
+
+#[test]
+fn doctor_reports_the_sandbox_as_the_kernel_enforces_it() {
+    let aria = Aria::new();
+    let out = aria.run(NO_SERVER, &["doctor", "--json"]);
+    assert_eq!(code(&out), 0, "{}{}", text(&out.stdout), text(&out.stderr));
+    let report = json_of(&out);
+    let names: Vec<&str> = report["sandbox"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for name in ["argv", "environment", "process-group", "rlimits", "filesystem", "network"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    // The report agrees with the kernel: Landlock listed as active exactly when it exists.
+    let landlock = report["sandbox"]["landlock_abi"].as_u64();
+    let filesystem = report["sandbox"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "filesystem")
+        .unwrap();
+    assert_eq!(filesystem["active"].as_bool(), Some(landlock.is_some()), "{filesystem}");
+    let unenforced = report["unenforced"].as_array().unwrap();
+    assert_eq!(
+        filesystem["active"] == false,
+        unenforced.contains(&serde_json::json!("filesystem"))
+    );
+
+    let human = aria.run(NO_SERVER, &["doctor"]);
+    let shown = text(&human.stdout);
+    assert!(
+        shown.contains("filesystem:") && shown.contains(&aria.root().display().to_string()),
+        "{shown}"
+    );
+
+    // A root that does not exist is a problem: exit 1, named.
+    let gone = aria.dir.path().join("no-such-root");
+    let out = aria.run(NO_SERVER, &["--root", gone.to_str().unwrap(), "doctor"]);
+    assert_eq!(code(&out), 1, "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("no-such-root"), "{}", text(&out.stdout));
+}

@@ -1,0 +1,143 @@
+//! `aria doctor`: what this machine and configuration actually give ARIA, and what they do not.
+//!
+//! It never pretends: a protection the kernel cannot enforce is listed as NOT ENFORCED with the
+//! reason, and the same report is what every `shell_execute` call records in the audit log.
+
+use aria_sandbox::{Protections, Sandbox};
+use serde_json::json;
+
+use crate::app;
+use crate::cli::{DoctorArgs, GlobalArgs};
+use crate::config::{Config, LOCAL_PROVIDER};
+use crate::exit::{CliResult, FAILED, OK};
+
+/// One line of the report.
+struct Finding {
+    area: &'static str,
+    ok: bool,
+    detail: String,
+}
+
+pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> CliResult<u8> {
+    let config = app::load_config(global)?;
+    let mut findings = Vec::new();
+    check_data_dir(&config, &mut findings);
+    check_roots(&config, &mut findings);
+    check_model(&config, &mut findings);
+    // What a child started by `shell_execute` gets on this kernel (no network is granted).
+    let protections = Sandbox::planned_protections(false);
+    let problems = findings.iter().filter(|f| !f.ok).count();
+    let unenforced: Vec<&str> =
+        protections.items.iter().filter(|p| !p.active).map(|p| p.name).collect();
+    if args.json {
+        let out = json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "checks": findings.iter().map(|f| json!({"area": f.area, "ok": f.ok, "detail": f.detail})).collect::<Vec<_>>(),
+            "sandbox": protections,
+            "unenforced": unenforced,
+            "problems": problems,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print_text(&findings, &protections, &unenforced);
+    }
+    Ok(if problems == 0 { OK } else { FAILED })
+}
+
+fn print_text(findings: &[Finding], protections: &Protections, unenforced: &[&str]) {
+    println!("aria {}", env!("CARGO_PKG_VERSION"));
+    for f in findings {
+        let mark = if f.ok { "ok " } else { "BAD" };
+        println!("[{mark}] {}: {}", f.area, f.detail);
+    }
+    println!("\nsandbox for commands (shell_execute), on this kernel:");
+    print!("{protections}");
+    if unenforced.is_empty() {
+        println!("\nevery protection above is active on this machine (each line says its limits)");
+    } else {
+        println!(
+            "\nNOT enforced here: {}. ARIA still runs commands, and records in the audit log \
+             which protections each one had.",
+            unenforced.join(", ")
+        );
+    }
+}
+
+fn check_data_dir(config: &Config, out: &mut Vec<Finding>) {
+    let dir = &config.data_dir;
+    let detail = match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = meta.permissions().mode() & 0o777;
+                if mode & 0o077 != 0 {
+                    out.push(Finding {
+                        area: "data",
+                        ok: false,
+                        detail: format!(
+                            "{} is readable by other users (mode {mode:o}); run `chmod 700 {}`",
+                            dir.display(),
+                            dir.display()
+                        ),
+                    });
+                    return;
+                }
+            }
+            format!("{} (database {})", dir.display(), app::db_path(config).display())
+        }
+        Ok(_) => {
+            out.push(Finding {
+                area: "data",
+                ok: false,
+                detail: format!("{} exists but is not a directory; set ARIA_HOME", dir.display()),
+            });
+            return;
+        }
+        Err(_) => {
+            format!("{} (not created yet; the first run creates it, mode 0700)", dir.display())
+        }
+    };
+    out.push(Finding { area: "data", ok: true, detail });
+}
+
+fn check_roots(config: &Config, out: &mut Vec<Finding>) {
+    for root in &config.roots {
+        let ok = root.is_dir();
+        let detail = if ok {
+            format!("{} (files and commands are confined here)", root.display())
+        } else {
+            format!(
+                "{} does not exist or is not a directory; create it or fix --root / [scope] roots",
+                root.display()
+            )
+        };
+        out.push(Finding { area: "root", ok, detail });
+    }
+    if let Err(e) = app::path_guard(config) {
+        out.push(Finding { area: "root", ok: false, detail: e.error.to_string() });
+    }
+}
+
+fn check_model(config: &Config, out: &mut Vec<Finding>) {
+    let p = &config.provider;
+    if p.name == LOCAL_PROVIDER {
+        let detail = match app::local_model_note(config) {
+            None => {
+                format!("embedded model `{}` is installed in {}", p.model, p.models_dir.display())
+            }
+            Some(note) => note,
+        };
+        // A model that is not pulled yet is fetched by the first chat: not a problem.
+        out.push(Finding { area: "model", ok: true, detail });
+        return;
+    }
+    out.push(Finding {
+        area: "model",
+        ok: true,
+        detail: format!(
+            "`{}` through the `{}` backend; `aria models test` checks that it answers",
+            p.model, p.name
+        ),
+    });
+}
