@@ -11,7 +11,10 @@
 
 use aria_api::{ChatRequest, Message, ProviderError, Role};
 
-use crate::tokens::{count_message, count_request_overhead, count_tools};
+use crate::tokens::{
+    MESSAGE_OVERHEAD, OPENAI_REPLY_PRIMING, OPENAI_TOKENS_PER_MESSAGE, count_message,
+    count_request_overhead, count_tools,
+};
 
 /// A model's context window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,31 @@ impl ContextBudget {
             Some(n) => u64::from(n),
             None => (self.window / 4).min(4096),
         }
+    }
+
+    /// Whether `request` certainly fits without counting its tokens: no tokenizer makes more
+    /// tokens of a text than it has bytes (a BPE token is at least one byte, and the formula
+    /// counts at most one per character), so the byte length of every text plus the largest
+    /// framing of either counter is an upper bound. The router skips [`ContextBudget::fit`]
+    /// when this holds, so a small request in a large window costs no tokenizer pass.
+    pub fn fits_by_bytes(&self, request: &ChatRequest) -> bool {
+        let limit = self.window.saturating_sub(self.reserve(request));
+        let framing = MESSAGE_OVERHEAD.max(OPENAI_TOKENS_PER_MESSAGE);
+        let mut bound = OPENAI_REPLY_PRIMING;
+        for m in &request.messages {
+            bound += framing + m.role.as_str().len() as u64 + m.content.len() as u64;
+            for c in &m.tool_calls {
+                bound += framing + (c.name.len() + c.arguments.len()) as u64;
+            }
+            if bound > limit {
+                return false;
+            }
+        }
+        for t in &request.tools {
+            bound += MESSAGE_OVERHEAD
+                + (t.name.len() + t.description.len() + t.parameters.to_string().len()) as u64;
+        }
+        bound <= limit
     }
 
     /// Fits `request` into the window, dropping old history if needed.
@@ -173,6 +201,32 @@ mod tests {
         let err = ContextBudget::new(100).fit(&mut req).unwrap_err();
         assert_eq!(err.kind(), "context_length_exceeded");
         assert!(err.to_string().contains("context window of 100 tokens"), "{err}");
+    }
+
+    #[test]
+    fn the_byte_bound_never_admits_what_the_exact_count_refuses() {
+        let call = ToolCall { id: "c".into(), name: "ls".into(), arguments: "{}".into() };
+        for model in ["m", "gpt-4o", "gpt-4"] {
+            for text in ["hi", "日本語のテキスト 🦀🚀", "fn main() { x.y(); }"] {
+                let mut req = request(vec![
+                    Message::system("rules"),
+                    Message::assistant(text, vec![call.clone()]),
+                    Message::user(text.repeat(3)),
+                ]);
+                req.model = model.into();
+                let exact = crate::tokens::count_input(&req);
+                for window in (10..200).step_by(3) {
+                    let budget = ContextBudget::new(window);
+                    if budget.fits_by_bytes(&req) {
+                        assert!(exact + budget.reserve(&req) <= window, "{model} {text} {window}");
+                    }
+                }
+                let roomy = ContextBudget::new(10_000);
+                assert!(roomy.fits_by_bytes(&req), "{model}");
+            }
+        }
+        let req = request(vec![Message::user(words(400))]);
+        assert!(!ContextBudget::new(1000).fits_by_bytes(&req));
     }
 
     #[test]

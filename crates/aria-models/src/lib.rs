@@ -43,8 +43,8 @@ pub use ollama::{LineAssembler, OllamaConfig, OllamaProvider};
 pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider, ToolChoice};
 pub use reader::Assembler;
 pub use router::{
-    BreakerPolicy, BreakerState, FallbackWhen, RetryPolicy, Route, Router, RouterClock,
-    SystemClock, Window, WindowLookup,
+    BreakerPolicy, BreakerState, FallbackWhen, RetryPolicy, Route, RouteAnswer, Router,
+    RouterClock, SystemClock, Window, WindowLookup,
 };
 pub use sse::{MAX_EVENT_BYTES, SseError, SseEvent, SseParser};
 pub use textcalls::{TextCalls, recognise as recognise_text_tool_calls};

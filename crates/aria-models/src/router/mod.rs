@@ -16,6 +16,9 @@
 //! cannot be taken back, so a failure later in that stream ends the stream with its classified
 //! error (and counts against the route's breaker) instead of being retried.
 //!
+//! Which route answered is kept ([`Router::last_answer`]), so spend and traces can be recorded
+//! under the model that actually answered rather than the configured primary.
+//!
 //! Time and chance come from a [`RouterClock`], so tests run the whole policy without sleeping.
 
 mod breaker;
@@ -179,6 +182,17 @@ impl Route {
     }
 }
 
+/// The route that answered a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteAnswer {
+    /// Its place in the chain (0: the primary).
+    pub index: usize,
+    /// Its provider's name.
+    pub provider: String,
+    /// The model it was asked for.
+    pub model: String,
+}
+
 #[derive(Debug)]
 struct Slot {
     route: Route,
@@ -203,6 +217,7 @@ struct Inner {
     slots: Vec<Arc<Slot>>,
     retry: RetryPolicy,
     clock: Arc<dyn RouterClock>,
+    last_answer: Mutex<Option<RouteAnswer>>,
 }
 
 impl Router {
@@ -225,7 +240,8 @@ impl Router {
             .into_iter()
             .map(|route| Arc::new(Slot { route, breaker: Mutex::new(Breaker::new(breaker)) }))
             .collect();
-        Router { inner: Arc::new(Inner { name, slots, retry, clock }) }
+        let last_answer = Mutex::new(None);
+        Router { inner: Arc::new(Inner { name, slots, retry, clock, last_answer }) }
     }
 
     /// One route with the default policies and the real clock.
@@ -236,6 +252,14 @@ impl Router {
             BreakerPolicy::default(),
             Arc::new(SystemClock::default()),
         )
+    }
+
+    /// The route that answered the most recent call through this router (set when a route
+    /// produces its first event; cleared when a call starts, so a call that every route failed
+    /// leaves `None`). Calls made concurrently through one router share this slot: it names
+    /// whichever committed last, so read it right after a call's stream ends.
+    pub fn last_answer(&self) -> Option<RouteAnswer> {
+        self.inner.last_answer.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Each route's breaker state, in chain order.
@@ -262,6 +286,7 @@ fn counts_against(error: &ProviderError) -> bool {
 
 impl Inner {
     async fn route(self: Arc<Self>, request: ChatRequest) -> ChatStream {
+        self.answered(None);
         // Escalation: the last fallback whose threshold the request is above starts the chain.
         // The request is only counted when some route has a threshold.
         let thresholds =
@@ -293,13 +318,24 @@ impl Inner {
                 tracing::warn!(from = %self.slots[i - 1].route.label(&request.model), to = %slot.route.label(&request.model), kind = err.kind(), "falling back");
             }
             match self.try_route(slot, request.clone()).await {
-                Ok(stream) => return stream,
+                Ok(stream) => {
+                    self.answered(Some(RouteAnswer {
+                        index: i,
+                        provider: slot.route.provider.name().to_owned(),
+                        model: slot.route.model.clone().unwrap_or_else(|| request.model.clone()),
+                    }));
+                    return stream;
+                }
                 Err(err) => last = Some(err),
             }
         }
         failed(last.unwrap_or_else(|| ProviderError::Config {
             message: "no model route is configured".into(),
         }))
+    }
+
+    fn answered(&self, answer: Option<RouteAnswer>) {
+        *self.last_answer.lock().unwrap_or_else(|p| p.into_inner()) = answer;
     }
 
     async fn try_route(
@@ -358,7 +394,10 @@ impl Inner {
             Window::Lookup(lookup) => Some(lookup(request.model.clone()).await?),
         };
         if let Some(window) = window {
-            ContextBudget::new(window).fit(&mut request)?;
+            let budget = ContextBudget::new(window);
+            if !budget.fits_by_bytes(&request) {
+                budget.fit(&mut request)?;
+            }
         }
         let mut stream = slot.route.provider.stream(request);
         match stream.next().await {

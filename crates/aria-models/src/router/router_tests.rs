@@ -232,3 +232,34 @@ fn backoff_doubles_up_to_the_cap_and_jitter_stays_within_half() {
         assert!((0.0..1.0).contains(&x));
     }
 }
+
+#[test]
+fn the_route_that_answered_is_reported_and_a_failed_call_clears_it() {
+    let clock = FakeClock::new();
+    let primary = Fake::new("p", vec![Ok("from primary"), Err(http(500)), Err(http(500))]);
+    let backup = Fake::new("b", vec![Ok("from backup"), Err(http(401))]);
+    let on_error = FallbackWhen { on_error: true, ..FallbackWhen::default() };
+    let routes = vec![
+        Route::new(primary.clone()),
+        Route::new(backup.clone()).model("backup-model").when(on_error),
+    ];
+    let r = Router::new(
+        routes,
+        RetryPolicy { attempts: 2, ..RetryPolicy::default() },
+        BreakerPolicy::default(),
+        clock.clone(),
+    );
+    assert_eq!(r.last_answer(), None, "nothing answered yet");
+    assert_eq!(answer(&r, "1").unwrap(), "from primary");
+    let primary_answer =
+        RouteAnswer { index: 0, provider: "p".into(), model: "primary-model".into() };
+    assert_eq!(r.last_answer(), Some(primary_answer));
+    assert_eq!(answer(&r, "2").unwrap(), "from backup");
+    let backup_answer =
+        RouteAnswer { index: 1, provider: "b".into(), model: "backup-model".into() };
+    assert_eq!(r.last_answer(), Some(backup_answer));
+    // Primary fails twice (its retries), then the backup refuses: nothing answered.
+    primary.outcomes.lock().unwrap().extend([Err(http(500)), Err(http(500))]);
+    assert!(answer(&r, "3").is_err());
+    assert_eq!(r.last_answer(), None);
+}
