@@ -38,6 +38,24 @@ pub trait SpendGuard: Send + Sync + std::fmt::Debug {
     fn check(&self, estimate_usd: f64) -> Result<Option<String>, String>;
 }
 
+/// The model that answered a call, with its price (`None`: not known; the call is then charged
+/// at [`AgentConfig::price`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub model: String,
+    pub price: Option<Price>,
+}
+
+/// Which model answered, when the provider routes between several (a fallback chain). After
+/// each model call the loop asks it, and records the call's trace, cost and message under the
+/// model that answered instead of the configured one. The pre-call cost check stays at
+/// [`AgentConfig::price`] (a chain's highest), since the answering route is not known yet.
+pub trait AnsweredBy: Send + Sync + std::fmt::Debug {
+    /// The model that answered the most recent call through the agent's provider; `None`: not
+    /// known (the configured model and price are used).
+    fn last_answer(&self) -> Option<Answer>;
+}
+
 /// Settings of one agent. Limits here come from configuration; the model cannot change them.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -57,6 +75,8 @@ pub struct AgentConfig {
     /// Whether recoverable writes are snapshotted before they run. Off until a snapshotter is
     /// configured: then `governed` mode asks before a recoverable write, as it has no undo.
     pub snapshots: bool,
+    /// Which route answered, for a provider that falls back; `None`: always `model`.
+    pub answered_by: Option<Arc<dyn AnsweredBy>>,
 }
 
 impl AgentConfig {
@@ -73,6 +93,7 @@ impl AgentConfig {
             approval_timeout: Duration::from_secs(60),
             spend_guard: None,
             snapshots: false,
+            answered_by: None,
         }
     }
 }

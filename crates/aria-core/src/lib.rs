@@ -21,7 +21,7 @@ mod policy;
 mod registry;
 mod run;
 
-pub use agent::{Agent, AgentConfig, Price, RunError, SpendGuard};
+pub use agent::{Agent, AgentConfig, Answer, AnsweredBy, Price, RunError, SpendGuard};
 pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
 pub use output::{
     Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, untrusted_body,

@@ -323,13 +323,15 @@ impl<'a> Run<'a> {
             Ok(response) => self.record_response(response, duration_ms),
             Err(StreamStop::Provider(e)) => {
                 tracing::warn!(session = %self.session.id, kind = e.kind(), "model call failed: {e}");
-                self.trace_model(Usage::default(), 0.0, e.kind(), duration_ms)?;
+                let model = self.agent.config.model.clone();
+                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms)?;
                 self.audit("model.error", json!({"kind": e.kind(), "message": e.to_string()}))?;
                 Err(Stop::Fail(format!("the model call failed: {e}")))
             }
             Err(StreamStop::Cancel) => Err(Stop::Cancel),
             Err(StreamStop::Deadline) => {
-                self.trace_model(Usage::default(), 0.0, "timeout", duration_ms)?;
+                let model = self.agent.config.model.clone();
+                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms)?;
                 Err(Stop::Fail(format!(
                     "the run reached its time limit of {} s while waiting for the model",
                     self.agent.config.limits.session_timeout.as_secs()
@@ -366,10 +368,16 @@ impl<'a> Run<'a> {
         response: ChatResponse,
         duration_ms: u64,
     ) -> Result<ChatResponse, Stop> {
-        let cost = self.agent.config.price.map_or(0.0, |p| p.cost(response.usage));
+        // Recorded under the model that answered (a fallback route may have), at its price.
+        let config = &self.agent.config;
+        let (model, price) = match config.answered_by.as_ref().and_then(|a| a.last_answer()) {
+            Some(answer) => (answer.model, answer.price.or(config.price)),
+            None => (config.model.clone(), config.price),
+        };
+        let cost = price.map_or(0.0, |p| p.cost(response.usage));
         self.session.usage.add(response.usage);
         self.session.cost_usd += cost;
-        self.trace_model(response.usage, cost, "ok", duration_ms)?;
+        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms)?;
         self.audit(
             "model.response",
             json!({
@@ -385,10 +393,7 @@ impl<'a> Run<'a> {
             let _ = self.events.send(AgentEvent::Warning { message });
         }
         let message = Message::assistant(response.text.clone(), response.tool_calls.clone());
-        let meta = MessageMeta {
-            model: Some(self.agent.config.model.clone()),
-            usage: Some(response.usage),
-        };
+        let meta = MessageMeta { model: Some(model), usage: Some(response.usage) };
         self.agent.journal.append_message(
             &self.session.id,
             &self.session.conversation_id,
@@ -402,6 +407,7 @@ impl<'a> Run<'a> {
 
     fn trace_model(
         &self,
+        model: String,
         usage: Usage,
         cost: f64,
         outcome: &str,
@@ -410,7 +416,7 @@ impl<'a> Run<'a> {
         self.agent.journal.record_trace(&TraceRecord {
             session_id: self.session.id.clone(),
             kind: TraceKind::ModelCall,
-            name: self.agent.config.model.clone(),
+            name: model,
             duration_ms,
             usage,
             cost_usd: cost,

@@ -1,3 +1,4 @@
+mod answer_tests;
 mod filter_tests;
 mod harness;
 mod loop_tests;

@@ -1,0 +1,83 @@
+//! Spend and traces under the model that answered: when the provider reports which route of a
+//! fallback chain answered ([`AnsweredBy`]), the call is traced and charged as that model.
+
+use std::sync::{Arc, Mutex};
+
+use aria_api::SessionState::Done;
+use aria_api::TraceKind;
+use aria_core::{Answer, AnsweredBy, Price};
+use aria_testkit::scripted::{End, TURN_USAGE, Turn};
+
+use super::harness::rig;
+
+/// Reports a fixed answer and counts how often it was asked.
+#[derive(Debug)]
+struct Fixed {
+    answer: Option<Answer>,
+    asked: Mutex<usize>,
+}
+
+impl AnsweredBy for Fixed {
+    fn last_answer(&self) -> Option<Answer> {
+        *self.asked.lock().unwrap() += 1;
+        self.answer.clone()
+    }
+}
+
+const CHAIN_HIGHEST: Price = Price { input_per_mtok: 1_000.0, output_per_mtok: 2_000.0 };
+const BACKUP: Price = Price { input_per_mtok: 100.0, output_per_mtok: 200.0 };
+
+fn model_traces(r: &super::harness::Rig) -> Vec<(String, f64)> {
+    r.journal
+        .traces()
+        .into_iter()
+        .filter(|t| t.kind == TraceKind::ModelCall)
+        .map(|t| (t.name, t.cost_usd))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fallback_answer_is_traced_and_charged_as_the_model_that_answered() {
+    let fixed = Arc::new(Fixed {
+        answer: Some(Answer { model: "backup-model".into(), price: Some(BACKUP) }),
+        asked: Mutex::default(),
+    });
+    let by = fixed.clone();
+    let r = rig(vec![Turn::text("done")], End::Fail, vec![], move |c| {
+        c.price = Some(CHAIN_HIGHEST);
+        c.answered_by = Some(by);
+    });
+    let s = r.run("a task").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    let cost = BACKUP.cost(TURN_USAGE);
+    assert!(cost > 0.0 && cost < CHAIN_HIGHEST.cost(TURN_USAGE));
+    let traces = model_traces(&r);
+    assert_eq!(traces.len(), 1);
+    assert_eq!(traces[0].0, "backup-model");
+    assert!((traces[0].1 - cost).abs() < 1e-12, "{traces:?}");
+    assert!((s.cost_usd - cost).abs() < 1e-12, "session spend is the answering model's");
+    assert_eq!(*fixed.asked.lock().unwrap(), 1);
+}
+
+#[tokio::test]
+async fn an_unknown_answer_or_price_falls_back_to_the_configured_model_and_price() {
+    let unknown = Arc::new(Fixed { answer: None, asked: Mutex::default() });
+    let r = rig(vec![Turn::text("done")], End::Fail, vec![], move |c| {
+        c.price = Some(CHAIN_HIGHEST);
+        c.answered_by = Some(unknown);
+    });
+    let s = r.run("a task").await.0.unwrap();
+    assert_eq!(model_traces(&r), [("test-model".to_string(), CHAIN_HIGHEST.cost(TURN_USAGE))]);
+    assert!((s.cost_usd - CHAIN_HIGHEST.cost(TURN_USAGE)).abs() < 1e-12);
+
+    let unpriced = Arc::new(Fixed {
+        answer: Some(Answer { model: "mystery".into(), price: None }),
+        asked: Mutex::default(),
+    });
+    let r = rig(vec![Turn::text("done")], End::Fail, vec![], move |c| {
+        c.price = Some(CHAIN_HIGHEST);
+        c.answered_by = Some(unpriced);
+    });
+    r.run("a task").await.0.unwrap();
+    assert_eq!(model_traces(&r), [("mystery".to_string(), CHAIN_HIGHEST.cost(TURN_USAGE))]);
+}
