@@ -130,6 +130,8 @@ pub fn agent(
         .price
         .map(|p| Price { input_per_mtok: p.input_per_mtok, output_per_mtok: p.output_per_mtok });
     agent_config.spend_guard = crate::providers::spend_guard(config, store.clone());
+    // Spend and traces go under the route that answered, at its own price.
+    agent_config.answered_by = built.answered_by;
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;

@@ -153,8 +153,38 @@ pub fn chain(config: &Config) -> Vec<(String, String, FallbackWhen)> {
 pub struct Built {
     pub provider: Arc<dyn Provider>,
     /// What a call is charged at: the highest price of the chain, so spend is never
-    /// under-counted whichever route answers; `None` when no route has a known price.
+    /// under-counted whichever route answers; `None` when no route has a known price. This is
+    /// what the pre-call cost checks use; after a call, [`Built::answered_by`] names the route
+    /// that answered so spend and traces are recorded under it, at its own price.
     pub price: Option<Price>,
+    /// Which route of the chain answered the last call; `None` for the embedded model alone.
+    pub answered_by: Option<Arc<dyn aria_core::AnsweredBy>>,
+}
+
+/// Reads the router's record of which route answered, with that route's price.
+#[derive(Debug)]
+pub struct ChainAnswers {
+    router: Router,
+    /// Per route, in chain order: `None` when its price is unknown (then the chain's price
+    /// applies).
+    prices: Vec<Option<Price>>,
+}
+
+impl ChainAnswers {
+    pub fn new(router: Router, prices: Vec<Option<Price>>) -> Self {
+        ChainAnswers { router, prices }
+    }
+}
+
+impl aria_core::AnsweredBy for ChainAnswers {
+    fn last_answer(&self) -> Option<aria_core::Answer> {
+        let answer = self.router.last_answer()?;
+        let price = self.prices.get(answer.index).copied().flatten().map(|p| aria_core::Price {
+            input_per_mtok: p.input_per_mtok,
+            output_per_mtok: p.output_per_mtok,
+        });
+        Some(aria_core::Answer { model: answer.model, price })
+    }
 }
 
 /// The pricing table with the configured overrides.
@@ -193,6 +223,7 @@ pub fn build(config: &Config) -> CliResult<Built> {
     let pricing = pricing(config);
     let mut routes = Vec::new();
     let mut prices = Vec::new();
+    let mut route_prices = Vec::new();
     let mut unknown_price = false;
     for (i, (name, model, when)) in chain(config).into_iter().enumerate() {
         let backend = backend(config, &name, &model)?;
@@ -202,6 +233,7 @@ pub fn build(config: &Config) -> CliResult<Built> {
             Backend::Ollama(_) | Backend::Local(_) => Some(Price::FREE),
             _ => pricing.price(&model).or(backend.is_local().then_some(Price::FREE)),
         };
+        route_prices.push(price);
         match price {
             Some(p) => prices.push(p),
             None => unknown_price = true,
@@ -215,12 +247,17 @@ pub fn build(config: &Config) -> CliResult<Built> {
     // The embedded model alone needs no router: it cannot be rate limited or unreachable.
     if routes.len() == 1 && config.provider.name == config::LOCAL_PROVIDER {
         let provider = Arc::clone(&routes[0].provider);
-        return Ok(Built { provider, price: Some(Price::FREE) });
+        return Ok(Built { provider, price: Some(Price::FREE), answered_by: None });
     }
     let retry = RetryPolicy { attempts: config.router.attempts, ..RetryPolicy::default() };
     let router =
         Router::new(routes, retry, BreakerPolicy::default(), Arc::new(SystemClock::default()));
-    Ok(Built { provider: Arc::new(router), price: Pricing::highest(prices) })
+    let answered_by = Arc::new(ChainAnswers::new(router.clone(), route_prices));
+    Ok(Built {
+        provider: Arc::new(router),
+        price: Pricing::highest(prices),
+        answered_by: Some(answered_by),
+    })
 }
 
 /// The day and month caps, read against the store's record of spend.

@@ -98,6 +98,12 @@ fn a_failing_primary_falls_back_to_the_configured_route() {
     assert_eq!(json_of(&out)["answer"], "answered by the fallback");
     assert_eq!(primary.hits(), 2, "[router] attempts = 2");
     assert_eq!(cloud.requests()[0]["model"], "claude-mock");
+    // The call is traced (and charged) as the model that answered, not the primary.
+    let out = aria.run(&primary.base_url(), &["cost", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let by_model = json_of(&out)["by_model"].clone();
+    assert_eq!(by_model.as_array().map(Vec::len), Some(1), "{by_model}");
+    assert_eq!(by_model[0]["key"], "claude-mock", "{by_model}");
 }
 
 #[test]
