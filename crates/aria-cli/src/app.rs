@@ -132,6 +132,8 @@ pub fn agent(
     agent_config.spend_guard = crate::providers::spend_guard(config, store.clone());
     // Spend and traces go under the route that answered, at its own price.
     agent_config.answered_by = built.answered_by;
+    // Pre-call cost estimates: tiktoken for OpenAI models, the documented estimate otherwise.
+    agent_config.count_input_tokens = Some(aria_models::tokens::count_input);
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;

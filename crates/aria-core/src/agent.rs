@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aria_api::{
-    ApprovalMode, AuditEvent, AuditSink, Journal, JournalError, Limits, Message, MessageMeta,
-    NewSession, Provider, Redact, Role, SessionRecord, SessionState, Usage,
+    ApprovalMode, AuditEvent, AuditSink, ChatRequest, Journal, JournalError, Limits, Message,
+    MessageMeta, NewSession, Provider, Redact, Role, SessionRecord, SessionState, Usage,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -77,6 +77,9 @@ pub struct AgentConfig {
     pub snapshots: bool,
     /// Which route answered, for a provider that falls back; `None`: always `model`.
     pub answered_by: Option<Arc<dyn AnsweredBy>>,
+    /// Counts a request's input tokens for the pre-call cost check (e.g. tiktoken for OpenAI
+    /// models); `None`: the built-in estimate of a quarter token per byte.
+    pub count_input_tokens: Option<fn(&ChatRequest) -> u64>,
 }
 
 impl AgentConfig {
@@ -94,6 +97,7 @@ impl AgentConfig {
             spend_guard: None,
             snapshots: false,
             answered_by: None,
+            count_input_tokens: None,
         }
     }
 }

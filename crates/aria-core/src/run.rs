@@ -250,14 +250,15 @@ impl<'a> Run<'a> {
     }
 
     /// Refuses a call whose estimated cost would take the run past its cap, before any request
-    /// is made. The estimate is the prompt's characters / 4 as input tokens, plus this session's
-    /// average reply length as output tokens (exact counts come from the provider afterwards).
+    /// is made. The estimate is the prompt's input tokens ([`crate::AgentConfig::count_input_tokens`],
+    /// else its bytes / 4), plus this session's average reply length as output tokens (exact
+    /// counts come from the provider afterwards).
     fn check_cost(&mut self, request: &ChatRequest) -> Result<(), Stop> {
         let Some(price) = self.agent.config.price else { return Ok(()) };
         let cap = self.agent.config.limits.max_cost_usd;
         let done_calls = u64::from(self.session.iterations.saturating_sub(1)).max(1);
         let estimate = price.cost(Usage {
-            input_tokens: estimate_tokens(request),
+            input_tokens: self.agent.config.count_input_tokens.unwrap_or(estimate_tokens)(request),
             output_tokens: self.session.usage.output_tokens / done_calls,
         });
         if self.session.cost_usd + estimate > cap {

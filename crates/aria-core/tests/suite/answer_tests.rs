@@ -1,11 +1,13 @@
 //! Spend and traces under the model that answered: when the provider reports which route of a
-//! fallback chain answered ([`AnsweredBy`]), the call is traced and charged as that model.
+//! fallback chain answered ([`AnsweredBy`]), the call is traced and charged as that model. And
+//! the pre-call cost estimate uses the configured token counter (tiktoken in the CLI).
 
 use std::sync::{Arc, Mutex};
 
 use aria_api::SessionState::Done;
 use aria_api::TraceKind;
-use aria_core::{Answer, AnsweredBy, Price};
+use aria_api::{ChatRequest, Usage};
+use aria_core::{Answer, AnsweredBy, Price, SpendGuard};
 use aria_testkit::scripted::{End, TURN_USAGE, Turn};
 
 use super::harness::rig;
@@ -80,4 +82,35 @@ async fn an_unknown_answer_or_price_falls_back_to_the_configured_model_and_price
     });
     r.run("a task").await.0.unwrap();
     assert_eq!(model_traces(&r), [("mystery".to_string(), CHAIN_HIGHEST.cost(TURN_USAGE))]);
+}
+
+/// Records every estimate it is asked about; allows all.
+#[derive(Debug, Default)]
+struct Seen(Mutex<Vec<f64>>);
+
+impl SpendGuard for Seen {
+    fn check(&self, estimate_usd: f64) -> Result<Option<String>, String> {
+        self.0.lock().unwrap().push(estimate_usd);
+        Ok(None)
+    }
+}
+
+fn thousand_per_message(request: &ChatRequest) -> u64 {
+    1_000 * request.messages.len() as u64
+}
+
+#[tokio::test]
+async fn the_pre_call_estimate_uses_the_configured_token_counter() {
+    let seen = Arc::new(Seen::default());
+    let guard = seen.clone();
+    let r = rig(vec![Turn::text("done")], End::Fail, vec![], move |c| {
+        c.price = Some(CHAIN_HIGHEST);
+        c.spend_guard = Some(guard);
+        c.count_input_tokens = Some(thousand_per_message);
+        c.limits.max_cost_usd = 100.0;
+    });
+    assert_eq!(r.run("a task").await.0.unwrap().state, Done);
+    // System prompt + the task: 2 000 input tokens, no replies yet so no output estimate.
+    let want = CHAIN_HIGHEST.cost(Usage { input_tokens: 2_000, output_tokens: 0 });
+    assert_eq!(*seen.0.lock().unwrap(), [want]);
 }
