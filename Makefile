@@ -42,6 +42,8 @@ bench:
 	$(CARGO) bench -p aria-tools --bench guards
 	$(CARGO) bench -p aria-tools --bench shell
 	$(CARGO) bench -p aria-models --bench stream
+	$(CARGO) bench -p aria-models --bench tokens
+	$(CARGO) bench -p aria-sandbox --bench spawn
 	$(CARGO) bench -p aria-cli --bench cli
 	$(CARGO) bench -p aria-local --bench local
 
