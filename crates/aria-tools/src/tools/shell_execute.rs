@@ -20,7 +20,7 @@ use aria_sandbox::{
 };
 use serde_json::{Value, json};
 
-use crate::guard::path::PathGuard;
+use crate::guard::path::{PathGuard, PathRefusal};
 use crate::shell::{self, RedirectMode, RedirectTarget, RunIf, Script, SimpleCommand, Word};
 use crate::tools::{blocking, path_error, roots_sentence};
 
@@ -60,7 +60,8 @@ fn spec(guard: &PathGuard, timeout: Duration) -> ToolSpec {
             "Run a command line: simple commands, pipes (|), &&, || and ;, with redirects \
              (<, >, >>, 2>&1) to files inside {}. Programs run directly, never through a \
              shell: no $VAR, globs, ~, subshells, $(...), loops or functions. Runs in the \
-             first root, without network, for at most {} s; output is capped.",
+             first root, without network, for at most {} s; output is capped. Naming a path \
+             outside the roots needs the user's approval.",
             roots_sentence(guard),
             timeout.as_secs_f64()
         ),
@@ -98,12 +99,17 @@ impl Tool for ShellExecute {
         &self.spec
     }
 
-    /// The classifier's tier; arguments without a command string are `Blocked` (never run).
+    /// The classifier's tier, raised to `Irreversible` (ask) when an argument names a path
+    /// outside the roots: the sandbox lets programs read anywhere, but reading outside the
+    /// roots is something the file tools refuse, so a command may do it only with approval.
+    /// Arguments without a command string are `Blocked` (never run).
     fn tier(&self, args: &Value) -> Tier {
-        match command_arg(args) {
-            Ok(command) => shell::classify(&command).tier,
-            Err(_) => Tier::Blocked,
+        let Ok(command) = command_arg(args) else { return Tier::Blocked };
+        let tier = shell::classify(&command).tier;
+        if tier < Tier::Irreversible && names_path_outside_roots(&self.guard, &command) {
+            return Tier::Irreversible;
         }
+        tier
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
@@ -172,6 +178,38 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
         }
     }
     Ok(Plan { command: command.to_owned(), tier: verdict.tier, script, targets })
+}
+
+/// Whether any argument (or `--opt=value` value) that looks like a path — it contains `/` or
+/// is `..` — resolves outside the roots, through `..` or a symlink. The program word is not an
+/// argument, and `/dev/null` is fine. A line that does not parse counts as outside (it is
+/// refused when run anyway), so the answer fails closed.
+fn names_path_outside_roots(guard: &PathGuard, command: &str) -> bool {
+    let Ok(script) = shell::parse(command) else { return true };
+    script.commands().any(|cmd| {
+        cmd.words.iter().skip(1).any(|word| {
+            let text = word.text();
+            let value = text.split_once('=').map(|(_, v)| v);
+            [Some(text), value].into_iter().flatten().any(|piece| {
+                let path_like = piece.contains('/') || piece == "..";
+                path_like && piece != "/dev/null" && leaves_roots(guard, piece)
+            })
+        })
+    })
+}
+
+fn leaves_roots(guard: &PathGuard, piece: &str) -> bool {
+    match guard.resolve_for_create(piece) {
+        Ok(_) => false,
+        Err(e) => matches!(
+            e.refusal(),
+            Some(
+                PathRefusal::EscapesRoot { .. }
+                    | PathRefusal::OutsideRoots { .. }
+                    | PathRefusal::SymlinkEscape { .. }
+            )
+        ),
+    }
 }
 
 /// Refuses words whose meaning depends on an expansion ARIA does not perform.

@@ -171,6 +171,41 @@ fn the_tier_is_the_classifiers() {
     assert_eq!(e.tool.spec().parameters["required"], json!(["command"]));
 }
 
+/// The file tools cannot read outside the roots, so a command that names a path outside them
+/// is not a plain read either: it asks (irreversible tier) instead of running unasked.
+#[test]
+fn naming_a_path_outside_the_roots_asks_instead_of_reading_unasked() {
+    let e = env();
+    fs::write(e.outside.join("secret.txt"), "x").unwrap();
+    let outside = e.outside.join("secret.txt").display().to_string();
+    let tier = |c: &str| e.tool.tier(&json!({ "command": c }));
+    for command in [
+        "cat /etc/hostname".to_owned(),
+        format!("cat {outside}"),
+        "cat ../outside/secret.txt".to_owned(),
+        "grep -rn root /etc".to_owned(),
+        format!("wc -l fruits.txt {outside}"),
+        format!("grep --file={outside} fruits.txt"),
+        "ls /".to_owned(),
+    ] {
+        assert_eq!(tier(&command), Tier::Irreversible, "{command}");
+    }
+    let inside = e.root.join("fruits.txt").display().to_string();
+    for command in [
+        "cat fruits.txt".to_owned(),
+        format!("cat {inside}"),
+        "grep -rn apple .".to_owned(),
+        "sed -n 1,2p fruits.txt".to_owned(),
+        "grep -c apple fruits.txt > /dev/null".to_owned(),
+        "wc -l ./fruits.txt".to_owned(),
+        "/usr/bin/sort fruits.txt".to_owned(),
+    ] {
+        assert_eq!(tier(&command), Tier::Read, "{command}");
+    }
+    // Never lower: what the classifier blocks stays blocked.
+    assert_eq!(tier("sudo cat /etc/shadow"), Tier::Blocked);
+}
+
 #[tokio::test]
 async fn arguments_naming_sensitive_files_are_refused() {
     let e = env();
