@@ -17,6 +17,8 @@ use std::path::{Component, Path};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMode {
     Read,
+    /// Read, and never block in `open` (a FIFO swapped in after a check cannot hang the caller).
+    ReadNonBlocking,
     /// Create if missing, truncate (`>`).
     Write,
     /// Create if missing, append (`>>`).
@@ -28,6 +30,7 @@ impl OpenMode {
         let base = libc::O_CLOEXEC | libc::O_NOCTTY;
         match self {
             OpenMode::Read => base | libc::O_RDONLY,
+            OpenMode::ReadNonBlocking => base | libc::O_RDONLY | libc::O_NONBLOCK,
             OpenMode::Write => base | libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
             OpenMode::Append => base | libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,
         }
@@ -87,7 +90,7 @@ fn openat2(dir: RawFd, relative: &Path, mode: OpenMode) -> io::Result<File> {
     let path = cstring(relative.as_os_str().as_bytes())?;
     let how = OpenHow {
         flags: mode.flags() as u64,
-        mode: if mode == OpenMode::Read { 0 } else { 0o666 },
+        mode: if matches!(mode, OpenMode::Read | OpenMode::ReadNonBlocking) { 0 } else { 0o666 },
         resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
     };
     // SAFETY: `path` is a NUL-terminated string and `how` a valid open_how, both alive for

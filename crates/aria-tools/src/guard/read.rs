@@ -3,20 +3,24 @@
 //! Between [`PathGuard::resolve_existing`] and the read, the file could be swapped (for a
 //! symlink to a secret, a FIFO that blocks forever, a bigger file). The read therefore:
 //! 1. refuses anything that was not a regular file when resolved (a FIFO is never opened);
-//! 2. opens the canonical path with `O_NOFOLLOW | O_NONBLOCK`, so a final component swapped for a
-//!    symlink fails to open and a swapped-in FIFO cannot block;
-//! 3. compares device and inode of the opened handle with those seen at resolution time;
+//! 2. opens the resolved path relative to its root's directory handle with
+//!    [`aria_sandbox::open_beneath`] (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` on
+//!    Linux, a component-by-component `openat(O_NOFOLLOW)` walk elsewhere), non-blocking: any
+//!    component swapped for a symlink, or a path leading out of the root, fails to open, and a
+//!    swapped-in FIFO cannot block;
+//! 3. compares device and inode of the opened handle with those seen at resolution time (a
+//!    different regular file moved into place);
 //! 4. re-checks the size from the handle and reads at most `max_bytes + 1` bytes.
 //!
-//! This narrows the check/use gap to a swap of an *intermediate* directory that still yields the
-//! same inode, which is harmless. Hard links are the one thing a path check cannot see: a hard
-//! link inside a root to a file outside it has the same inode as the outside file. Full
-//! `openat2(RESOLVE_BENEATH)` confinement is planned in `aria-sandbox`.
+//! Hard links are the one thing a path check cannot see: a hard link inside a root to a file
+//! outside it is, to the kernel, a file inside the root.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use aria_sandbox::{OpenMode, open_beneath};
 
 use crate::guard::path::{FileKind, PathGuard, Resolved};
 
@@ -103,7 +107,7 @@ impl PathGuard {
         if found.len > max_bytes {
             return Err(ReadError::TooLarge { path, size: found.len, max: max_bytes });
         }
-        let file = open_no_follow(&path)?;
+        let file = open_in_root(resolved)?;
         let meta =
             file.metadata().map_err(|source| ReadError::Io { path: path.clone(), source })?;
         if (meta.dev(), meta.ino()) != (found.dev, found.ino) {
@@ -134,17 +138,18 @@ impl PathGuard {
     }
 }
 
-fn open_no_follow(path: &Path) -> Result<File, ReadError> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|source| match source.kind() {
+fn open_in_root(resolved: &Resolved) -> Result<File, ReadError> {
+    let path = resolved.path();
+    open_beneath(resolved.root(), resolved.relative(), OpenMode::ReadNonBlocking).map_err(
+        |source| match source.kind() {
             io::ErrorKind::NotFound => ReadError::NotFound { path: path.to_path_buf() },
-            // ELOOP: the last component became a symlink since it was resolved.
-            _ if source.raw_os_error() == Some(libc::ELOOP) => {
+            // ELOOP: a component became a symlink; EXDEV: the path now leads out of the root;
+            // InvalidInput: the path is no longer a plain relative one. All: it changed.
+            io::ErrorKind::InvalidInput => ReadError::Changed { path: path.to_path_buf() },
+            _ if matches!(source.raw_os_error(), Some(libc::ELOOP | libc::EXDEV)) => {
                 ReadError::Changed { path: path.to_path_buf() }
             }
             _ => ReadError::Io { path: path.to_path_buf(), source },
-        })
+        },
+    )
 }

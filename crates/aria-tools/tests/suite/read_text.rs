@@ -128,6 +128,23 @@ fn a_file_swapped_for_a_symlink_after_the_check_is_refused() {
     assert!(matches!(err, ReadError::Changed { .. }), "{err:?}");
 }
 
+/// The open itself is confined by the kernel (`openat2` beneath the root, no symlinks): a
+/// directory on the way swapped for a link out of the root fails to open, even when what lies
+/// outside is the very same inode (a hard link), which the inode re-check alone would pass.
+#[test]
+fn a_directory_swapped_for_a_link_out_of_the_root_is_refused_at_open() {
+    let fx = fixture();
+    let g = fx.guard();
+    let r = g.resolve_existing("a/b.txt").unwrap();
+    let elsewhere = fx.outside.join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::hard_link(fx.root.join("a/b.txt"), elsewhere.join("b.txt")).unwrap();
+    fs::rename(fx.root.join("a"), fx.root.join("a.old")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, fx.root.join("a")).unwrap();
+    let err = g.read_text(&r, DEFAULT_MAX_READ_BYTES).unwrap_err();
+    assert!(matches!(err, ReadError::Changed { .. }), "{err:?}");
+}
+
 #[test]
 fn a_file_deleted_after_the_check_is_not_found() {
     let fx = fixture();
