@@ -11,6 +11,7 @@ use crate::guard::path::PathGuard;
 use crate::tools::file_list::FileList;
 use crate::tools::file_read::FileRead;
 use crate::tools::shell_execute::ShellExecute;
+use crate::tools::system_info::SystemInfo;
 
 type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
 
@@ -19,6 +20,7 @@ const BUILTINS: &[(&str, Make)] = &[
     (FileRead::NAME, |g| Arc::new(FileRead::new(Arc::clone(g)))),
     (FileList::NAME, |g| Arc::new(FileList::new(Arc::clone(g)))),
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
+    (SystemInfo::NAME, |g| Arc::new(SystemInfo::new(Arc::clone(g)))),
 ];
 
 /// The built-in tools, all confined by `guard`, in a stable order.
@@ -47,6 +49,7 @@ mod tests {
         ("file_read", r#"{"path": "a.txt"}"#, Tier::Read),
         ("file_list", r#"{"path": "."}"#, Tier::Read),
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
+        ("system_info", r#"{}"#, Tier::Read),
     ];
 
     fn tools() -> (tempfile::TempDir, Vec<Arc<dyn Tool>>) {

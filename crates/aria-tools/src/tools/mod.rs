@@ -4,6 +4,7 @@
 pub mod file_list;
 pub mod file_read;
 pub mod shell_execute;
+pub mod system_info;
 
 use aria_api::ToolError;
 use serde_json::Value;

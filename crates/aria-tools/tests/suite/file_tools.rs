@@ -192,7 +192,7 @@ async fn registry_lists_exactly_the_builtin_tools() {
     let fx = fixture();
     let tools = aria_tools::builtin_tools(Arc::new(fx.guard()));
     let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
-    assert_eq!(names, ["file_read", "file_list", "shell_execute"]);
+    assert_eq!(names, ["file_read", "file_list", "shell_execute", "system_info"]);
     let out = tools[0].call(json!({"path": "notes.txt"}), &ToolContext::default()).await.unwrap();
     assert_eq!(out.content, "notes");
 }
@@ -202,4 +202,23 @@ fn guard_is_shareable() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<PathGuard>();
     assert_send_sync::<aria_tools::SecretRedactor>();
+}
+
+#[tokio::test]
+async fn system_info_reports_this_machine_and_the_roots_free_space() {
+    let fx = fixture();
+    let info = aria_tools::SystemInfo::new(Arc::new(fx.guard()));
+    let out = info.call(json!({}), &ToolContext::default()).await.unwrap();
+    let text = &out.content;
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert!(text.contains(&format!("· {cores} cores ·")), "{text}");
+    assert!(
+        text.contains(&format!("  {}: ", fx.root.display())) && text.contains(" free of "),
+        "{text}"
+    );
+    // This test's own process is alive, so the process table is not empty.
+    assert!(out.details["processes"].as_u64().unwrap() > 0, "{}", out.details);
+    assert!(out.details["memory_total_bytes"].as_u64().unwrap() > 0, "{}", out.details);
+    let err = info.call(json!({"verbose": true}), &ToolContext::default()).await.unwrap_err();
+    assert!(err.to_string().contains("no arguments"), "{err}");
 }
