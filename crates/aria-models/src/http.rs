@@ -237,6 +237,24 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     out
 }
 
+/// The model names in a model-list answer: the string field `key` of each element of the
+/// array `list` (`data`/`id` for OpenAI and Anthropic, `models`/`name` for Ollama).
+pub(crate) fn model_names(
+    parsed: &serde_json::Value,
+    list: &str,
+    key: &str,
+) -> Result<Vec<String>, ProviderError> {
+    let Some(items) = parsed.get(list).and_then(serde_json::Value::as_array) else {
+        return Err(ProviderError::MalformedStream {
+            message: format!(
+                "the model list has no `{list}` array: {}",
+                truncate(&parsed.to_string(), 200)
+            ),
+        });
+    };
+    Ok(items.iter().filter_map(|m| m.get(key)?.as_str().map(str::to_string)).collect())
+}
+
 /// At most `max` characters of `text`, with `…` when cut (never inside a character).
 pub(crate) fn truncate(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -248,6 +266,16 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn model_lists_are_read_by_field_and_a_wrong_shape_is_named() {
+        let ok = serde_json::json!({"data": [{"id": "a"}, {"object": "x"}, {"id": "b"}]});
+        assert_eq!(model_names(&ok, "data", "id").unwrap(), ["a", "b"]);
+        let bad = serde_json::json!({"error": "nope"});
+        let err = model_names(&bad, "models", "name").unwrap_err();
+        assert_eq!(err.kind(), "malformed_stream");
+        assert!(err.to_string().contains("no `models` array"), "{err}");
+    }
 
     #[test]
     fn loopback_hosts_are_recognised() {

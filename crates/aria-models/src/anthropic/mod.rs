@@ -112,15 +112,7 @@ impl AnthropicProvider {
             .header("anthropic-version", inner.version.clone());
         let parsed =
             http::get_json(request, &endpoint, &inner.config.timeouts, errors::from_status).await?;
-        let Some(data) = parsed.get("data").and_then(serde_json::Value::as_array) else {
-            return Err(ProviderError::MalformedStream {
-                message: format!(
-                    "the model list has no `data` array: {}",
-                    http::truncate(&parsed.to_string(), 200)
-                ),
-            });
-        };
-        Ok(data.iter().filter_map(|m| m.get("id")?.as_str().map(str::to_string)).collect())
+        http::model_names(&parsed, "data", "id")
     }
 }
 

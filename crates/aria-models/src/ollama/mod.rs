@@ -108,15 +108,7 @@ impl OllamaProvider {
         let parsed =
             http::get_json(request, &endpoint, &self.inner.config.timeouts, wire::from_status)
                 .await?;
-        let models = parsed.get("models").and_then(Value::as_array).ok_or_else(|| {
-            ProviderError::MalformedStream {
-                message: format!(
-                    "the model list has no `models` array: {}",
-                    http::truncate(&parsed.to_string(), 200)
-                ),
-            }
-        })?;
-        Ok(models.iter().filter_map(|m| m.get("name")?.as_str().map(str::to_string)).collect())
+        http::model_names(&parsed, "models", "name")
     }
 
     /// The model's context length in tokens, from `/api/show` (cached).

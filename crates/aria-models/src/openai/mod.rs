@@ -137,15 +137,7 @@ impl OpenAiProvider {
         }
         let parsed =
             http::get_json(request, &endpoint, &inner.timeouts, errors::from_status).await?;
-        let Some(data) = parsed.get("data").and_then(serde_json::Value::as_array) else {
-            return Err(ProviderError::MalformedStream {
-                message: format!(
-                    "the model list has no `data` array: {}",
-                    http::truncate(&parsed.to_string(), 200)
-                ),
-            });
-        };
-        Ok(data.iter().filter_map(|m| m.get("id")?.as_str().map(str::to_string)).collect())
+        http::model_names(&parsed, "data", "id")
     }
 }
 
