@@ -45,5 +45,5 @@ pub use guard::sensitive::SensitivePatterns;
 pub use registry::{builtin_tool_names, builtin_tools};
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
 pub use tools::file_read::FileRead;
-pub use tools::shell_execute::{DEFAULT_SHELL_TIMEOUT, ShellExecute};
+pub use tools::shell_execute::{DEFAULT_SHELL_TIMEOUT, ShellExecute, command_verdict};
 pub use tools::system_info::{SystemInfo, TOP_PROCESSES};

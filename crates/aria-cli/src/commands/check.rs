@@ -27,7 +27,8 @@ struct Report {
 /// The guard a subcommand asks.
 enum Checker {
     Path(std::sync::Arc<PathGuard>),
-    Command,
+    /// Judged as `shell_execute` would judge it under these roots.
+    Command(std::sync::Arc<PathGuard>),
     Secrets(SecretRedactor),
     Injection(&'static InjectionFilter),
 }
@@ -36,13 +37,13 @@ impl Checker {
     fn judge(&self, input: &str) -> Report {
         match self {
             Checker::Path(guard) => judge_path(guard, input),
-            Checker::Command => {
-                let c = aria_tools::shell::classify(input);
+            Checker::Command(guard) => {
+                let (tier, reason) = aria_tools::command_verdict(guard, input);
                 Report {
                     input: input.to_owned(),
-                    verdict: c.verdict(),
-                    passed: c.tier == aria_api::Tier::Read,
-                    reason: c.reason,
+                    verdict: tier.as_str(),
+                    passed: tier == aria_api::Tier::Read,
+                    reason,
                 }
             }
             Checker::Secrets(redactor) => {
@@ -74,7 +75,10 @@ pub fn check(global: &GlobalArgs, command: CheckCommand) -> CliResult<u8> {
             let config = app::load_config(global)?;
             (Checker::Path(app::path_guard(&config)?), args)
         }
-        CheckCommand::Command(args) => (Checker::Command, args),
+        CheckCommand::Command(args) => {
+            let config = app::load_config(global)?;
+            (Checker::Command(app::path_guard(&config)?), args)
+        }
         CheckCommand::Secrets(args) => (Checker::Secrets(SecretRedactor::new(Vec::new())), args),
         CheckCommand::Injection(args) => (Checker::Injection(InjectionFilter::shared()), args),
     };

@@ -161,6 +161,11 @@ fn command_gives_the_tier() {
     let out = check(&aria, &["command", "cat notes.txt | wc -l"], "");
     assert_eq!(code(&out), 0, "{}", text(&out.stdout));
     assert!(text(&out.stdout).starts_with("read: "), "{}", text(&out.stdout));
+    // As shell_execute judges it: a path outside the roots asks, and the reason names it.
+    let out = check(&aria, &["command", "cat /etc/hostname"], "");
+    assert_eq!(code(&out), 1, "{}", text(&out.stdout));
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("irreversible: `/etc/hostname` is outside"), "{shown}");
 }
 
 #[test]

@@ -104,12 +104,10 @@ impl Tool for ShellExecute {
     /// roots is something the file tools refuse, so a command may do it only with approval.
     /// Arguments without a command string are `Blocked` (never run).
     fn tier(&self, args: &Value) -> Tier {
-        let Ok(command) = command_arg(args) else { return Tier::Blocked };
-        let tier = shell::classify(&command).tier;
-        if tier < Tier::Irreversible && names_path_outside_roots(&self.guard, &command) {
-            return Tier::Irreversible;
+        match command_arg(args) {
+            Ok(command) => command_verdict(&self.guard, &command).0,
+            Err(_) => Tier::Blocked,
         }
-        tier
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
@@ -180,19 +178,40 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
     Ok(Plan { command: command.to_owned(), tier: verdict.tier, script, targets })
 }
 
-/// Whether any argument (or `--opt=value` value) that looks like a path — it contains `/` or
-/// is `..` — resolves outside the roots, through `..` or a symlink. The program word is not an
-/// argument, and `/dev/null` is fine. A line that does not parse counts as outside (it is
-/// refused when run anyway), so the answer fails closed.
-fn names_path_outside_roots(guard: &PathGuard, command: &str) -> bool {
-    let Ok(script) = shell::parse(command) else { return true };
-    script.commands().any(|cmd| {
-        cmd.words.iter().skip(1).any(|word| {
+/// The tier `shell_execute` gives `command` under `guard`, and why: the classifier's verdict,
+/// raised to `Irreversible` (ask) when an argument names a path outside the roots. This is
+/// also what `aria check command` shows, so the two never disagree.
+pub fn command_verdict(guard: &PathGuard, command: &str) -> (Tier, String) {
+    let verdict = shell::classify(command);
+    if verdict.tier >= Tier::Irreversible {
+        return (verdict.tier, verdict.reason);
+    }
+    match outside_argument(guard, command) {
+        Some(arg) => (
+            Tier::Irreversible,
+            format!(
+                "`{arg}` is outside {}: a command may read there only with approval",
+                roots_sentence(guard)
+            ),
+        ),
+        None => (verdict.tier, verdict.reason),
+    }
+}
+
+/// The first argument (or `--opt=value` value) that looks like a path — it contains `/` or is
+/// `..` — and resolves outside the roots, through `..` or a symlink. The program word is not an
+/// argument, and `/dev/null` is fine. A line that does not parse is named whole (it is refused
+/// when run anyway), so the answer fails closed.
+fn outside_argument(guard: &PathGuard, command: &str) -> Option<String> {
+    let Ok(script) = shell::parse(command) else { return Some(command.to_owned()) };
+    script.commands().find_map(|cmd| {
+        cmd.words.iter().skip(1).find_map(|word| {
             let text = word.text();
             let value = text.split_once('=').map(|(_, v)| v);
-            [Some(text), value].into_iter().flatten().any(|piece| {
+            [Some(text), value].into_iter().flatten().find_map(|piece| {
                 let path_like = piece.contains('/') || piece == "..";
-                path_like && piece != "/dev/null" && leaves_roots(guard, piece)
+                (path_like && piece != "/dev/null" && leaves_roots(guard, piece))
+                    .then(|| piece.to_owned())
             })
         })
     })
