@@ -237,6 +237,24 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     out
 }
 
+/// A request body as JSON bytes; a value that cannot be encoded is a configuration error.
+pub(crate) fn encode_body<T: serde::Serialize>(body: &T) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(body).map_err(|err| ProviderError::Config {
+        message: format!("cannot encode the request: {err}"),
+    })
+}
+
+/// One element of a stream parsed as JSON; `what` names it in the error ("a chunk", "an
+/// event", "a line"), which quotes the start of the data.
+pub(crate) fn parse_stream_json<T: serde::de::DeserializeOwned>(
+    data: &str,
+    what: &str,
+) -> Result<T, ProviderError> {
+    serde_json::from_str(data).map_err(|err| ProviderError::MalformedStream {
+        message: format!("{what} is not the JSON expected ({err}): {}", truncate(data, 200)),
+    })
+}
+
 /// The model names in a model-list answer: the string field `key` of each element of the
 /// array `list` (`data`/`id` for OpenAI and Anthropic, `models`/`name` for Ollama).
 pub(crate) fn model_names(

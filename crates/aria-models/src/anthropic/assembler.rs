@@ -13,7 +13,6 @@ use aria_api::{ChatEvent, FinishReason, ProviderError, ToolCall, Usage};
 use serde_json::Value;
 
 use super::errors;
-use crate::http::truncate;
 
 #[derive(Debug, Default)]
 struct PartialCall {
@@ -212,13 +211,7 @@ impl crate::reader::Assembler for MessageAssembler {
         if self.done || data.is_empty() {
             return Ok(());
         }
-        let value: Value =
-            serde_json::from_str(data).map_err(|err| ProviderError::MalformedStream {
-                message: format!(
-                    "an event is not the JSON expected ({err}): {}",
-                    truncate(data, 200)
-                ),
-            })?;
+        let value: Value = crate::http::parse_stream_json(data, "an event")?;
         self.event(&value, out)
     }
 

@@ -123,15 +123,12 @@ impl Provider for AnthropicProvider {
 
     fn stream(&self, request: ChatRequest) -> ChatStream {
         let inner = Arc::clone(&self.inner);
-        let body =
-            match wire::request_body(&request, inner.config.default_max_tokens).and_then(|body| {
-                serde_json::to_vec(&body).map_err(|err| ProviderError::Config {
-                    message: format!("cannot encode the request: {err}"),
-                })
-            }) {
-                Ok(body) => body,
-                Err(err) => return failed(err),
-            };
+        let body = match wire::request_body(&request, inner.config.default_max_tokens)
+            .and_then(|body| http::encode_body(&body))
+        {
+            Ok(body) => body,
+            Err(err) => return failed(err),
+        };
         let stream = chat_stream(async move { inner.open(body).await });
         crate::textcalls::recognise(stream, &request.tools)
     }

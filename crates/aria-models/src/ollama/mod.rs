@@ -175,9 +175,7 @@ impl Inner {
             num_ctx: Some(self.num_ctx(&request.model).await?),
             keep_alive: self.config.keep_alive.clone(),
         };
-        let body = serde_json::to_vec(&wire::request_body(&request, &options)?).map_err(|err| {
-            ProviderError::Config { message: format!("cannot encode the request: {err}") }
-        })?;
+        let body = http::encode_body(&wire::request_body(&request, &options)?)?;
         let endpoint = format!("{}/api/chat", self.base);
         let clock = Clock::start(&self.config.timeouts);
         let http_request = self

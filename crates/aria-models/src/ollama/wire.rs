@@ -232,13 +232,7 @@ impl crate::reader::Assembler for LineAssembler {
         if self.done {
             return Ok(());
         }
-        let value: Value =
-            serde_json::from_str(data).map_err(|err| ProviderError::MalformedStream {
-                message: format!(
-                    "a line is not the JSON expected ({err}): {}",
-                    truncate(data, 200)
-                ),
-            })?;
+        let value: Value = crate::http::parse_stream_json(data, "a line")?;
         self.line(&value, out)
     }
 

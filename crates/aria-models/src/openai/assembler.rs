@@ -56,13 +56,7 @@ impl ChunkAssembler {
         if data == "[DONE]" {
             return self.complete(out);
         }
-        let chunk: Chunk =
-            serde_json::from_str(data).map_err(|err| ProviderError::MalformedStream {
-                message: format!(
-                    "a chunk is not the JSON expected ({err}): {}",
-                    errors::truncate(data, 200)
-                ),
-            })?;
+        let chunk: Chunk = crate::http::parse_stream_json(data, "a chunk")?;
         if let Some(error) = &chunk.error {
             return Err(errors::from_stream_error(error));
         }

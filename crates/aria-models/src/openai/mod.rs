@@ -152,11 +152,8 @@ impl Provider for OpenAiProvider {
             tool_choice: inner.config.tool_choice,
             parallel_tool_calls: inner.config.parallel_tool_calls,
         };
-        let body = match wire::request_body(&request, &options).and_then(|body| {
-            serde_json::to_vec(&body).map_err(|err| ProviderError::Config {
-                message: format!("cannot encode the request: {err}"),
-            })
-        }) {
+        let body = match wire::request_body(&request, &options).and_then(|b| http::encode_body(&b))
+        {
             Ok(body) => body,
             Err(err) => return failed(err),
         };
