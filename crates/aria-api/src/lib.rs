@@ -11,6 +11,7 @@
 //! text the model wrote (validation happens in the loop, never in the provider).
 
 mod chat;
+mod embed;
 mod journal;
 mod message;
 mod policy;
@@ -21,6 +22,7 @@ mod tool;
 pub use chat::{
     ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError,
 };
+pub use embed::{EmbedError, Embedder, check_batch as check_embed_batch};
 pub use journal::{
     AuditEvent, AuditSink, Journal, JournalError, MessageMeta, NewSession, SessionRecord,
     TraceKind, TraceRecord,
