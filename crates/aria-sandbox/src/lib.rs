@@ -31,7 +31,7 @@ mod run;
 mod seccomp;
 mod spec;
 
-pub use beneath::{OpenMode, open_beneath};
+pub use beneath::{BeneathDir, EntryStat, OpenMode, open_beneath};
 pub use protect::{KernelSupport, Protection, Protections};
 pub use run::{Captured, ExitInfo, Outcome, Running, Sandbox};
 pub use spec::{
