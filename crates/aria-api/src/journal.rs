@@ -90,6 +90,18 @@ pub struct MessageMeta {
     pub usage: Option<Usage>,
 }
 
+/// A model-written summary that stands in for the oldest messages of a conversation once its
+/// history outgrew the context budget (compaction). `covers` counts messages from the start of
+/// the conversation, in [`Journal::conversation_messages`] order: the summary replaces exactly
+/// those, and the messages after them are sent as they are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistorySummary {
+    pub text: String,
+    pub covers: u64,
+    /// The model that wrote it.
+    pub model: String,
+}
+
 /// What one traced step was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -138,4 +150,19 @@ pub trait Journal: Send + Sync {
     /// All messages of a conversation, oldest first.
     fn conversation_messages(&self, conversation_id: &str) -> Result<Vec<Message>, JournalError>;
     fn record_trace(&self, trace: &TraceRecord) -> Result<(), JournalError>;
+    /// Replaces the conversation's summary (each new one covers at least what the last did).
+    /// The default keeps none and says so, so compaction falls back to the summary in memory.
+    fn save_summary(
+        &self,
+        conversation_id: &str,
+        summary: &HistorySummary,
+    ) -> Result<(), JournalError> {
+        let _ = (conversation_id, summary);
+        Err(JournalError::new("this journal keeps no conversation summaries"))
+    }
+    /// The conversation's latest summary, if it was ever compacted.
+    fn load_summary(&self, conversation_id: &str) -> Result<Option<HistorySummary>, JournalError> {
+        let _ = conversation_id;
+        Ok(None)
+    }
 }

@@ -24,8 +24,8 @@ pub use chat::{
 };
 pub use embed::{EmbedError, Embedder, check_batch as check_embed_batch};
 pub use journal::{
-    AuditEvent, AuditSink, Journal, JournalError, MessageMeta, NewSession, SessionRecord,
-    TraceKind, TraceRecord,
+    AuditEvent, AuditSink, HistorySummary, Journal, JournalError, MessageMeta, NewSession,
+    SessionRecord, TraceKind, TraceRecord,
 };
 pub use message::{Message, Role, ToolCall, Usage};
 pub use policy::{ApprovalMode, Tier};

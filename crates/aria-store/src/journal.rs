@@ -604,4 +604,19 @@ impl Journal for Store {
         aria_api::redact_json(self.redactor(), &mut trace.detail);
         Ok(self.record_trace_impl(&trace)?)
     }
+
+    fn save_summary(
+        &self,
+        conversation_id: &str,
+        summary: &aria_api::HistorySummary,
+    ) -> Result<(), JournalError> {
+        Ok(Store::save_summary(self, conversation_id, summary)?)
+    }
+
+    fn load_summary(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Option<aria_api::HistorySummary>, JournalError> {
+        Ok(Store::load_summary(self, conversation_id)?)
+    }
 }

@@ -61,6 +61,7 @@ mod journal;
 mod schema;
 mod spend;
 mod store;
+mod summaries;
 mod verify;
 mod verify_chain;
 

@@ -123,6 +123,17 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
             AUDIT_NEXT_SEQ_ONLY,
         ],
     },
+    Migration {
+        version: 3,
+        description: "conversation summaries (context compaction)",
+        statements: &["CREATE TABLE conversation_summaries (
+                conversation_id TEXT PRIMARY KEY NOT NULL REFERENCES conversations(id),
+                text TEXT NOT NULL,
+                covers INTEGER NOT NULL,
+                model TEXT NOT NULL,
+                updated_at TEXT NOT NULL
+            ) STRICT"],
+    },
 ];
 
 /// The version this build writes.

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use aria_api::{
-    AuditEvent, AuditSink, Journal, JournalError, Message, MessageMeta, NewSession, SessionRecord,
-    SessionState, TraceRecord, Usage,
+    AuditEvent, AuditSink, HistorySummary, Journal, JournalError, Message, MessageMeta, NewSession,
+    SessionRecord, SessionState, TraceRecord, Usage,
 };
 
 #[derive(Debug, Default)]
@@ -17,6 +17,7 @@ struct Inner {
     audit: Vec<AuditEvent>,
     /// Every state a session was saved with, in order.
     saved_states: Vec<(String, SessionState)>,
+    summaries: HashMap<String, HistorySummary>,
     next_id: u64,
 }
 
@@ -134,5 +135,18 @@ impl Journal for MemoryJournal {
     fn record_trace(&self, trace: &TraceRecord) -> Result<(), JournalError> {
         self.lock()?.traces.push(trace.clone());
         Ok(())
+    }
+
+    fn save_summary(
+        &self,
+        conversation_id: &str,
+        summary: &HistorySummary,
+    ) -> Result<(), JournalError> {
+        self.lock()?.summaries.insert(conversation_id.to_owned(), summary.clone());
+        Ok(())
+    }
+
+    fn load_summary(&self, conversation_id: &str) -> Result<Option<HistorySummary>, JournalError> {
+        Ok(self.lock()?.summaries.get(conversation_id).cloned())
     }
 }
