@@ -30,6 +30,7 @@
 //! closed with `openat2(RESOLVE_BENEATH)` in `aria-sandbox`, the only crate allowed `unsafe`.
 
 pub mod guard;
+pub mod patch;
 pub mod registry;
 pub mod shell;
 pub mod tools;
