@@ -43,6 +43,7 @@ pub use guard::path::{FileKind, GuardError, PathError, PathGuard, PathRefusal, R
 pub use guard::read::{BINARY_SNIFF_BYTES, DEFAULT_MAX_READ_BYTES, ReadError};
 pub use guard::secrets::{MIN_KNOWN_SECRET_LEN, Redacted, SecretRedactor};
 pub use guard::sensitive::SensitivePatterns;
+pub use guard::ssrf::{AddrClass, AllowedHostError, SsrfPolicy, SsrfRefusal, classify_ip};
 pub use registry::{builtin_tool_names, builtin_tools};
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
 pub use tools::file_read::FileRead;

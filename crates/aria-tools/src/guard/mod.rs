@@ -4,6 +4,7 @@
 //! - [`read`]: reading an approved path as text, with the check/use gap narrowed.
 //! - [`secrets`]: the secret redactor used on logs, audit payloads and model input, with
 //!   [`entropy`] for high-entropy tokens.
+//! - [`ssrf`]: which URLs and addresses `web_fetch` may reach (no SSRF).
 //! - [`injection`]: instructions aimed at the model inside tool output, found and neutralised.
 
 pub(crate) mod decode;
@@ -17,4 +18,5 @@ pub mod read;
 pub(crate) mod secret_rules;
 pub mod secrets;
 pub mod sensitive;
+pub mod ssrf;
 pub(crate) mod walk;

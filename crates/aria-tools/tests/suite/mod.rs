@@ -11,3 +11,4 @@ mod secrets_props;
 mod shell_execute;
 mod shell_execute_props;
 mod shell_props;
+mod ssrf_props;
