@@ -10,7 +10,10 @@ use aria_api::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::context::TokenCounter;
 use crate::events::{AgentEvent, Approver, EventSink};
+use crate::memory::MemoryBackend;
+use crate::memory_extract::Background;
 use crate::registry::ToolRegistry;
 use crate::run::Run;
 
@@ -80,6 +83,20 @@ pub struct AgentConfig {
     /// Counts a request's input tokens for the pre-call cost check (e.g. tiktoken for OpenAI
     /// models); `None`: the built-in estimate of a quarter token per byte.
     pub count_input_tokens: Option<fn(&ChatRequest) -> u64>,
+    /// The model's context window in tokens; `None`: unknown (no compaction, the router's
+    /// planner is the only guard).
+    pub context_window: Option<u64>,
+    /// Token counts for context building (`aria_models::tokens` in the binary).
+    pub token_counter: TokenCounter,
+    /// How long a compaction summary may take before the turn truncates instead.
+    pub summary_timeout: Duration,
+    /// How many memories are searched for each user message.
+    pub memory_search_limit: usize,
+    /// Whether finished turns are mined for memories (on by default; never in `--dry-run` or
+    /// `read_only` mode, and only with a memory backend).
+    pub extract_memories: bool,
+    /// How long one extraction may take.
+    pub extraction_timeout: Duration,
 }
 
 impl AgentConfig {
@@ -98,6 +115,12 @@ impl AgentConfig {
             snapshots: false,
             answered_by: None,
             count_input_tokens: None,
+            context_window: None,
+            token_counter: TokenCounter::default(),
+            summary_timeout: Duration::from_secs(60),
+            memory_search_limit: 10,
+            extract_memories: true,
+            extraction_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -124,6 +147,8 @@ pub struct Agent {
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) redactor: Arc<dyn Redact>,
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) memory: Option<Arc<dyn MemoryBackend>>,
+    pub(crate) background: Background,
     pub(crate) config: AgentConfig,
 }
 
@@ -146,7 +171,66 @@ impl Agent {
         redactor: Arc<dyn Redact>,
         config: AgentConfig,
     ) -> Self {
-        Agent { provider, tools, journal, audit, redactor, approver: None, config }
+        Agent {
+            provider,
+            tools,
+            journal,
+            audit,
+            redactor,
+            approver: None,
+            memory: None,
+            background: Background::default(),
+            config,
+        }
+    }
+
+    /// Gives the agent long-term memory: recalled into every request, and filled from
+    /// finished turns when [`AgentConfig::extract_memories`] is on.
+    pub fn with_memory(mut self, memory: Arc<dyn MemoryBackend>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// Waits up to `timeout` for background work (memory extraction) started so far, so a
+    /// process can exit without cutting it off. `true` when everything finished.
+    pub async fn finish_background(&self, timeout: Duration) -> bool {
+        self.background.drain(timeout).await
+    }
+
+    /// Whether finished turns are mined for memories.
+    fn extracts(&self) -> bool {
+        self.config.extract_memories
+            && !self.config.dry_run
+            && self.config.mode != ApprovalMode::ReadOnly
+            && self.memory.is_some()
+    }
+
+    /// Starts memory extraction for a finished turn in the background; the turn does not wait.
+    pub(crate) fn extract_later(
+        &self,
+        session: &SessionRecord,
+        history: &[Message],
+        message_ids: &[i64],
+    ) {
+        let Some(memory) = self.memory.clone().filter(|_| self.extracts()) else { return };
+        let Some(user) = history.iter().rev().find(|m| m.role == Role::User) else { return };
+        let job = crate::memory_extract::Job {
+            provider: Arc::clone(&self.provider),
+            memory,
+            audit: Arc::clone(&self.audit),
+            journal: Arc::clone(&self.journal),
+            redactor: Arc::clone(&self.redactor),
+            spend_guard: self.config.spend_guard.clone(),
+            price: self.config.price,
+            model: self.config.model.clone(),
+            timeout: self.config.extraction_timeout,
+            session_id: session.id.clone(),
+            conversation_id: session.conversation_id.clone(),
+            message_ids: message_ids.to_vec(),
+            user: user.content.clone(),
+            answer: session.answer.clone().unwrap_or_default(),
+        };
+        self.background.spawn(job);
     }
 
     /// Sets who is asked when a call needs approval. Without one, such calls are denied.
@@ -197,7 +281,7 @@ impl Agent {
         // The outbound filter applies to the user's own words too: a pasted key never
         // reaches a model or the store.
         let user = Message::user(self.redactor.redact(task).into_owned());
-        self.journal.append_message(
+        let user_id = self.journal.append_message(
             &session.id,
             &session.conversation_id,
             &user,
@@ -209,7 +293,7 @@ impl Agent {
             conversation_id: session.conversation_id.clone(),
             resumed: false,
         });
-        Run::new(self, session, history, events, cancel).start().await
+        Run::new(self, session, history, events, cancel).with_user_message_id(user_id).start().await
     }
 
     /// Resumes an interrupted or failed session from its persisted messages. Tool calls that

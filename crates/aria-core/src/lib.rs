@@ -15,14 +15,32 @@
 //! run killed at any point can be resumed from what was persisted.
 
 mod agent;
+mod compaction;
+mod context;
 mod events;
+mod memory;
+mod memory_extract;
+mod memory_tools;
 mod output;
 mod policy;
 mod registry;
 mod run;
 
 pub use agent::{Agent, AgentConfig, Answer, AnsweredBy, Price, RunError, SpendGuard};
+pub use compaction::{SUMMARY_MAX_TOKENS, SummaryError, check_summary, summary_request};
+pub use context::{
+    Assembled, Budget, COMPACT_AT, COMPACT_SHARE, MEMORY_TOKENS, PROFILE_MIN_CONFIDENCE,
+    PROFILE_TOKENS, Parts, TokenCounter, assemble, compaction_cut,
+};
 pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
+pub use memory::{
+    MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, Provenance, Stored,
+};
+pub use memory_extract::{
+    Candidate, EXTRACTION_TOOL, Extracted, MAX_PENDING_EXTRACTIONS, extraction_request,
+    extraction_schema, parse_extraction,
+};
+pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
 pub use output::{
     Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, untrusted_body,
 };

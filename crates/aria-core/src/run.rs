@@ -21,6 +21,9 @@ use crate::events::{AgentEvent, ApprovalAnswer, ApprovalRequest, EventSink};
 use crate::output::{UntrustedFence, guard_for_model};
 use crate::policy::{Decision, decide};
 
+#[path = "run_context.rs"]
+mod context_step;
+
 /// Why the loop stopped before `Done`.
 pub(crate) enum Stop {
     Fail(String),
@@ -69,6 +72,14 @@ pub(crate) struct Run<'a> {
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
     fence: UntrustedFence,
+    /// The conversation's summary (compaction); loaded with the recall before the first call.
+    summary: Option<aria_api::HistorySummary>,
+    /// Profile and memories for this run's user message; `None` until the first call.
+    recall: Option<context_step::Recall>,
+    /// A compaction failed this run: later calls truncate without trying again.
+    compaction_failed: bool,
+    /// Journal ids of this run's user message and the model's messages, for provenance.
+    message_ids: Vec<i64>,
 }
 
 impl<'a> Run<'a> {
@@ -93,7 +104,17 @@ impl<'a> Run<'a> {
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
+            summary: None,
+            recall: None,
+            compaction_failed: false,
+            message_ids: Vec::new(),
         }
+    }
+
+    /// Notes the journal id of the message that started this run (for memory provenance).
+    pub(crate) fn with_user_message_id(mut self, id: i64) -> Self {
+        self.message_ids.push(id);
+        self
     }
 
     /// Drives the session to a terminal state.
@@ -112,6 +133,9 @@ impl<'a> Run<'a> {
             }
         };
         ended?;
+        if self.session.state == SessionState::Done {
+            self.agent.extract_later(&self.session, &self.history, &self.message_ids);
+        }
         let s = &self.session;
         tracing::info!(
             session = %s.id, state = %s.state, iterations = s.iterations,
@@ -295,17 +319,8 @@ impl<'a> Run<'a> {
     async fn plan(&mut self) -> Result<ChatResponse, Stop> {
         self.check_limits()?;
         self.session.iterations += 1;
+        let request = self.build_request().await?;
         let config = &self.agent.config;
-        let mut messages = Vec::with_capacity(self.history.len() + 1);
-        messages.push(Message::system(config.system_prompt.clone()));
-        messages.extend(self.history.iter().cloned());
-        let request = ChatRequest {
-            model: config.model.clone(),
-            messages,
-            tools: self.agent.tools.specs(),
-            max_tokens: config.max_output_tokens,
-            temperature: config.temperature,
-        };
         self.audit(
             "model.request",
             json!({
@@ -395,12 +410,13 @@ impl<'a> Run<'a> {
         }
         let message = Message::assistant(response.text.clone(), response.tool_calls.clone());
         let meta = MessageMeta { model: Some(model), usage: Some(response.usage) };
-        self.agent.journal.append_message(
+        let id = self.agent.journal.append_message(
             &self.session.id,
             &self.session.conversation_id,
             &message,
             &meta,
         )?;
+        self.message_ids.push(id);
         self.history.push(message);
         self.agent.journal.save_session(&self.session)?;
         Ok(response)

@@ -1,0 +1,157 @@
+use std::borrow::Cow;
+use std::sync::Mutex;
+
+use aria_api::{AuditEvent, JournalError};
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::memory::{MemoryFuture, MemoryHit, Stored};
+
+/// Word-overlap search; a memory with the same words (any case) is updated, not duplicated.
+#[derive(Debug, Default)]
+struct Fake {
+    items: Mutex<Vec<NewMemory>>,
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+impl MemoryBackend for Fake {
+    fn search<'a>(&'a self, query: &'a str, limit: usize) -> MemoryFuture<'a, Vec<MemoryHit>> {
+        let q = words(query);
+        let items = self.items.lock().unwrap().clone();
+        Box::pin(async move {
+            let mut hits: Vec<MemoryHit> = items
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let score = words(&m.content).iter().filter(|w| q.contains(w)).count() as f64;
+                    MemoryHit {
+                        id: format!("m{i}"),
+                        content: m.content.clone(),
+                        kind: m.kind,
+                        categories: m.categories.clone(),
+                        confidence: m.confidence,
+                        score,
+                    }
+                })
+                .filter(|h| h.score > 0.0)
+                .collect();
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+            hits.truncate(limit);
+            Ok(hits)
+        })
+    }
+
+    fn profile(&self) -> MemoryFuture<'_, Vec<MemoryHit>> {
+        Box::pin(async { Ok(vec![]) })
+    }
+
+    fn remember(&self, memory: NewMemory) -> MemoryFuture<'_, Stored> {
+        let mut items = self.items.lock().unwrap();
+        let same = items.iter().position(|m| words(&m.content) == words(&memory.content));
+        let stored = match same {
+            Some(i) => {
+                items[i] = memory;
+                Stored::Updated(format!("m{i}"))
+            }
+            None => {
+                items.push(memory);
+                Stored::Inserted(format!("m{}", items.len() - 1))
+            }
+        };
+        Box::pin(async move { Ok(stored) })
+    }
+}
+
+#[derive(Debug, Default)]
+struct Audit(Mutex<Vec<AuditEvent>>);
+impl AuditSink for Audit {
+    fn append(&self, event: AuditEvent) -> Result<u64, JournalError> {
+        let mut all = self.0.lock().unwrap();
+        all.push(event);
+        Ok(all.len() as u64)
+    }
+}
+
+#[derive(Debug)]
+struct HideKey;
+impl Redact for HideKey {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        Cow::Owned(text.replace("sk-test-SECRET", "[REDACTED:test]"))
+    }
+}
+
+fn ctx() -> ToolContext {
+    ToolContext { session_id: "s1".into(), dry_run: false }
+}
+
+#[tokio::test]
+async fn store_then_search_finds_it_and_a_repeat_updates_instead_of_duplicating() {
+    let fake = Arc::new(Fake::default());
+    let audit = Arc::new(Audit::default());
+    let tools = memory_tools(fake.clone(), Arc::new(HideKey), audit.clone());
+    let (search, store) = (&tools[0], &tools[1]);
+    assert_eq!(search.tier(&json!({})), Tier::Read);
+    assert_eq!(store.tier(&json!({})), Tier::RecoverableWrite);
+
+    let args = json!({"content": "The user's favorite color is blue.", "kind": "preference", "categories": ["Colors"]});
+    let out = store.call(args.clone(), &ctx()).await.unwrap();
+    assert!(out.content.starts_with("remembered (m0)"), "{}", out.content);
+    let again = store.call(args, &ctx()).await.unwrap();
+    assert!(again.content.starts_with("updated the existing memory (m0)"), "{}", again.content);
+    assert_eq!(fake.items.lock().unwrap().len(), 1);
+    let stored = fake.items.lock().unwrap()[0].clone();
+    assert_eq!(stored.kind, MemoryKind::Preference);
+    assert_eq!(stored.categories, ["colors"]);
+    assert_eq!(stored.provenance.session_id.as_deref(), Some("s1"));
+    assert_eq!(stored.provenance.source, "tool");
+
+    let kinds: Vec<(String, String)> = audit
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| (e.kind.clone(), e.payload["outcome"].to_string()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("memory.store".into(), "\"inserted\"".into()),
+            ("memory.store".into(), "\"updated\"".into())
+        ]
+    );
+
+    let found = search.call(json!({"query": "what is my favorite color?"}), &ctx()).await.unwrap();
+    assert!(
+        found.content.contains("m0 [preference (colors)] The user's favorite color is blue."),
+        "{}",
+        found.content
+    );
+    let none = search.call(json!({"query": "bicycles"}), &ctx()).await.unwrap();
+    assert_eq!(none.content, "no memories match");
+}
+
+#[tokio::test]
+async fn a_secret_never_reaches_the_memory_store() {
+    let fake = Arc::new(Fake::default());
+    let tools = memory_tools(fake.clone(), Arc::new(HideKey), Arc::new(Audit::default()));
+    tools[1].call(json!({"content": "My key is sk-test-SECRET"}), &ctx()).await.unwrap();
+    let stored = fake.items.lock().unwrap()[0].content.clone();
+    assert_eq!(stored, "My key is [REDACTED:test]");
+    assert_eq!(fake.items.lock().unwrap()[0].kind, MemoryKind::Fact, "the default kind");
+}
+
+#[tokio::test]
+async fn a_dry_run_stores_nothing() {
+    let fake = Arc::new(Fake::default());
+    let tools = memory_tools(fake.clone(), Arc::new(HideKey), Arc::new(Audit::default()));
+    let dry = ToolContext { session_id: "s1".into(), dry_run: true };
+    let out = tools[1].call(json!({"content": "x"}), &dry).await.unwrap();
+    assert!(out.content.starts_with("[dry run]"));
+    assert!(fake.items.lock().unwrap().is_empty());
+}

@@ -1,0 +1,216 @@
+//! Planning's first half: the request for the next model call, built by [`crate::context`]
+//! from the system prompt, the user's profile and recalled memories, the conversation summary
+//! and the recent messages; and compaction when history outgrows its budget.
+//!
+//! Nothing here fails a turn except the store or a cancellation: memory that cannot be
+//! searched is left out, a summary that cannot be written falls back to truncation.
+
+use std::time::{Duration, Instant};
+
+use aria_api::{ChatRequest, HistorySummary, Role, Usage};
+use serde_json::json;
+use tokio::time::Instant as TokioInstant;
+
+use super::{Run, Stop};
+use crate::compaction::{check_summary, summary_request};
+use crate::context::{Assembled, Budget, Parts, assemble, compaction_cut};
+use crate::memory::MemoryHit;
+
+/// How long recalling memories for a request may take before it is skipped.
+const RECALL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The profile and the memories recalled for this run's user message.
+#[derive(Debug, Default)]
+pub(super) struct Recall {
+    pub profile: Vec<MemoryHit>,
+    pub memories: Vec<MemoryHit>,
+}
+
+impl Run<'_> {
+    /// The request for the next model call.
+    pub(super) async fn build_request(&mut self) -> Result<ChatRequest, Stop> {
+        if self.recall.is_none() {
+            self.summary = self.agent.journal.load_summary(&self.session.conversation_id)?;
+            let recall = self.recall().await?;
+            self.recall = Some(recall);
+        }
+        let tools = self.agent.tools.specs();
+        let mut assembled = self.assemble(&tools);
+        if assembled.needs_compaction() && !self.compaction_failed && self.compact().await? {
+            assembled = self.assemble(&tools);
+        }
+        if assembled.dropped > 0 {
+            self.audit(
+                "context.truncated",
+                json!({
+                    "dropped_messages": assembled.dropped,
+                    "history_tokens": assembled.history_tokens,
+                    "history_budget": assembled.history_budget,
+                }),
+            )?;
+        }
+        let config = &self.agent.config;
+        Ok(ChatRequest {
+            model: config.model.clone(),
+            messages: assembled.messages,
+            tools,
+            max_tokens: config.max_output_tokens,
+            temperature: config.temperature,
+        })
+    }
+
+    fn covered(&self) -> usize {
+        self.summary
+            .as_ref()
+            .map_or(0, |s| usize::try_from(s.covers).unwrap_or(usize::MAX).min(self.history.len()))
+    }
+
+    fn assemble(&self, tools: &[aria_api::ToolSpec]) -> Assembled {
+        let config = &self.agent.config;
+        let recall = self.recall.as_ref();
+        let parts = Parts {
+            model: &config.model,
+            system_prompt: &config.system_prompt,
+            profile: recall.map_or(&[][..], |r| &r.profile),
+            memories: recall.map_or(&[][..], |r| &r.memories),
+            summary: self.summary.as_ref().map(|s| s.text.as_str()),
+            history: &self.history[self.covered()..],
+            tools,
+        };
+        let budget = Budget::new(config.context_window, config.max_output_tokens);
+        assemble(&parts, budget, config.token_counter, &self.fence)
+    }
+
+    /// The profile and the memories for the current user message. Failures are logged and
+    /// audited, and the run goes on without them.
+    async fn recall(&mut self) -> Result<Recall, Stop> {
+        let Some(memory) = self.agent.memory.clone() else { return Ok(Recall::default()) };
+        let query = self
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let limit = self.agent.config.memory_search_limit;
+        let work = async {
+            let profile = memory.profile().await?;
+            let memories = if query.trim().is_empty() {
+                Vec::new()
+            } else {
+                memory.search(&query, limit).await?
+            };
+            Ok::<_, crate::memory::MemoryError>(Recall { profile, memories })
+        };
+        let result = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(Stop::Cancel),
+            r = tokio::time::timeout(RECALL_TIMEOUT, work) => r,
+        };
+        let recall = match result {
+            Ok(Ok(recall)) => recall,
+            Ok(Err(e)) => return self.no_recall(e.to_string()),
+            Err(_) => {
+                return self.no_recall(format!(
+                    "memory search took longer than {} s",
+                    RECALL_TIMEOUT.as_secs()
+                ));
+            }
+        };
+        self.audit(
+            "context.memories",
+            json!({
+                "profile": recall.profile.iter().map(|m| &m.id).collect::<Vec<_>>(),
+                "memories": recall.memories.iter().map(|m| &m.id).collect::<Vec<_>>(),
+            }),
+        )?;
+        Ok(recall)
+    }
+
+    fn no_recall(&mut self, reason: String) -> Result<Recall, Stop> {
+        tracing::warn!(session = %self.session.id, "answering without long-term memory: {reason}");
+        self.audit("context.memories_unavailable", json!({"reason": reason}))?;
+        Ok(Recall::default())
+    }
+
+    /// Summarises the oldest [`crate::context::COMPACT_SHARE`] of the history with one model
+    /// call and stores the summary. `Ok(false)`: it could not (the caller truncates instead).
+    async fn compact(&mut self) -> Result<bool, Stop> {
+        let covered = self.covered();
+        let model = self.agent.config.model.clone();
+        let counter = self.agent.config.token_counter;
+        let Some(cut) = compaction_cut(&self.history[covered..], &model, counter) else {
+            return Ok(false);
+        };
+        let previous = self.summary.as_ref().map(|s| s.text.as_str());
+        let request = summary_request(&model, previous, &self.history[covered..covered + cut]);
+        match self.check_cost(&request) {
+            Ok(()) => {}
+            Err(Stop::Fail(reason)) => return self.compaction_failed(reason),
+            Err(other) => return Err(other),
+        }
+        let remaining = self.deadline.saturating_duration_since(TokioInstant::now());
+        let timeout = self.agent.config.summary_timeout.min(remaining);
+        let started = Instant::now();
+        let call = self.agent.provider.complete(request);
+        let result = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(Stop::Cancel),
+            r = tokio::time::timeout(timeout, call) => r,
+        };
+        let duration_ms = started.elapsed().as_millis() as u64;
+        let response = match result {
+            Err(_) => {
+                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms)?;
+                let reason = format!("the summary took longer than {} s", timeout.as_secs());
+                return self.compaction_failed(reason);
+            }
+            Ok(Err(e)) => {
+                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms)?;
+                return self.compaction_failed(format!("the summary call failed: {e}"));
+            }
+            Ok(Ok(response)) => response,
+        };
+        let cost = self.agent.config.price.map_or(0.0, |p| p.cost(response.usage));
+        self.session.usage.add(response.usage);
+        self.session.cost_usd += cost;
+        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms)?;
+        let text = match check_summary(&response.text, response.tool_calls.len()) {
+            Ok(text) => self.agent.redactor.redact(&text).into_owned(),
+            Err(e) => return self.compaction_failed(e.to_string()),
+        };
+        let summary = HistorySummary { text, covers: (covered + cut) as u64, model };
+        let persisted = match self
+            .agent
+            .journal
+            .save_summary(&self.session.conversation_id, &summary)
+        {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(session = %self.session.id, "the summary is used but not kept: {e}");
+                false
+            }
+        };
+        self.audit(
+            "context.compacted",
+            json!({
+                "summarised_messages": cut,
+                "covers": summary.covers,
+                "summary_chars": summary.text.chars().count(),
+                "model": summary.model,
+                "usage": response.usage,
+                "persisted": persisted,
+            }),
+        )?;
+        self.agent.journal.save_session(&self.session)?;
+        self.summary = Some(summary);
+        Ok(true)
+    }
+
+    fn compaction_failed(&mut self, reason: String) -> Result<bool, Stop> {
+        tracing::warn!(session = %self.session.id, "compaction failed, truncating instead: {reason}");
+        self.compaction_failed = true;
+        self.audit("context.compaction_failed", json!({"reason": reason, "fallback": "truncate"}))?;
+        Ok(false)
+    }
+}
