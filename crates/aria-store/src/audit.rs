@@ -83,7 +83,20 @@ impl Store {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql("starting an audit append"))?;
-        let (mut seq, mut prev) = head(&tx)?.unwrap_or_else(|| (0, ZERO_HASH.to_owned()));
+        let appended = self.append_events_in(&tx, events)?;
+        tx.commit().map_err(sql("committing audit records"))?;
+        Ok(appended)
+    }
+
+    /// Appends events inside the caller's write transaction (one that began with
+    /// `BEGIN IMMEDIATE`), so a change and its audit records commit or roll back together.
+    /// Returns (first seq, count).
+    pub(crate) fn append_events_in(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        events: impl IntoIterator<Item = AuditEvent>,
+    ) -> Result<(u64, u64), StoreError> {
+        let (mut seq, mut prev) = head(tx)?.unwrap_or_else(|| (0, ZERO_HASH.to_owned()));
         let first = seq + 1;
         {
             let mut insert = tx
@@ -144,7 +157,6 @@ impl Store {
                 prev = hash;
             }
         }
-        tx.commit().map_err(sql("committing audit records"))?;
         Ok((first, seq + 1 - first))
     }
 

@@ -105,6 +105,18 @@ pub enum StoreError {
         max = i64::MAX
     )]
     NumberTooLarge { field: &'static str, value: u64 },
+
+    #[error("no memory with id `{0}`; list memories with `aria memories list`")]
+    UnknownMemory(String),
+
+    #[error(
+        "a memory with id `{0}` already exists; ids must be unique (edit it with \
+         `aria memories edit {0}`, or give the new memory another id)"
+    )]
+    DuplicateMemoryId(String),
+
+    #[error("the memory was not stored: {0}")]
+    InvalidMemory(String),
 }
 
 impl StoreError {

@@ -8,7 +8,9 @@
 //! It deliberately does not decide *what* is recorded (the agent loop does), does not know
 //! what a secret looks like (it calls the [`aria_api::Redact`] it was opened with on every
 //! audit payload), and is synchronous: async callers use `spawn_blocking` for long calls.
-//! Memories, jobs, caches and the outbox will arrive as later migrations.
+//! Long-term memories (`memory*.rs`): FTS5 BM25 and exact vector search fused with reciprocal
+//! rank fusion; the vectors of the model being searched are held in memory, loaded from SQLite.
+//! Jobs, caches and the outbox will arrive as later migrations.
 //!
 //! The key design decision: **the audit chain is defined on bytes, not on a serde data
 //! model.** A record's hash covers a canonical JSON text that this crate writes itself
@@ -58,6 +60,10 @@ mod canonical;
 mod chain;
 mod error;
 mod journal;
+mod memory;
+mod memory_index;
+mod memory_schema;
+mod memory_search;
 mod schema;
 mod spend;
 mod store;
@@ -70,6 +76,13 @@ pub use canonical::{canonical_json, write_canonical_json};
 pub use chain::ZERO_HASH;
 pub use error::StoreError;
 pub use journal::{ConversationSummary, StoredMessage, StoredTrace};
+pub use memory::{
+    Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,
+    normalize_text,
+};
+pub use memory_search::{
+    Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, fts_query,
+};
 pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
 pub use store::Store;
 pub use verify::{VerifyFailure, VerifyReport, verify_bundle};

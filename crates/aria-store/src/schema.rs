@@ -134,6 +134,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
                 updated_at TEXT NOT NULL
             ) STRICT"],
     },
+    Migration {
+        version: 4,
+        description: "long-term memories, their full-text index and embeddings",
+        statements: crate::memory_schema::STATEMENTS,
+    },
 ];
 
 /// The version this build writes.

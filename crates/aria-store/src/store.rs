@@ -8,6 +8,7 @@ use aria_api::Redact;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{StoreError, sql};
+use crate::memory_index::VectorIndex;
 use crate::schema;
 
 /// How long a writer waits for another process's write lock before giving up with
@@ -34,6 +35,9 @@ pub struct Store {
     conn: Mutex<Connection>,
     redactor: Arc<dyn Redact>,
     path: Option<PathBuf>,
+    /// The vectors of the last embedding model searched (see `memory_index.rs`). Locked after
+    /// `conn` when both are needed, never before.
+    vectors: Mutex<Option<VectorIndex>>,
 }
 
 impl Store {
@@ -45,7 +49,12 @@ impl Store {
         let mut conn = Connection::open(path).map_err(open_err)?;
         configure(&conn, true)?;
         schema::migrate_to(&mut conn, schema::latest_version())?;
-        Ok(Store { conn: Mutex::new(conn), redactor, path: Some(path.to_owned()) })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            redactor,
+            path: Some(path.to_owned()),
+            vectors: Mutex::new(None),
+        })
     }
 
     /// A private database in memory, for tests and `--dry-run`.
@@ -54,7 +63,7 @@ impl Store {
         let mut conn = Connection::open_in_memory().map_err(open_err)?;
         configure(&conn, false)?;
         schema::migrate_to(&mut conn, schema::latest_version())?;
-        Ok(Store { conn: Mutex::new(conn), redactor, path: None })
+        Ok(Store { conn: Mutex::new(conn), redactor, path: None, vectors: Mutex::new(None) })
     }
 
     /// The database file, or `None` in memory.
@@ -76,6 +85,12 @@ impl Store {
     /// rolls back on drop), so a poisoned lock is still a usable connection.
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// This process's vector index. Like `conn`, a poisoned lock is still usable: the index is
+    /// only ever replaced whole or changed by infallible in-memory operations.
+    pub(crate) fn vector_index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
+        self.vectors.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn redactor(&self) -> &dyn Redact {

@@ -1,0 +1,82 @@
+//! The tables of long-term memory (schema step 4).
+//!
+//! - `memories`: one row per memory. `rid` (the rowid) joins the full-text index and the
+//!   embeddings; `id` is the public identifier (a UUIDv7, or the id given to `import`).
+//! - `memories_fts`: an FTS5 external-content index over `content`, kept in sync by triggers.
+//!   A memory whose status is `deleted` is taken *out* of the index, so forgotten content can
+//!   never be matched by a text search, whatever filter a caller passes.
+//! - `memory_embeddings`: one vector per (memory, embedding model), f32 little-endian. Vectors of
+//!   two models are never compared: a search names its model.
+//! - `memory_state`: a generation counter bumped by triggers on every change that affects the
+//!   vector index (a vector added or removed, a status, kind or categories change), so a process
+//!   holding an in-memory copy of the vectors can tell that another process changed them.
+
+pub(crate) const STATEMENTS: &[&str] = &[
+    "CREATE TABLE memories (
+        rid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        content TEXT NOT NULL,
+        normalized TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('fact', 'preference', 'event', 'skill', 'document')),
+        categories TEXT NOT NULL DEFAULT '[]',
+        importance REAL NOT NULL CHECK (importance >= 0 AND importance <= 1),
+        confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+        status TEXT NOT NULL CHECK (status IN ('active', 'archived', 'deleted')),
+        verified INTEGER NOT NULL DEFAULT 0 CHECK (verified IN (0, 1)),
+        access_count INTEGER NOT NULL DEFAULT 0,
+        accessed_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        source_conversation_id TEXT,
+        source_message_ids TEXT NOT NULL DEFAULT '[]',
+        extracted_at TEXT,
+        extracted_by TEXT
+    ) STRICT",
+    "CREATE INDEX memories_status_updated ON memories(status, updated_at)",
+    "CREATE INDEX memories_normalized ON memories(normalized)",
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(
+        content, content='memories', content_rowid='rid',
+        tokenize='porter unicode61 remove_diacritics 2'
+    )",
+    "CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories WHEN NEW.status <> 'deleted'
+     BEGIN
+        INSERT INTO memories_fts(rowid, content) VALUES (NEW.rid, NEW.content);
+     END",
+    // One trigger, two statements in order: SQLite gives no documented order between two
+    // triggers on the same event, and the old text must leave the index before the new enters.
+    "CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, status ON memories
+     BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content)
+            SELECT 'delete', OLD.rid, OLD.content WHERE OLD.status <> 'deleted';
+        INSERT INTO memories_fts(rowid, content)
+            SELECT NEW.rid, NEW.content WHERE NEW.status <> 'deleted';
+     END",
+    "CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories WHEN OLD.status <> 'deleted'
+     BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', OLD.rid, OLD.content);
+     END",
+    "CREATE TABLE memory_embeddings (
+        rid INTEGER NOT NULL REFERENCES memories(rid) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        dims INTEGER NOT NULL CHECK (dims > 0),
+        vector BLOB NOT NULL CHECK (length(vector) = 4 * dims),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (rid, model)
+    ) STRICT, WITHOUT ROWID",
+    "CREATE INDEX memory_embeddings_model ON memory_embeddings(model, rid)",
+    "CREATE TABLE memory_state (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        generation INTEGER NOT NULL
+    ) STRICT",
+    "INSERT INTO memory_state (id, generation) VALUES (1, 0)",
+    "CREATE TRIGGER memory_embeddings_bump_insert AFTER INSERT ON memory_embeddings
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+    "CREATE TRIGGER memory_embeddings_bump_update AFTER UPDATE ON memory_embeddings
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+    "CREATE TRIGGER memory_embeddings_bump_delete AFTER DELETE ON memory_embeddings
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+    "CREATE TRIGGER memories_bump_update AFTER UPDATE OF status, kind, categories ON memories
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+    "CREATE TRIGGER memories_bump_delete AFTER DELETE ON memories
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+];

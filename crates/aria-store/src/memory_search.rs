@@ -1,0 +1,497 @@
+//! Hybrid retrieval over memories: FTS5 BM25 top-N and exact vector top-N, fused with
+//! reciprocal rank fusion, `score = Σ 1 / (60 + rank)` over the lists a memory appears in
+//! (rank from 1). A memory found by both retrievers therefore outscores any memory found by
+//! one at the same ranks, and a memory found by neither is not returned.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, Transaction, params};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::error::{StoreError, sql};
+use crate::memory::{
+    Embedding, Memory, MemoryKind, MemoryStatus, SELECT_MEMORY, decode_vector, generation,
+    get_by_id, normalize_text, read_memory,
+};
+use crate::memory_index::{RowMeta, VectorIndex, cosine};
+use crate::store::Store;
+
+/// The RRF constant (Cormack et al. 2009; seed 000 and the design fix k = 60).
+pub const RRF_K: f64 = 60.0;
+
+/// Which retrievers a search uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchMode {
+    /// BM25 and vectors, fused (vectors are skipped when the query has no embedding).
+    #[default]
+    Hybrid,
+    /// BM25 only.
+    Text,
+    /// Vectors only.
+    Vector,
+}
+
+/// Which memories a search may return.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryFilter {
+    /// Allowed statuses; `deleted` is never searchable, whatever is asked.
+    pub statuses: Vec<MemoryStatus>,
+    /// Allowed kinds; any when empty.
+    pub kinds: Vec<MemoryKind>,
+    /// A memory must carry at least one of these; any when empty.
+    pub categories: Vec<String>,
+}
+
+impl Default for MemoryFilter {
+    fn default() -> Self {
+        MemoryFilter { statuses: vec![MemoryStatus::Active], kinds: vec![], categories: vec![] }
+    }
+}
+
+impl MemoryFilter {
+    fn keeps(&self, meta: &RowMeta) -> bool {
+        meta.status != MemoryStatus::Deleted
+            && self.statuses.contains(&meta.status)
+            && (self.kinds.is_empty() || self.kinds.contains(&meta.kind))
+            && (self.categories.is_empty()
+                || meta.categories.iter().any(|c| self.categories.contains(c)))
+    }
+}
+
+/// One search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryQuery<'a> {
+    pub text: &'a str,
+    /// The query's vector; its model picks the vectors searched.
+    pub embedding: Option<Embedding<'a>>,
+    pub limit: usize,
+    /// How many each retriever contributes before fusion (at least `limit`).
+    pub candidates: usize,
+    pub filter: MemoryFilter,
+    pub mode: SearchMode,
+}
+
+impl<'a> MemoryQuery<'a> {
+    /// A hybrid search of active memories with 100 candidates per retriever.
+    pub fn new(text: &'a str, embedding: Option<Embedding<'a>>, limit: usize) -> Self {
+        MemoryQuery {
+            text,
+            embedding,
+            limit,
+            candidates: 100,
+            filter: MemoryFilter::default(),
+            mode: SearchMode::Hybrid,
+        }
+    }
+}
+
+/// One result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryHit {
+    pub memory: Memory,
+    /// The fused RRF score.
+    pub score: f64,
+    /// Rank in the BM25 list (from 1), when it was there.
+    pub text_rank: Option<usize>,
+    /// Rank in the vector list (from 1), when it was there.
+    pub vector_rank: Option<usize>,
+    /// Cosine similarity to the query, when found by the vector search.
+    pub similarity: Option<f32>,
+}
+
+/// An existing memory that says the same thing as a new one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Duplicate {
+    pub memory: Memory,
+    /// 1.0 for the same normalised text, else the cosine similarity.
+    pub similarity: f32,
+    pub same_text: bool,
+}
+
+/// A row after a write: its filter fields and vector, or `None` when it left the index.
+pub(crate) type IndexRow = (i64, Option<(RowMeta, Vec<f32>)>);
+
+/// What a write must do to this process's vector index once it has committed.
+#[derive(Debug)]
+pub(crate) enum IndexDelta {
+    None,
+    Invalidate,
+    Apply { model: String, before: i64, after: i64, rows: Vec<IndexRow> },
+}
+
+impl Store {
+    /// Searches memories. See the module docs for the fusion; `query.mode` picks the retrievers.
+    pub fn memory_search(&self, query: &MemoryQuery<'_>) -> Result<Vec<MemoryHit>, StoreError> {
+        let n = query.candidates.max(query.limit);
+        let conn = self.conn();
+        let text = match query.mode {
+            SearchMode::Vector => Vec::new(),
+            _ => text_candidates(&conn, query.text, &query.filter, n)?,
+        };
+        let vector = match (query.mode, query.embedding) {
+            (SearchMode::Text, _) | (_, None) => Vec::new(),
+            (_, Some(e)) => self.vector_candidates(&conn, e, &query.filter, n)?,
+        };
+        let fused = fuse(&text, &vector, query.limit);
+        let rows = rows_by_rid(&conn, fused.iter().map(|f| f.rid))?;
+        Ok(fused
+            .into_iter()
+            .filter_map(|f| {
+                rows.get(&f.rid).map(|m| MemoryHit {
+                    memory: m.clone(),
+                    score: f.score,
+                    text_rank: f.text_rank,
+                    vector_rank: f.vector_rank,
+                    similarity: f.similarity,
+                })
+            })
+            .collect())
+    }
+
+    /// A live (active or archived) memory that duplicates `content`: the same normalised text,
+    /// else the most similar vector of the same model at cosine ≥ `min_similarity`. Extraction
+    /// updates that memory instead of storing a second copy.
+    pub fn memory_find_duplicate(
+        &self,
+        content: &str,
+        embedding: Option<Embedding<'_>>,
+        min_similarity: f32,
+    ) -> Result<Option<Duplicate>, StoreError> {
+        let conn = self.conn();
+        let same: Option<String> = conn
+            .query_row(
+                "SELECT id FROM memories WHERE normalized = ?1 AND status <> 'deleted' \
+                 ORDER BY status = 'active' DESC, rid LIMIT 1",
+                [normalize_text(content)],
+                |r| r.get(0),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+            .map_err(sql("looking for a duplicate memory"))?;
+        if let Some(id) = same {
+            return Ok(get_by_id(&conn, &id)?.map(|memory| Duplicate {
+                memory,
+                similarity: 1.0,
+                same_text: true,
+            }));
+        }
+        let Some(e) = embedding else { return Ok(None) };
+        let filter = MemoryFilter {
+            statuses: vec![MemoryStatus::Active, MemoryStatus::Archived],
+            ..MemoryFilter::default()
+        };
+        let best = self.vector_candidates(&conn, e, &filter, 1)?;
+        let Some(&(rid, similarity)) = best.first().filter(|b| b.1 >= min_similarity) else {
+            return Ok(None);
+        };
+        Ok(rows_by_rid(&conn, [rid])?.remove(&rid).map(|memory| Duplicate {
+            memory,
+            similarity,
+            same_text: false,
+        }))
+    }
+
+    /// The cosine similarity between two stored memories' vectors of `model` (for tests and
+    /// diagnostics); `None` when either has none.
+    pub fn memory_similarity(
+        &self,
+        a: &str,
+        b: &str,
+        model: &str,
+    ) -> Result<Option<f32>, StoreError> {
+        let conn = self.conn();
+        let get = |id: &str| -> Result<Option<Vec<u8>>, StoreError> {
+            conn.query_row(
+                "SELECT e.vector FROM memory_embeddings e JOIN memories m ON m.rid = e.rid \
+                 WHERE m.id = ?1 AND e.model = ?2",
+                params![id, model],
+                |r| r.get(0),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+            .map_err(sql("reading a vector"))
+        };
+        Ok(match (get(a)?, get(b)?) {
+            (Some(x), Some(y)) => Some(cosine(&decode_vector(&x), &decode_vector(&y))),
+            _ => None,
+        })
+    }
+
+    /// The vector top-`n`, from this process's index, (re)loaded when it is of another model or
+    /// another process changed the vectors since it was loaded.
+    fn vector_candidates(
+        &self,
+        conn: &Connection,
+        e: Embedding<'_>,
+        filter: &MemoryFilter,
+        n: usize,
+    ) -> Result<Vec<(i64, f32)>, StoreError> {
+        let current = generation(conn)?;
+        let mut slot = self.vector_index();
+        let fresh = slot.as_ref().is_some_and(|i| i.model == e.model && i.generation == current);
+        if !fresh {
+            *slot = Some(load_index(conn, e.model)?);
+        }
+        let Some(index) = slot.as_ref() else { return Ok(Vec::new()) };
+        if index.len() > 0 && index.dims != e.vector.len() {
+            return Err(StoreError::InvalidMemory(format!(
+                "the query vector has {} dimensions but `{}` vectors in the store have {}; \
+                 the embedder changed without a reindex, run `aria memories reindex`",
+                e.vector.len(),
+                e.model,
+                index.dims
+            )));
+        }
+        Ok(index.search(e.vector, n, &|m| filter.keeps(m)))
+    }
+
+    /// Reads, inside a write transaction, what the index needs to follow the write.
+    pub(crate) fn index_delta(
+        &self,
+        tx: &Transaction<'_>,
+        before: i64,
+        rids: &[i64],
+    ) -> Result<IndexDelta, StoreError> {
+        let model = match self.vector_index().as_ref() {
+            None => return Ok(IndexDelta::None),
+            Some(i) if i.generation != before => return Ok(IndexDelta::Invalidate),
+            Some(i) => i.model.clone(),
+        };
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT m.status, m.kind, m.categories, e.vector FROM memories m \
+                 LEFT JOIN memory_embeddings e ON e.rid = m.rid AND e.model = ?2 WHERE m.rid = ?1",
+            )
+            .map_err(sql("reading a memory for the index"))?;
+        let mut rows = Vec::with_capacity(rids.len());
+        for &rid in rids {
+            let row = stmt
+                .query_row(params![rid, model], |r| {
+                    let (status, kind, cats): (String, String, String) =
+                        (r.get(0)?, r.get(1)?, r.get(2)?);
+                    Ok((status, kind, cats, r.get::<_, Option<Vec<u8>>>(3)?))
+                })
+                .map_err(sql("reading a memory for the index"))?;
+            let (status, kind, cats, blob) = row;
+            let entry = match (meta_of(&status, &kind, &cats), blob) {
+                (Some(meta), Some(blob)) if meta.status != MemoryStatus::Deleted => {
+                    Some((meta, decode_vector(&blob)))
+                }
+                _ => None,
+            };
+            rows.push((rid, entry));
+        }
+        Ok(IndexDelta::Apply { model, before, after: generation(tx)?, rows })
+    }
+
+    /// Applies a committed write's delta (or drops the index when it cannot be applied).
+    pub(crate) fn apply_delta(&self, delta: IndexDelta) {
+        let mut slot = self.vector_index();
+        match delta {
+            IndexDelta::None => {}
+            IndexDelta::Invalidate => *slot = None,
+            IndexDelta::Apply { model, before, after, rows } => match slot.as_mut() {
+                Some(index) if index.model == model && index.generation == before => {
+                    for (rid, entry) in rows {
+                        match entry {
+                            Some((meta, vector)) => index.upsert(rid, meta, &vector),
+                            None => index.remove(rid),
+                        }
+                    }
+                    index.generation = after;
+                }
+                _ => *slot = None,
+            },
+        }
+    }
+}
+
+/// BM25 candidates, best first. The query text becomes an OR of its words (stop words
+/// dropped), each quoted so nothing in it is FTS5 syntax.
+fn text_candidates(
+    conn: &Connection,
+    text: &str,
+    filter: &MemoryFilter,
+    n: usize,
+) -> Result<Vec<i64>, StoreError> {
+    let Some(fts) = fts_query(text) else { return Ok(Vec::new()) };
+    let statuses: Vec<&str> = filter
+        .statuses
+        .iter()
+        .filter(|s| **s != MemoryStatus::Deleted)
+        .map(|s| s.as_str())
+        .collect();
+    let kinds = (!filter.kinds.is_empty())
+        .then(|| json!(filter.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>()).to_string());
+    let categories = (!filter.categories.is_empty()).then(|| json!(filter.categories).to_string());
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT memories_fts.rowid FROM memories_fts JOIN memories m ON m.rid = memories_fts.rowid \
+             WHERE memories_fts MATCH ?1 AND m.status IN (SELECT value FROM json_each(?2)) \
+             AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3))) \
+             AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(m.categories) c \
+                  WHERE c.value IN (SELECT value FROM json_each(?4)))) \
+             ORDER BY bm25(memories_fts) LIMIT ?5",
+        )
+        .map_err(sql("preparing the text search"))?;
+    let rows = stmt
+        .query_map(params![fts, json!(statuses).to_string(), kinds, categories, n as i64], |r| {
+            r.get(0)
+        })
+        .map_err(sql("running the text search"))?;
+    rows.map(|r| r.map_err(sql("reading a text search result"))).collect()
+}
+
+const STOP_WORDS: &[&str] = &[
+    "a", "s", "t", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has",
+    "have", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "that", "the",
+    "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with",
+    "you", "your",
+];
+
+/// The FTS5 query for free text, or `None` when no searchable word is left.
+pub fn fts_query(text: &str) -> Option<String> {
+    let normalized = normalize_text(text);
+    let mut words: Vec<&str> = Vec::new();
+    for w in normalized.split(' ').filter(|w| !w.is_empty() && !STOP_WORDS.contains(w)) {
+        if !words.contains(&w) && words.len() < 64 {
+            words.push(w);
+        }
+    }
+    if words.is_empty() {
+        // A query made only of stop words still deserves an answer.
+        words = normalized.split(' ').filter(|w| !w.is_empty()).take(64).collect();
+    }
+    (!words.is_empty())
+        .then(|| words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR "))
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Fused {
+    pub rid: i64,
+    pub score: f64,
+    pub text_rank: Option<usize>,
+    pub vector_rank: Option<usize>,
+    pub similarity: Option<f32>,
+}
+
+/// Reciprocal rank fusion of two ranked lists, best first, at most `limit`.
+pub(crate) fn fuse(text: &[i64], vector: &[(i64, f32)], limit: usize) -> Vec<Fused> {
+    let mut by_rid: HashMap<i64, Fused> = HashMap::new();
+    for (i, &rid) in text.iter().enumerate() {
+        let f = by_rid.entry(rid).or_insert_with(|| blank(rid));
+        f.text_rank = Some(i + 1);
+        f.score += 1.0 / (RRF_K + (i + 1) as f64);
+    }
+    for (i, &(rid, sim)) in vector.iter().enumerate() {
+        let f = by_rid.entry(rid).or_insert_with(|| blank(rid));
+        f.vector_rank = Some(i + 1);
+        f.similarity = Some(sim);
+        f.score += 1.0 / (RRF_K + (i + 1) as f64);
+    }
+    let mut fused: Vec<Fused> = by_rid.into_values().collect();
+    let best_rank = |f: &Fused| f.text_rank.into_iter().chain(f.vector_rank).min().unwrap_or(0);
+    fused.sort_by(|a, b| {
+        b.score.total_cmp(&a.score).then(best_rank(a).cmp(&best_rank(b))).then(a.rid.cmp(&b.rid))
+    });
+    fused.truncate(limit);
+    fused
+}
+
+fn blank(rid: i64) -> Fused {
+    Fused { rid, score: 0.0, text_rank: None, vector_rank: None, similarity: None }
+}
+
+fn meta_of(status: &str, kind: &str, categories: &str) -> Option<RowMeta> {
+    Some(RowMeta {
+        status: status.parse().ok()?,
+        kind: kind.parse().ok()?,
+        categories: serde_json::from_str(categories).ok()?,
+    })
+}
+
+/// Loads every live vector of `model`, with the generation it reflects, in one read
+/// transaction (so the two agree).
+fn load_index(conn: &Connection, model: &str) -> Result<VectorIndex, StoreError> {
+    let tx = conn.unchecked_transaction().map_err(sql("starting to load vectors"))?;
+    let generation = generation(&tx)?;
+    let mut stmt = tx
+        .prepare(
+            "SELECT e.rid, e.dims, e.vector, m.status, m.kind, m.categories \
+             FROM memory_embeddings e JOIN memories m ON m.rid = e.rid \
+             WHERE e.model = ?1 AND m.status <> 'deleted' ORDER BY e.rid",
+        )
+        .map_err(sql("loading vectors"))?;
+    let mut rows = stmt.query([model]).map_err(sql("loading vectors"))?;
+    let mut index: Option<VectorIndex> = None;
+    while let Some(row) = rows.next().map_err(sql("loading vectors"))? {
+        let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<_> {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, Vec<u8>>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+                row.get::<_, String>(5)?,
+            ))
+        };
+        let (rid, dims, blob, status, kind, cats) = read(row).map_err(sql("loading vectors"))?;
+        let Some(meta) = meta_of(&status, &kind, &cats) else {
+            return Err(StoreError::Corrupt { what: format!("memory row {rid} has bad fields") });
+        };
+        let dims = usize::try_from(dims).unwrap_or(0);
+        let index = index.get_or_insert_with(|| VectorIndex::new(model, dims, generation));
+        index.upsert(rid, meta, &decode_vector(&blob));
+    }
+    Ok(index.unwrap_or_else(|| VectorIndex::new(model, 0, generation)))
+}
+
+fn rows_by_rid(
+    conn: &Connection,
+    rids: impl IntoIterator<Item = i64>,
+) -> Result<HashMap<i64, Memory>, StoreError> {
+    let rids: Vec<i64> = rids.into_iter().collect();
+    if rids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let query = format!("{SELECT_MEMORY} WHERE rid IN (SELECT value FROM json_each(?1))");
+    let mut stmt = conn.prepare_cached(&query).map_err(sql("reading search results"))?;
+    let rows = stmt
+        .query_map([json!(rids).to_string()], read_memory)
+        .map_err(sql("reading search results"))?;
+    rows.map(|r| r.map_err(sql("reading a search result"))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rrf_puts_a_memory_found_by_both_above_those_found_by_one() {
+        // 7 is second in both lists; 1 and 2 top one list each.
+        let fused = fuse(&[1, 7, 3], &[(2, 0.9), (7, 0.8), (4, 0.7)], 10);
+        assert_eq!(fused[0].rid, 7);
+        assert_eq!((fused[0].text_rank, fused[0].vector_rank), (Some(2), Some(2)));
+        assert!((fused[0].score - 2.0 / 62.0).abs() < 1e-12);
+        assert_eq!(fused.iter().map(|f| f.rid).collect::<Vec<_>>(), vec![7, 1, 2, 3, 4]);
+        assert_eq!(fuse(&[1, 2], &[], 1).len(), 1);
+    }
+
+    #[test]
+    fn fts_query_quotes_words_and_drops_stop_words_and_syntax() {
+        assert_eq!(
+            fts_query("What's my favourite COLOR?").as_deref(),
+            Some("\"favourite\" OR \"color\"")
+        );
+        assert_eq!(fts_query("NEAR(a b) OR \"x*\"").as_deref(), Some("\"near\" OR \"b\" OR \"x\""));
+        assert_eq!(fts_query("the a").as_deref(), Some("\"the\" OR \"a\""));
+        assert_eq!(fts_query("  ?! "), None);
+    }
+}

@@ -1,0 +1,337 @@
+use std::sync::Arc;
+
+use aria_api::NoRedact;
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::memory_search::{MemoryFilter, MemoryQuery, SearchMode};
+
+const M: &str = "test:toy";
+
+fn store() -> Store {
+    Store::open_in_memory(Arc::new(NoRedact)).unwrap()
+}
+
+fn add(store: &Store, text: &str, vector: Option<&[f32]>) -> Memory {
+    let e = vector.map(|v| Embedding { model: M, vector: v });
+    store.memory_insert(&NewMemory::new(text), e, Writer::USER).unwrap()
+}
+
+fn audit_kinds(store: &Store) -> Vec<String> {
+    store.audit_list(None).unwrap().into_iter().map(|r| r.kind).collect()
+}
+
+fn ids(hits: &[crate::MemoryHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.memory.content.as_str()).collect()
+}
+
+#[test]
+fn a_memory_round_trips_with_its_provenance_and_is_audited() {
+    let store = store();
+    let mut new = NewMemory::new("My favorite color is blue");
+    new.kind = MemoryKind::Preference;
+    new.categories = vec!["personal".into()];
+    new.importance = 0.8;
+    new.confidence = 0.9;
+    new.provenance = Provenance {
+        conversation_id: Some("c1".into()),
+        message_ids: vec![3, 4],
+        extracted_at: Some("2026-11-23T06:00:00.000Z".into()),
+        extracted_by: Some("ollama:qwen3".into()),
+    };
+    let stored =
+        store.memory_insert(&new, None, Writer { actor: "agent", session_id: None }).unwrap();
+    let got = store.memory_get(&stored.id).unwrap().unwrap();
+    assert_eq!(got, stored);
+    assert_eq!(got.kind, MemoryKind::Preference);
+    assert_eq!(got.categories, vec!["personal".to_owned()]);
+    assert_eq!(got.provenance, new.provenance);
+    assert_eq!(got.status, MemoryStatus::Active);
+    assert_eq!(got.access_count, 0);
+    let records = store.audit_list(None).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].kind, "memory.store");
+    assert_eq!(records[0].actor, "agent");
+    assert_eq!(records[0].payload["id"], stored.id.as_str());
+    assert_eq!(records[0].payload["content"], "My favorite color is blue");
+    assert_eq!(records[0].payload["provenance"]["message_ids"], serde_json::json!([3, 4]));
+    assert!(store.verify(None).unwrap().is_ok());
+}
+
+#[test]
+fn update_changes_fields_drops_stale_vectors_and_audits_the_difference() {
+    let store = store();
+    let m = add(&store, "I live in Paris", Some(&[1.0, 0.0]));
+    assert_eq!(store.memory_missing_embeddings(M, 10).unwrap(), vec![]);
+    let update = MemoryUpdate {
+        content: Some("I live in Lyon".into()),
+        importance: Some(0.9),
+        ..MemoryUpdate::default()
+    };
+    let after = store.memory_update(&m.id, &update, None, Writer::USER).unwrap();
+    assert_eq!(after.content, "I live in Lyon");
+    assert_eq!(after.importance, 0.9);
+    assert_eq!(after.created_at, m.created_at);
+    // The old vector described Paris: it is gone, and reindex would pick the memory up.
+    assert_eq!(
+        store.memory_missing_embeddings(M, 10).unwrap(),
+        vec![(m.id.clone(), "I live in Lyon".to_owned())]
+    );
+    let last = store.audit_list(Some(1)).unwrap().remove(0);
+    assert_eq!(last.kind, "memory.update");
+    assert_eq!(
+        last.payload["changed"]["content"],
+        serde_json::json!(["I live in Paris", "I live in Lyon"])
+    );
+    assert!(last.payload["changed"].get("kind").is_none(), "{}", last.payload);
+    let lyon = store.memory_search(&MemoryQuery::new("lyon", None, 5)).unwrap();
+    assert_eq!(ids(&lyon), vec!["I live in Lyon"]);
+    assert!(store.memory_search(&MemoryQuery::new("paris", None, 5)).unwrap().is_empty());
+}
+
+#[test]
+fn forgotten_memories_are_kept_out_of_every_search_but_still_readable() {
+    let store = store();
+    let keep = add(&store, "the cat is called Tom", Some(&[0.0, 1.0]));
+    let gone = add(&store, "the dog is called Rex", Some(&[1.0, 0.0]));
+    // Load the vector index first, so forgetting must update it in place.
+    let q = Embedding { model: M, vector: &[1.0, 0.1] };
+    assert_eq!(store.memory_search(&MemoryQuery::new("called", Some(q), 5)).unwrap().len(), 2);
+    let forgotten = store.memory_forget(&gone.id, Writer::USER).unwrap();
+    assert_eq!(forgotten.status, MemoryStatus::Deleted);
+    assert_eq!(forgotten.content, "the dog is called Rex");
+    let everything =
+        MemoryFilter { statuses: MemoryStatus::ALL.to_vec(), ..MemoryFilter::default() };
+    for mode in [SearchMode::Hybrid, SearchMode::Text, SearchMode::Vector] {
+        let mut query = MemoryQuery::new("dog Rex called", Some(q), 5);
+        query.mode = mode;
+        query.filter = everything.clone();
+        let hits = store.memory_search(&query).unwrap();
+        assert!(hits.iter().all(|h| h.memory.id == keep.id), "{mode:?}: {:?}", ids(&hits));
+    }
+    assert_eq!(store.memory_get(&gone.id).unwrap().unwrap().status, MemoryStatus::Deleted);
+    assert_eq!(store.memory_counts().unwrap(), (1, 0, 1));
+    assert_eq!(audit_kinds(&store).last().map(String::as_str), Some("memory.forget"));
+    // A forgotten memory does not need a vector.
+    assert!(store.memory_missing_embeddings(M, 10).unwrap().is_empty());
+}
+
+#[test]
+fn hybrid_ranks_a_memory_found_by_both_retrievers_first() {
+    let store = store();
+    // Only the words match: found by BM25 alone.
+    add(&store, "quarterly budget spreadsheet budget budget", None);
+    // Only the meaning matches: found by vectors alone (nearest to the query).
+    add(&store, "money plan for the next three months", Some(&[1.0, 0.0, 0.0]));
+    // Matches both, but is second in each list.
+    add(&store, "the budget for next quarter", Some(&[0.9, 0.3, 0.0]));
+    let q = Embedding { model: M, vector: &[1.0, 0.0, 0.0] };
+    let mut query = MemoryQuery::new("budget", Some(q), 3);
+    query.mode = SearchMode::Text;
+    assert_eq!(
+        ids(&store.memory_search(&query).unwrap())[0],
+        "quarterly budget spreadsheet budget budget"
+    );
+    query.mode = SearchMode::Vector;
+    assert_eq!(
+        ids(&store.memory_search(&query).unwrap())[0],
+        "money plan for the next three months"
+    );
+    query.mode = SearchMode::Hybrid;
+    let hits = store.memory_search(&query).unwrap();
+    assert_eq!(hits[0].memory.content, "the budget for next quarter");
+    assert_eq!((hits[0].text_rank, hits[0].vector_rank), (Some(2), Some(2)));
+    assert!(hits[0].score > hits[1].score);
+    assert_eq!(hits.len(), 3);
+}
+
+#[test]
+fn filters_on_status_kind_and_categories_apply_to_both_retrievers() {
+    let store = store();
+    let mut pref = NewMemory::new("likes green tea");
+    pref.kind = MemoryKind::Preference;
+    pref.categories = vec!["food".into()];
+    let pref = store
+        .memory_insert(&pref, Some(Embedding { model: M, vector: &[1.0, 0.0] }), Writer::USER)
+        .unwrap();
+    let fact = add(&store, "green tea has caffeine", Some(&[0.9, 0.1]));
+    let archived = add(&store, "green tea was bought on monday", Some(&[0.8, 0.2]));
+    let update = MemoryUpdate { status: Some(MemoryStatus::Archived), ..MemoryUpdate::default() };
+    store.memory_update(&archived.id, &update, None, Writer::USER).unwrap();
+    let q = Embedding { model: M, vector: &[1.0, 0.0] };
+    for mode in [SearchMode::Text, SearchMode::Vector, SearchMode::Hybrid] {
+        let search = |filter: MemoryFilter| {
+            let mut query = MemoryQuery::new("green tea", Some(q), 10);
+            query.mode = mode;
+            query.filter = filter;
+            let mut got: Vec<String> =
+                store.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect();
+            got.sort();
+            got
+        };
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        assert_eq!(
+            search(MemoryFilter::default()),
+            sorted(vec![pref.id.clone(), fact.id.clone()]),
+            "{mode:?}"
+        );
+        let kinds = MemoryFilter { kinds: vec![MemoryKind::Preference], ..MemoryFilter::default() };
+        assert_eq!(search(kinds), vec![pref.id.clone()], "{mode:?}");
+        let cats =
+            MemoryFilter { categories: vec!["food".into(), "x".into()], ..MemoryFilter::default() };
+        assert_eq!(search(cats), vec![pref.id.clone()], "{mode:?}");
+        let arch =
+            MemoryFilter { statuses: vec![MemoryStatus::Archived], ..MemoryFilter::default() };
+        assert_eq!(search(arch), vec![archived.id.clone()], "{mode:?}");
+    }
+}
+
+#[test]
+fn vectors_of_two_models_are_never_mixed() {
+    let store = store();
+    let a = add(&store, "alpha", Some(&[1.0, 0.0]));
+    let b = store
+        .memory_insert(
+            &NewMemory::new("beta"),
+            Some(Embedding { model: "other:big", vector: &[1.0, 0.0, 0.0] }),
+            Writer::USER,
+        )
+        .unwrap();
+    let mut query =
+        MemoryQuery::new("", Some(Embedding { model: "other:big", vector: &[1.0, 0.0, 0.0] }), 5);
+    query.mode = SearchMode::Vector;
+    let hits = store.memory_search(&query).unwrap();
+    assert_eq!(hits.iter().map(|h| h.memory.id.clone()).collect::<Vec<_>>(), vec![b.id.clone()]);
+    query.embedding = Some(Embedding { model: M, vector: &[1.0, 0.0] });
+    let hits = store.memory_search(&query).unwrap();
+    assert_eq!(hits.iter().map(|h| h.memory.id.clone()).collect::<Vec<_>>(), vec![a.id.clone()]);
+    // A query of the wrong length for the model is an error naming the fix.
+    query.embedding = Some(Embedding { model: M, vector: &[1.0, 0.0, 0.0] });
+    let err = store.memory_search(&query).unwrap_err().to_string();
+    assert!(err.contains("aria memories reindex"), "{err}");
+    // So is storing one.
+    let err = store
+        .memory_insert(
+            &NewMemory::new("gamma"),
+            Some(Embedding { model: M, vector: &[1.0; 3] }),
+            Writer::USER,
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidMemory(_)), "{err}");
+    assert_eq!(
+        store.memory_embedding_models().unwrap(),
+        vec![("other:big".into(), 1), (M.into(), 1)]
+    );
+}
+
+#[test]
+fn reindex_work_list_is_resumable() {
+    let store = store();
+    for i in 0..5 {
+        add(&store, &format!("note number {i}"), None);
+    }
+    let first = store.memory_missing_embeddings(M, 2).unwrap();
+    assert_eq!(first.len(), 2);
+    let vectors: Vec<(String, Vec<f32>)> =
+        first.iter().map(|(id, _)| (id.clone(), vec![1.0, 2.0])).collect();
+    assert_eq!(store.memory_put_embeddings(M, &vectors, Writer::USER).unwrap(), 2);
+    let rest = store.memory_missing_embeddings(M, 10).unwrap();
+    assert_eq!(rest.len(), 3);
+    assert!(rest.iter().all(|(id, _)| !first.iter().any(|(f, _)| f == id)));
+    assert_eq!(audit_kinds(&store).last().map(String::as_str), Some("memory.embed"));
+    // Vectors for an unknown id are skipped, not invented.
+    assert_eq!(
+        store.memory_put_embeddings(M, &[("nope".into(), vec![1.0, 0.0])], Writer::USER).unwrap(),
+        0
+    );
+}
+
+#[test]
+fn duplicates_are_found_by_normalised_text_or_by_similarity() {
+    let store = store();
+    let m = add(&store, "My favourite colour is blue.", Some(&[1.0, 0.0, 0.0]));
+    let same =
+        store.memory_find_duplicate("my favourite   COLOUR is blue", None, 0.9).unwrap().unwrap();
+    assert!(same.same_text && same.memory.id == m.id && same.similarity == 1.0);
+    let near = Embedding { model: M, vector: &[0.95, 0.05, 0.0] };
+    let close = store
+        .memory_find_duplicate("blue is the colour I like most", Some(near), 0.9)
+        .unwrap()
+        .unwrap();
+    assert!(!close.same_text && close.memory.id == m.id && close.similarity > 0.99);
+    let far = Embedding { model: M, vector: &[0.0, 1.0, 0.0] };
+    assert_eq!(store.memory_find_duplicate("I own a bicycle", Some(far), 0.9).unwrap(), None);
+    store.memory_forget(&m.id, Writer::USER).unwrap();
+    assert_eq!(
+        store.memory_find_duplicate("my favourite colour is blue", Some(near), 0.9).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn a_batch_is_all_or_nothing_and_ids_are_unique() {
+    let store = store();
+    let mut one = NewMemory::new("first");
+    one.id = Some("doc-1".into());
+    store.memory_insert(&one, None, Writer::USER).unwrap();
+    let mut two = NewMemory::new("second");
+    two.id = Some("doc-2".into());
+    let batch = [two, one.clone()];
+    let err = store.memory_insert_batch(&batch, None, |_| None, Writer::USER).unwrap_err();
+    assert!(matches!(&err, StoreError::DuplicateMemoryId(id) if id == "doc-1"), "{err}");
+    assert!(store.memory_get("doc-2").unwrap().is_none(), "the batch was rolled back");
+    assert_eq!(store.audit_list(None).unwrap().len(), 1);
+    let bad = NewMemory { importance: 2.0, ..NewMemory::new("x") };
+    assert!(matches!(
+        store.memory_insert(&bad, None, Writer::USER),
+        Err(StoreError::InvalidMemory(_))
+    ));
+    assert!(matches!(
+        store.memory_insert(&NewMemory::new("  "), None, Writer::USER),
+        Err(StoreError::InvalidMemory(_))
+    ));
+}
+
+#[test]
+fn touch_counts_accesses_and_list_orders_by_update() {
+    let store = store();
+    let a = add(&store, "a", None);
+    let b = add(&store, "b", None);
+    store.memory_touch(&[a.id.clone(), a.id.clone(), b.id.clone()]).unwrap();
+    store.memory_touch(std::slice::from_ref(&a.id)).unwrap();
+    assert_eq!(store.memory_get(&a.id).unwrap().unwrap().access_count, 2);
+    assert!(store.memory_get(&b.id).unwrap().unwrap().accessed_at.is_some());
+    let listed: Vec<String> =
+        store.memory_list(&[], 10, 0).unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(listed, vec![b.id.clone(), a.id.clone()]);
+    assert_eq!(store.memory_list(&[MemoryStatus::Active], 1, 1).unwrap()[0].id, a.id);
+}
+
+#[test]
+fn the_vector_index_follows_writes_made_by_another_store_on_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    let one = Store::open(&path, Arc::new(NoRedact)).unwrap();
+    let two = Store::open(&path, Arc::new(NoRedact)).unwrap();
+    let x = add(&one, "x", Some(&[1.0, 0.0]));
+    let q = Embedding { model: M, vector: &[0.0, 1.0] };
+    let mut query = MemoryQuery::new("", Some(q), 1);
+    query.mode = SearchMode::Vector;
+    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, x.id);
+    let y = add(&two, "y", Some(&[0.0, 1.0]));
+    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, y.id, "one reloaded");
+    two.memory_forget(&y.id, Writer::USER).unwrap();
+    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, x.id, "one saw the forget");
+    // And writes through `one` keep its own index current without a reload.
+    let z = add(&one, "z", Some(&[0.1, 1.0]));
+    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, z.id);
+}
+
+#[test]
+fn normalize_text_ignores_case_punctuation_and_spacing() {
+    assert_eq!(normalize_text("  Hello,   WORLD!! it's me "), "hello world it s me");
+    assert_eq!(normalize_text("Ünïcode ÉTÉ"), "ünïcode été");
+}
