@@ -10,6 +10,10 @@ use aria_api::Tool;
 use crate::guard::path::PathGuard;
 use crate::tools::file_list::FileList;
 use crate::tools::file_read::FileRead;
+use crate::tools::git_commit::GitCommit;
+use crate::tools::git_diff::GitDiff;
+use crate::tools::git_log::GitLog;
+use crate::tools::git_status::GitStatus;
 use crate::tools::shell_execute::ShellExecute;
 use crate::tools::system_info::SystemInfo;
 
@@ -21,6 +25,10 @@ const BUILTINS: &[(&str, Make)] = &[
     (FileList::NAME, |g| Arc::new(FileList::new(Arc::clone(g)))),
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
     (SystemInfo::NAME, |g| Arc::new(SystemInfo::new(Arc::clone(g)))),
+    (GitStatus::NAME, |g| Arc::new(GitStatus::new(Arc::clone(g)))),
+    (GitDiff::NAME, |g| Arc::new(GitDiff::new(Arc::clone(g)))),
+    (GitLog::NAME, |g| Arc::new(GitLog::new(Arc::clone(g)))),
+    (GitCommit::NAME, |g| Arc::new(GitCommit::new(Arc::clone(g)))),
 ];
 
 /// The built-in tools, all confined by `guard`, in a stable order.
@@ -50,6 +58,10 @@ mod tests {
         ("file_list", r#"{"path": "."}"#, Tier::Read),
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
         ("system_info", r#"{}"#, Tier::Read),
+        ("git_status", r#"{"path": "."}"#, Tier::Read),
+        ("git_diff", r#"{"path": ".", "staged": true}"#, Tier::Read),
+        ("git_log", r#"{"path": ".", "limit": 5}"#, Tier::Read),
+        ("git_commit", r#"{"path": ".", "message": "Fix: x"}"#, Tier::RecoverableWrite),
     ];
 
     fn tools() -> (tempfile::TempDir, Vec<Arc<dyn Tool>>) {

@@ -1,6 +1,9 @@
 mod answer_tests;
+mod compaction_tests;
 mod filter_tests;
 mod harness;
 mod loop_tests;
+mod memory_rig;
+mod memory_tests;
 mod policy_tests;
 mod spend_tests;

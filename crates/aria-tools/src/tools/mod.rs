@@ -3,6 +3,11 @@
 
 pub mod file_list;
 pub mod file_read;
+pub mod git_commit;
+pub mod git_diff;
+pub mod git_log;
+pub(crate) mod git_repo;
+pub mod git_status;
 pub mod shell_execute;
 pub mod system_info;
 

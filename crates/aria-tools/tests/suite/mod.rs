@@ -1,5 +1,6 @@
 mod file_tools;
 mod fixture;
+mod git_tools;
 mod injection;
 mod path_create;
 mod path_guard;

@@ -1,0 +1,393 @@
+//! `git_status`, `git_diff`, `git_log` and `git_commit` through the `aria_api::Tool` contract,
+//! on real repositories made in temporary directories with git2.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use aria_api::{Tool, ToolContext, ToolError, ToolOutput};
+use aria_tools::{
+    GitCommit, GitDiff, GitLog, GitStatus, MAX_DIFF_BYTES, PathGuard, SensitivePatterns,
+};
+use git2::{Repository, Signature};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+struct Root {
+    _tmp: TempDir,
+    base: PathBuf,
+    root: PathBuf,
+    guard: Arc<PathGuard>,
+}
+
+fn root() -> Root {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(tmp.path()).unwrap();
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let guard = Arc::new(PathGuard::new(&[root.clone()], SensitivePatterns::default()).unwrap());
+    Root { _tmp: tmp, base, root, guard }
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// A repository at `dir` with `files` committed as "Feat: initial".
+fn repo(dir: &Path, files: &[(&str, &str)]) -> Repository {
+    fs::create_dir_all(dir).unwrap();
+    let repo = Repository::init(dir).unwrap();
+    {
+        let mut cfg = repo.config().unwrap();
+        cfg.set_str("user.name", "Tester").unwrap();
+        cfg.set_str("user.email", "tester@example.invalid").unwrap();
+    }
+    for (rel, text) in files {
+        write(&dir.join(rel), text);
+    }
+    commit_all(&repo, "Feat: initial");
+    repo
+}
+
+fn commit_all(repo: &Repository, message: &str) -> git2::Oid {
+    let mut index = repo.index().unwrap();
+    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = Signature::now("Tester", "tester@example.invalid").unwrap();
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents).unwrap()
+}
+
+fn stage(repo: &Repository, rel: &str) {
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new(rel)).unwrap();
+    index.write().unwrap();
+}
+
+fn head(repo: &Repository) -> git2::Oid {
+    repo.head().unwrap().target().unwrap()
+}
+
+async fn call(tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+    tool.call(args, &ToolContext::default()).await
+}
+
+fn text(r: Result<ToolOutput, ToolError>) -> String {
+    match r {
+        Ok(out) => out.content,
+        Err(e) => panic!("expected success, got {e}"),
+    }
+}
+
+/// A repository with one modified, one staged, one untracked and one deleted file.
+fn dirty(r: &Root) -> Repository {
+    let dir = r.root.join("proj");
+    let repo = repo(&dir, &[("a.txt", "one\n"), ("b.txt", "two\n"), ("gone.txt", "bye\n")]);
+    write(&dir.join("a.txt"), "one changed\n");
+    write(&dir.join("b.txt"), "two staged\n");
+    stage(&repo, "b.txt");
+    write(&dir.join("new.txt"), "fresh\n");
+    fs::remove_file(dir.join("gone.txt")).unwrap();
+    repo
+}
+
+#[tokio::test]
+async fn status_lists_modified_staged_untracked_and_deleted_files() {
+    let r = root();
+    let _repo = dirty(&r);
+    let out = text(call(&GitStatus::new(r.guard.clone()), json!({"path": "proj"})).await);
+    assert!(out.contains("branch: master") || out.contains("branch: main"), "{out}");
+    assert!(out.contains("last commit: ") && out.contains("Feat: initial"), "{out}");
+    let staged = out.split("staged (1):\n").nth(1).unwrap();
+    assert!(staged.starts_with("  modified: b.txt\n"), "{out}");
+    let unstaged = out.split("not staged (2):\n").nth(1).unwrap();
+    assert!(unstaged.starts_with("  modified: a.txt\n  deleted: gone.txt\n"), "{out}");
+    assert!(out.contains("untracked (1):\n  new.txt\n"), "{out}");
+}
+
+#[tokio::test]
+async fn a_file_path_selects_its_repository_and_a_clean_one_says_so() {
+    let r = root();
+    repo(&r.root.join("proj"), &[("src/x.rs", "fn x() {}\n")]);
+    let out = text(call(&GitStatus::new(r.guard.clone()), json!({"path": "proj/src/x.rs"})).await);
+    assert!(out.starts_with(&format!("repository {}\n", r.root.join("proj").display())), "{out}");
+    assert!(out.contains("working tree clean"), "{out}");
+}
+
+#[tokio::test]
+async fn a_root_with_several_repositories_lists_each_and_single_repo_tools_ask_which() {
+    let r = root();
+    repo(&r.root.join("alpha"), &[("a.txt", "a\n")]);
+    repo(&r.root.join("group/beta"), &[("b.txt", "b\n")]);
+    write(&r.root.join("group/beta/b.txt"), "b changed\n");
+    write(&r.root.join("notes/plain.txt"), "not a repo\n");
+    let out = text(call(&GitStatus::new(r.guard.clone()), json!({"path": "."})).await);
+    assert!(out.starts_with("2 git repositories under"), "{out}");
+    let alpha = out.find(&format!("repository {}", r.root.join("alpha").display())).unwrap();
+    let beta = out.find(&format!("repository {}", r.root.join("group/beta").display())).unwrap();
+    assert!(alpha < beta, "{out}");
+    assert!(out[beta..].contains("modified: b.txt"), "{out}");
+    assert!(out[alpha..beta].contains("working tree clean"), "{out}");
+
+    let err = call(&GitDiff::new(r.guard.clone()), json!({"path": "."})).await.unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("holds 2 git repositories") && msg.contains("alpha"), "{msg}");
+
+    let none = call(&GitStatus::new(r.guard.clone()), json!({"path": "notes"})).await.unwrap_err();
+    assert!(none.to_string().contains("not inside a git repository"), "{none}");
+}
+
+#[tokio::test]
+async fn paths_outside_the_roots_are_refused() {
+    let r = root();
+    repo(&r.base.join("outside"), &[("x.txt", "x\n")]);
+    let outside = r.base.join("outside");
+    for tool in [
+        Box::new(GitStatus::new(r.guard.clone())) as Box<dyn Tool>,
+        Box::new(GitLog::new(r.guard.clone())),
+        Box::new(GitDiff::new(r.guard.clone())),
+    ] {
+        let err =
+            call(tool.as_ref(), json!({"path": outside.to_str().unwrap()})).await.unwrap_err();
+        assert!(matches!(err, ToolError::Refused { .. }), "{err}");
+    }
+    let climb = call(&GitStatus::new(r.guard.clone()), json!({"path": "../outside"})).await;
+    assert!(matches!(climb, Err(ToolError::Refused { .. })), "{climb:?}");
+}
+
+#[tokio::test]
+async fn a_repository_whose_git_directory_is_outside_the_roots_is_refused() {
+    let r = root();
+    repo(&r.base.join("real"), &[("x.txt", "x\n")]);
+    let work = r.root.join("linked");
+    fs::create_dir_all(&work).unwrap();
+    fs::write(work.join(".git"), format!("gitdir: {}\n", r.base.join("real/.git").display()))
+        .unwrap();
+    let err = call(&GitStatus::new(r.guard.clone()), json!({"path": "linked"})).await.unwrap_err();
+    assert!(matches!(err, ToolError::Refused { .. }), "{err}");
+    assert!(err.to_string().contains("outside the allowed roots"), "{err}");
+}
+
+#[tokio::test]
+async fn diff_shows_unstaged_staged_and_commit_to_commit_changes() {
+    let r = root();
+    let repo = dirty(&r);
+    let diff = GitDiff::new(r.guard.clone());
+    let unstaged = text(call(&diff, json!({"path": "proj"})).await);
+    assert!(unstaged.contains("-one\n+one changed\n"), "{unstaged}");
+    assert!(unstaged.contains("-bye\n"), "{unstaged}");
+    assert!(!unstaged.contains("two staged"), "{unstaged}");
+
+    let staged = text(call(&diff, json!({"path": "proj", "staged": true})).await);
+    assert!(staged.contains("-two\n+two staged\n"), "{staged}");
+    assert!(!staged.contains("one changed"), "{staged}");
+    assert!(staged.contains("1 files changed, 1 insertions(+), 1 deletions(-)"), "{staged}");
+
+    let first = head(&repo);
+    commit_all(&repo, "Fix: everything");
+    let between = text(
+        call(
+            &diff,
+            json!({"path": "proj", "from": first.to_string(), "to": "HEAD", "paths": ["a.txt"]}),
+        )
+        .await,
+    );
+    assert!(between.contains("+one changed\n"), "{between}");
+    assert!(!between.contains("two staged"), "paths filter: {between}");
+
+    let bad = call(&diff, json!({"path": "proj", "from": "no-such-branch"})).await.unwrap_err();
+    assert!(bad.to_string().contains("was not found"), "{bad}");
+    let to_only = call(&diff, json!({"path": "proj", "to": "HEAD"})).await.unwrap_err();
+    assert!(to_only.to_string().contains("\"to\" needs \"from\""), "{to_only}");
+    let climb = call(&diff, json!({"path": "proj", "paths": ["../x"]})).await.unwrap_err();
+    assert!(climb.to_string().contains("relative to the repository"), "{climb}");
+}
+
+#[tokio::test]
+async fn diff_hides_the_lines_of_sensitive_files_and_caps_long_output() {
+    let r = root();
+    let dir = r.root.join("proj");
+    let repo = repo(&dir, &[(".env", "TOKEN=old\n"), ("big.txt", "start\n")]);
+    write(&dir.join(".env"), "TOKEN=supersecretvalue\n");
+    let line = "x".repeat(99);
+    write(&dir.join("big.txt"), &format!("{line}\n").repeat(2000));
+    let out = text(call(&GitDiff::new(r.guard.clone()), json!({"path": "proj"})).await);
+    assert!(!out.contains("supersecretvalue"), "{out}");
+    assert!(out.contains("[.env changed; it is a sensitive file, so its lines are not shown]"));
+    assert!(out.contains("[diff truncated: showing"), "no truncation note");
+    assert!(out.len() < MAX_DIFF_BYTES + 1024, "{}", out.len());
+    assert!(
+        out.contains("2 files changed, 2001 insertions(+), 2 deletions(-)"),
+        "stats: {}",
+        &out[..200]
+    );
+    let refused =
+        call(&GitDiff::new(r.guard.clone()), json!({"path": "proj", "paths": [".env"]})).await;
+    assert!(matches!(refused, Err(ToolError::Refused { .. })), "{refused:?}");
+    drop(repo);
+}
+
+#[tokio::test]
+async fn log_lists_newest_first_and_honours_the_limit() {
+    let r = root();
+    let dir = r.root.join("proj");
+    let repo = repo(&dir, &[("a.txt", "1\n")]);
+    for i in 2..=4 {
+        write(&dir.join("a.txt"), &format!("{i}\n"));
+        commit_all(&repo, &format!("Fix: change {i}"));
+    }
+    let out = text(call(&GitLog::new(r.guard.clone()), json!({"path": "proj", "limit": 2})).await);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].contains("2 latest commits"), "{out}");
+    assert!(lines[1].ends_with("Tester Fix: change 4"), "{out}");
+    assert!(lines[2].ends_with("Tester Fix: change 3"), "{out}");
+    assert!(lines[1].starts_with(&head(&repo).to_string()[..10]), "{out}");
+    let all = text(call(&GitLog::new(r.guard.clone()), json!({"path": "proj"})).await);
+    assert!(all.contains("4 latest commits") && all.contains("Feat: initial"), "{all}");
+    let bad = call(&GitLog::new(r.guard.clone()), json!({"path": "proj", "limit": 0})).await;
+    assert!(bad.is_err());
+}
+
+#[tokio::test]
+async fn commit_refuses_a_message_without_a_known_type_and_changes_nothing() {
+    let r = root();
+    let repo = dirty(&r);
+    let before = head(&repo);
+    let index_before = fs::read(r.root.join("proj/.git/index")).unwrap();
+    for message in ["fixed stuff", "Bugfix: stuff", "Fix:", "WIP: later"] {
+        let err =
+            call(&GitCommit::new(r.guard.clone()), json!({"path": "proj", "message": message}))
+                .await
+                .unwrap_err();
+        assert!(matches!(err, ToolError::Refused { .. }), "{message}: {err}");
+        assert!(err.to_string().contains("Type: summary"), "{message}: {err}");
+    }
+    assert_eq!(head(&repo), before);
+    assert_eq!(fs::read(r.root.join("proj/.git/index")).unwrap(), index_before);
+}
+
+#[tokio::test]
+async fn commit_with_files_commits_only_those_on_the_current_branch() {
+    let r = root();
+    let repo = dirty(&r);
+    let before = head(&repo);
+    let out = text(
+        call(
+            &GitCommit::new(r.guard.clone()),
+            json!({"path": "proj", "message": "Fix: Update a and drop gone", "files": ["a.txt", "gone.txt"]}),
+        )
+        .await,
+    );
+    assert!(out.starts_with("committed "), "{out}");
+    let commit = repo.head().unwrap().peel_to_commit().unwrap();
+    assert_eq!(commit.parent_id(0).unwrap(), before, "a new commit on top of HEAD");
+    assert_eq!(commit.message().unwrap(), "Fix: Update a and drop gone");
+    let tree = commit.tree().unwrap();
+    let a = tree.get_path(Path::new("a.txt")).unwrap().to_object(&repo).unwrap();
+    assert_eq!(a.as_blob().unwrap().content(), b"one changed\n");
+    assert!(tree.get_path(Path::new("gone.txt")).is_err(), "deletion committed");
+    // b.txt was staged by the user before: git semantics commit the index, so it goes too;
+    // new.txt was not named and stays untracked.
+    assert!(tree.get_path(Path::new("new.txt")).is_err());
+    let status = text(call(&GitStatus::new(r.guard.clone()), json!({"path": "proj"})).await);
+    assert!(status.contains("untracked (1):\n  new.txt"), "{status}");
+}
+
+#[tokio::test]
+async fn commit_without_files_takes_every_change_but_never_a_secrets_file() {
+    let r = root();
+    let dir = r.root.join("proj");
+    let repo = repo(&dir, &[("a.txt", "a\n")]);
+    write(&dir.join("a.txt"), "a2\n");
+    write(&dir.join("new/b.txt"), "b\n");
+    write(&dir.join(".env"), "KEY=value\n");
+    let out = call(
+        &GitCommit::new(r.guard.clone()),
+        json!({"path": "proj/a.txt", "message": "feat: add b"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.details["files"], json!(["a.txt", "new/b.txt"]));
+    assert_eq!(out.details["skipped"], json!([".env"]));
+    assert!(out.content.contains("not committed (sensitive files): .env"), "{}", out.content);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    assert!(tree.get_path(Path::new(".env")).is_err());
+    let again =
+        call(&GitCommit::new(r.guard.clone()), json!({"path": "proj", "message": "feat: again"}))
+            .await
+            .unwrap_err();
+    assert!(again.to_string().contains("nothing to commit"), "{again}");
+}
+
+#[tokio::test]
+async fn commit_never_touches_snapshot_branches_nor_a_detached_head() {
+    let r = root();
+    let dir = r.root.join("proj");
+    let repo = repo(&dir, &[("a.txt", "a\n")]);
+    let base = head(&repo);
+    let snap = repo
+        .branch("snapshot/edit-2026-01-01-000000", &repo.find_commit(base).unwrap(), false)
+        .unwrap();
+    let snap_target = snap.get().target().unwrap();
+    write(&dir.join("a.txt"), "changed\n");
+    let tool = GitCommit::new(r.guard.clone());
+    text(call(&tool, json!({"path": "proj", "message": "Fix: a"})).await);
+    let snap_after = repo.find_reference("refs/heads/snapshot/edit-2026-01-01-000000").unwrap();
+    assert_eq!(snap_after.target().unwrap(), snap_target, "snapshot branch moved");
+
+    repo.set_head("refs/heads/snapshot/edit-2026-01-01-000000").unwrap();
+    write(&dir.join("a.txt"), "again\n");
+    let err = call(&tool, json!({"path": "proj", "message": "Fix: a"})).await.unwrap_err();
+    assert!(err.to_string().contains("snapshot branch"), "{err}");
+    assert_eq!(
+        repo.find_reference("refs/heads/snapshot/edit-2026-01-01-000000")
+            .unwrap()
+            .target()
+            .unwrap(),
+        snap_target
+    );
+
+    repo.set_head_detached(base).unwrap();
+    let err = call(&tool, json!({"path": "proj", "message": "Fix: a"})).await.unwrap_err();
+    assert!(err.to_string().contains("detached"), "{err}");
+    assert_eq!(head(&repo), base);
+}
+
+#[tokio::test]
+async fn a_dry_run_commit_says_what_it_would_commit_and_changes_nothing() {
+    let r = root();
+    let repo = dirty(&r);
+    let before = head(&repo);
+    let index_before = fs::read(r.root.join("proj/.git/index")).unwrap();
+    let ctx = ToolContext { dry_run: true, ..ToolContext::default() };
+    let out = GitCommit::new(r.guard.clone())
+        .call(json!({"path": "proj", "message": "Fix: all"}), &ctx)
+        .await
+        .unwrap();
+    assert!(out.content.starts_with("dry run: would commit 4 files"), "{}", out.content);
+    assert_eq!(head(&repo), before);
+    assert_eq!(fs::read(r.root.join("proj/.git/index")).unwrap(), index_before);
+}
+
+#[tokio::test]
+async fn the_first_commit_of_an_empty_repository_works() {
+    let r = root();
+    let dir = r.root.join("fresh");
+    fs::create_dir_all(&dir).unwrap();
+    let repo = Repository::init(&dir).unwrap();
+    write(&dir.join("readme.md"), "hi\n");
+    let log = text(call(&GitLog::new(r.guard.clone()), json!({"path": "fresh"})).await);
+    assert!(log.contains("has no commits yet"), "{log}");
+    text(
+        call(&GitCommit::new(r.guard.clone()), json!({"path": "fresh", "message": "Docs: readme"}))
+            .await,
+    );
+    let commit = repo.head().unwrap().peel_to_commit().unwrap();
+    assert_eq!(commit.parent_count(), 0);
+    assert_eq!(commit.summary().unwrap(), Some("Docs: readme"));
+}
