@@ -47,9 +47,7 @@ pub use guard::ssrf::{AddrClass, AllowedHostError, SsrfPolicy, SsrfRefusal, clas
 pub use registry::{builtin_tool_names, builtin_tools};
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
 pub use tools::file_read::FileRead;
-pub use tools::git_commit::{
-    COMMIT_TYPES, Committed, GitCommit, check_commit_message, commit_in,
-};
+pub use tools::git_commit::{COMMIT_TYPES, Committed, GitCommit, check_commit_message, commit_in};
 pub use tools::git_diff::{GitDiff, MAX_DIFF_BYTES};
 pub use tools::git_log::{GitLog, MAX_LOG_LIMIT};
 pub use tools::git_status::{GitStatus, MAX_STATUS_ENTRIES};

@@ -192,7 +192,19 @@ async fn registry_lists_exactly_the_builtin_tools() {
     let fx = fixture();
     let tools = aria_tools::builtin_tools(Arc::new(fx.guard()));
     let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
-    assert_eq!(names, ["file_read", "file_list", "shell_execute", "system_info"]);
+    assert_eq!(
+        names,
+        [
+            "file_read",
+            "file_list",
+            "shell_execute",
+            "system_info",
+            "git_status",
+            "git_diff",
+            "git_log",
+            "git_commit"
+        ]
+    );
     let out = tools[0].call(json!({"path": "notes.txt"}), &ToolContext::default()).await.unwrap();
     assert_eq!(out.content, "notes");
 }

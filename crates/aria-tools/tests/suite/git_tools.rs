@@ -25,7 +25,9 @@ fn root() -> Root {
     let base = fs::canonicalize(tmp.path()).unwrap();
     let root = base.join("root");
     fs::create_dir_all(&root).unwrap();
-    let guard = Arc::new(PathGuard::new(&[root.clone()], SensitivePatterns::default()).unwrap());
+    let guard = Arc::new(
+        PathGuard::new(std::slice::from_ref(&root), SensitivePatterns::default()).unwrap(),
+    );
     Root { _tmp: tmp, base, root, guard }
 }
 
