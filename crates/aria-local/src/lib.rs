@@ -24,6 +24,7 @@
 
 pub mod catalog;
 mod embed;
+mod embed_async;
 mod engine;
 mod error;
 mod generate;
@@ -39,6 +40,7 @@ pub use catalog::{
     ModelCatalog, ModelFile, ModelKind, list,
 };
 pub use embed::{EMBED_BATCH, LocalEmbedder, cosine};
+pub use embed_async::LocalEmbedderHandle;
 pub use error::LocalError;
 pub use generate::GenStats;
 pub use prompt::{DEFAULT_SYSTEM_PROMPT, Prompt, render_tool_call};

@@ -33,6 +33,7 @@ pub mod guard;
 pub mod patch;
 pub mod registry;
 pub mod shell;
+pub mod snapshot;
 pub mod tools;
 
 pub use guard::entropy::{ENTROPY_MIN_LEN, ENTROPY_THRESHOLD, shannon_entropy};
@@ -45,6 +46,7 @@ pub use guard::secrets::{MIN_KNOWN_SECRET_LEN, Redacted, SecretRedactor};
 pub use guard::sensitive::SensitivePatterns;
 pub use guard::ssrf::{AddrClass, AllowedHostError, SsrfPolicy, SsrfRefusal, classify_ip};
 pub use registry::{builtin_tool_names, builtin_tools};
+pub use snapshot::{Rollback, Snapshot, SnapshotError, SnapshotId, SnapshotOptions, Snapshots};
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
 pub use tools::file_read::FileRead;
 pub use tools::git_commit::{COMMIT_TYPES, Committed, GitCommit, check_commit_message, commit_in};

@@ -83,3 +83,27 @@ fn embeddings_match_an_independent_numpy_reference() {
     }
     assert!((cosine(&v[1], &v[2]) - 0.64113).abs() < 1e-3, "{}", cosine(&v[1], &v[2]));
 }
+
+/// Through the `aria_api::Embedder` trait: the id names the catalog model, the work happens off
+/// the calling thread, and the vectors are the ones the blocking call gives.
+#[test]
+fn the_async_handle_matches_the_blocking_embedder() {
+    use aria_api::Embedder;
+    let dir = super::support::models_dir().join(aria_local::DEFAULT_EMBEDDING_MODEL);
+    let handle = aria_local::LocalEmbedderHandle::new(
+        std::sync::Arc::new(aria_local::LocalEmbedder::load(&dir).unwrap()),
+        aria_local::DEFAULT_EMBEDDING_MODEL,
+    );
+    assert_eq!(handle.model_id(), "local:all-minilm-l6-v2");
+    assert_eq!(handle.dims(), 384);
+    let texts = vec!["The cat sits on the mat.".to_owned(), "Stock prices fell.".to_owned()];
+    let caller = std::thread::current().id();
+    let got = futures::executor::block_on(handle.embed(&texts)).unwrap();
+    assert_eq!(std::thread::current().id(), caller);
+    let want = embed(&["The cat sits on the mat.", "Stock prices fell."]);
+    for (g, w) in got.iter().zip(&want) {
+        let diff = g.iter().zip(w).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(diff < 1e-5, "{diff}");
+    }
+    assert!(futures::executor::block_on(handle.embed(&[])).unwrap().is_empty());
+}

@@ -12,4 +12,5 @@ mod secrets_props;
 mod shell_execute;
 mod shell_execute_props;
 mod shell_props;
+mod snapshot;
 mod ssrf_props;

@@ -1,0 +1,178 @@
+//! Capturing the working tree as a tree object, in an index that is not the user's.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use git2::{
+    Delta, DiffOptions, ErrorCode, Index, IndexAddOption, Oid, Repository, Signature, Time, Tree,
+};
+
+use super::message::{self, Fields};
+use super::{BRANCH_PREFIX, Locked, Snapshot, SnapshotError, SnapshotId, hex, now_secs, time};
+
+/// Index entries with a stage other than 0 are sides of a merge conflict.
+const STAGE_MASK: u16 = 0x3000;
+
+/// The tree of the working tree as it is now: the user's index is copied into a fresh
+/// in-memory index (so tracked files that match `.gitignore` stay tracked), every working-tree
+/// file that is tracked or untracked-and-not-ignored is added, and entries whose files are gone
+/// are removed. The user's index file is read, never written.
+pub(crate) fn worktree_tree(repo: &Repository, workdir: &Path) -> Result<Oid, SnapshotError> {
+    let git = |action: &str| {
+        let action = action.to_owned();
+        move |e: git2::Error| SnapshotError::git(&action, workdir, e)
+    };
+    let user = repo.index().map_err(git("read the index"))?;
+    let mut index = Index::new().map_err(git("create an index"))?;
+    for entry in user.iter().filter(|e| e.flags & STAGE_MASK == 0) {
+        index.add(&entry).map_err(git("copy the index"))?;
+    }
+    drop(user);
+    // Binds the in-memory index to this `Repository` handle only: nothing is written to disk.
+    repo.set_index(&mut index).map_err(git("use a private index"))?;
+    // Directories reported here are nested repositories or submodules: they are snapshotted on
+    // their own (when written), never folded into this tree.
+    let mut skip_dirs = |p: &Path, _: &[u8]| -> i32 { i32::from(workdir.join(p).is_dir()) };
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_dirs))
+        .map_err(git("add the working tree"))?;
+    index.update_all(["*"], None).map_err(git("record deleted files"))?;
+    index.write_tree_to(repo).map_err(git("write the snapshot tree"))
+}
+
+/// `M path` / `A path` / `D path` for every file that differs between `from` and `to`.
+pub(crate) fn changed_files(
+    repo: &Repository,
+    workdir: &Path,
+    from: Option<&Tree<'_>>,
+    to: &Tree<'_>,
+) -> Result<Vec<String>, SnapshotError> {
+    let mut opts = DiffOptions::new();
+    opts.include_typechange(true);
+    let diff = repo
+        .diff_tree_to_tree(from, Some(to), Some(&mut opts))
+        .map_err(|e| SnapshotError::git("compare with HEAD", workdir, e))?;
+    Ok(diff
+        .deltas()
+        .filter_map(|d| {
+            let (letter, file) = match d.status() {
+                Delta::Added => ('A', d.new_file()),
+                Delta::Deleted => ('D', d.old_file()),
+                Delta::Modified | Delta::Typechange => ('M', d.new_file()),
+                _ => return None,
+            };
+            file.path().map(|p| format!("{letter} {}", p.display()))
+        })
+        .collect())
+}
+
+/// The fixed author of snapshot commits: the user's git identity may be unset, and snapshot
+/// commits are ARIA's, not theirs.
+pub(crate) fn signature(secs: i64) -> Result<Signature<'static>, git2::Error> {
+    Signature::new("ARIA", "aria@localhost", &Time::new(secs, 0))
+}
+
+/// HEAD's tree, `None` on an unborn branch.
+pub(crate) fn head_commit(repo: &Repository) -> Result<Option<git2::Commit<'_>>, git2::Error> {
+    match repo.head() {
+        Ok(head) => head.peel_to_commit().map(Some),
+        Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Branch-name safe form of an operation: lower-case letters, digits, `_` and `-`.
+fn slug(operation: &str) -> String {
+    let s: String = operation
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let s = s.trim_matches('-').to_owned();
+    if s.is_empty() { "write".to_owned() } else { s }
+}
+
+/// Points a new branch `snapshot/<operation>-<stamp>[-n]` at `commit`, never overwriting one.
+pub(crate) fn new_branch(
+    repo: &Repository,
+    workdir: &Path,
+    operation: &str,
+    secs: i64,
+    commit: Oid,
+) -> Result<SnapshotId, SnapshotError> {
+    let base = format!("{BRANCH_PREFIX}{}-{}", slug(operation), time::stamp(secs));
+    for n in 1..1000 {
+        let name = if n == 1 { base.clone() } else { format!("{base}-{n}") };
+        match repo.reference(&format!("refs/heads/{name}"), commit, false, "aria snapshot") {
+            Ok(_) => return Ok(SnapshotId(name)),
+            Err(e) if e.code() == ErrorCode::Exists => continue,
+            Err(e) => return Err(SnapshotError::git("create the snapshot branch", workdir, e)),
+        }
+    }
+    Err(SnapshotError::Git {
+        action: "create the snapshot branch".into(),
+        repository: workdir.to_path_buf(),
+        message: format!("999 branches named {base}-n exist already"),
+    })
+}
+
+/// Commits `tree` with `parents` (no ref is updated: HEAD stays where it is).
+pub(crate) fn commit(
+    repo: &Repository,
+    workdir: &Path,
+    tree: Oid,
+    parents: &[&git2::Commit<'_>],
+    message: &str,
+    secs: i64,
+) -> Result<Oid, SnapshotError> {
+    let git = |e| SnapshotError::git("write the snapshot commit", workdir, e);
+    let sig = signature(secs).map_err(git)?;
+    let tree = repo.find_tree(tree).map_err(git)?;
+    repo.commit(None, &sig, &sig, message, &tree, parents).map_err(git)
+}
+
+/// A snapshot of the locked repository (see the module docs).
+pub(crate) fn take(
+    locked: &Locked,
+    operation: &str,
+    session: &str,
+    targets: &[PathBuf],
+) -> Result<Snapshot, SnapshotError> {
+    let (repo, workdir) = (&locked.repo, locked.workdir.as_path());
+    let secs = now_secs(SystemTime::now());
+    let tree_id = worktree_tree(repo, workdir)?;
+    let git = |action: &'static str| move |e| SnapshotError::git(action, workdir, e);
+    let head = head_commit(repo).map_err(git("read HEAD"))?;
+    let tree = repo.find_tree(tree_id).map_err(git("read the snapshot tree"))?;
+    let head_tree = match &head {
+        Some(c) => Some(c.tree().map_err(git("read HEAD's tree"))?),
+        None => None,
+    };
+    let changed = changed_files(repo, workdir, head_tree.as_ref(), &tree)?;
+    let targets: Vec<String> = targets
+        .iter()
+        .filter_map(|t| super::relative_to(workdir, t))
+        .map(|p| p.display().to_string())
+        .collect();
+    let message = message::snapshot_message(&Fields {
+        operation,
+        session,
+        time: secs,
+        targets: &targets,
+        changed: &changed,
+    });
+    let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
+    let oid = commit(repo, workdir, tree_id, &parents, &message, secs)?;
+    let id = new_branch(repo, workdir, operation, secs, oid)?;
+    tracing::info!(repository = %workdir.display(), %id, files_changed = changed.len(), "snapshot taken");
+    Ok(Snapshot {
+        id,
+        commit: hex(oid),
+        repository: workdir.to_path_buf(),
+        operation: operation.to_owned(),
+        session: session.to_owned(),
+        time: secs,
+        files_changed: changed,
+        targets,
+    })
+}

@@ -1,0 +1,271 @@
+//! Rollback: write a snapshot's files back, delete what did not exist then, record the revert.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use git2::{Delta, DiffOptions, FileMode, Oid, Repository, Tree};
+use serde::Serialize;
+
+use super::capture::{self, worktree_tree};
+use super::message::{self, Fields};
+use super::{Locked, Snapshot, SnapshotError, SnapshotId, hex, now_secs};
+
+/// What a rollback did to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoredAction {
+    /// Written back with the snapshot's bytes (it was changed or deleted since).
+    Written,
+    /// Deleted: it did not exist in the snapshot.
+    Deleted,
+}
+
+/// One file a rollback touched, relative to the repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Restored {
+    pub path: String,
+    pub action: RestoredAction,
+}
+
+/// The outcome of [`super::Snapshots::rollback`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rollback {
+    /// The restore point that was rolled back to.
+    pub snapshot: SnapshotId,
+    pub operation: String,
+    pub repository: PathBuf,
+    /// Every file written or deleted, in path order; empty when the tree already matched.
+    pub restored: Vec<Restored>,
+    /// The "Revert: ..." commit (hex); `None` when nothing had to change.
+    pub revert_commit: Option<String>,
+    /// The branch holding the revert commit, whose restore point is the state before the
+    /// rollback (so the rollback can be undone); `None` when nothing had to change.
+    pub branch: Option<SnapshotId>,
+}
+
+/// Whether `rel` (a file or directory, relative to the working tree) concerns snapshot `s`: it
+/// was a target or among the changed files, or its content there differs from the file now.
+pub(crate) fn concerns(
+    repo: &Repository,
+    workdir: &Path,
+    s: &Snapshot,
+    rel: &Path,
+) -> Result<bool, SnapshotError> {
+    let under = |p: &str| Path::new(p).starts_with(rel);
+    if s.targets.iter().any(|t| under(t))
+        || s.files_changed.iter().any(|c| c.get(2..).is_some_and(under))
+    {
+        return Ok(true);
+    }
+    let git = |e| SnapshotError::git("read a snapshot", workdir, e);
+    let oid = Oid::from_str(&s.commit).map_err(git)?;
+    let tree = repo.find_commit(oid).and_then(|c| c.tree()).map_err(git)?;
+    let then = tree.get_path(rel).ok().map(|e| e.id());
+    let on_disk = workdir.join(rel);
+    let now = match fs::symlink_metadata(&on_disk) {
+        Ok(meta) if meta.is_file() => {
+            Some(Oid::hash_file(git2::ObjectType::Blob, &on_disk).map_err(git)?)
+        }
+        // A directory (compare as "present"), a symlink or nothing.
+        Ok(meta) if meta.is_dir() => then,
+        Ok(_) => None,
+        Err(_) => None,
+    };
+    Ok(then != now)
+}
+
+/// Restores `only` (or everything) from `snapshot` in the locked repository.
+pub(crate) fn rollback(
+    locked: &Locked,
+    snapshot: &Snapshot,
+    only: Option<&Path>,
+    session: &str,
+) -> Result<Rollback, SnapshotError> {
+    let (repo, workdir) = (&locked.repo, locked.workdir.as_path());
+    let git = |action: &'static str| move |e| SnapshotError::git(action, workdir, e);
+    let target_oid = Oid::from_str(&snapshot.commit).map_err(git("read the snapshot"))?;
+    let target =
+        repo.find_commit(target_oid).and_then(|c| c.tree()).map_err(git("read the snapshot"))?;
+    let before_id = worktree_tree(repo, workdir)?;
+    let before = repo.find_tree(before_id).map_err(git("read the working tree"))?;
+    let restored = apply(repo, workdir, &before, &target, only)?;
+    let mut outcome = Rollback {
+        snapshot: snapshot.id.clone(),
+        operation: snapshot.operation.clone(),
+        repository: workdir.to_path_buf(),
+        restored,
+        revert_commit: None,
+        branch: None,
+    };
+    if outcome.restored.is_empty() {
+        return Ok(outcome);
+    }
+    let secs = now_secs(SystemTime::now());
+    let head = capture::head_commit(repo).map_err(git("read HEAD"))?;
+    let head_tree = match &head {
+        Some(c) => Some(c.tree().map_err(git("read HEAD's tree"))?),
+        None => None,
+    };
+    let changed = capture::changed_files(repo, workdir, head_tree.as_ref(), &before)?;
+    let pre = message::snapshot_message(&Fields {
+        operation: "rollback",
+        session,
+        time: secs,
+        targets: &[],
+        changed: &changed,
+    });
+    let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
+    let pre_oid = capture::commit(repo, workdir, before_id, &parents, &pre, secs)?;
+    let pre_commit = repo.find_commit(pre_oid).map_err(git("read the pre-rollback commit"))?;
+    let after_id = worktree_tree(repo, workdir)?;
+    let lines: Vec<String> = outcome
+        .restored
+        .iter()
+        .map(|r| match r.action {
+            RestoredAction::Written => format!("W {}", r.path),
+            RestoredAction::Deleted => format!("D {}", r.path),
+        })
+        .collect();
+    let msg = message::revert_message(&snapshot.operation, &snapshot.id, session, secs, &lines);
+    let revert = capture::commit(repo, workdir, after_id, &[&pre_commit], &msg, secs)?;
+    let branch = capture::new_branch(repo, workdir, "rollback", secs, revert)?;
+    tracing::info!(repository = %workdir.display(), snapshot = %snapshot.id, files = outcome.restored.len(), %branch, "rollback done");
+    outcome.revert_commit = Some(hex(revert));
+    outcome.branch = Some(branch);
+    Ok(outcome)
+}
+
+/// Makes the working tree match `target` where it differs from `before` (limited to `only`):
+/// deletions first, so a directory can replace a file and a file a directory.
+fn apply(
+    repo: &Repository,
+    workdir: &Path,
+    before: &Tree<'_>,
+    target: &Tree<'_>,
+    only: Option<&Path>,
+) -> Result<Vec<Restored>, SnapshotError> {
+    let git = |e| SnapshotError::git("compare the snapshot with the working tree", workdir, e);
+    let mut opts = DiffOptions::new();
+    opts.include_typechange(true);
+    if let Some(p) = only.filter(|p| !p.as_os_str().is_empty()) {
+        opts.pathspec(p).disable_pathspec_match(true);
+    }
+    let diff = repo.diff_tree_to_tree(Some(before), Some(target), Some(&mut opts)).map_err(git)?;
+    let mut deletes: Vec<PathBuf> = Vec::new();
+    let mut writes: Vec<(PathBuf, Oid, FileMode)> = Vec::new();
+    for d in diff.deltas() {
+        let (old, new) = (d.old_file(), d.new_file());
+        let removes_old = matches!(d.status(), Delta::Deleted | Delta::Typechange);
+        if removes_old
+            && let Some(p) = old.path()
+            && old.mode() != FileMode::Commit
+        {
+            deletes.push(p.to_path_buf());
+        }
+        if matches!(d.status(), Delta::Added | Delta::Modified | Delta::Typechange)
+            && let Some(p) = new.path()
+            && new.mode() != FileMode::Commit
+        {
+            writes.push((p.to_path_buf(), new.id(), new.mode()));
+        }
+    }
+    let mut restored = Vec::with_capacity(deletes.len() + writes.len());
+    for rel in &deletes {
+        let path = checked(workdir, rel)?;
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(SnapshotError::io("delete", &path, e)),
+        }
+        remove_empty_parents(workdir, &path);
+        if !writes.iter().any(|(w, _, _)| w == rel) {
+            restored.push(Restored {
+                path: rel.display().to_string(),
+                action: RestoredAction::Deleted,
+            });
+        }
+    }
+    for (rel, oid, mode) in &writes {
+        write_one(repo, workdir, rel, *oid, *mode)?;
+        restored
+            .push(Restored { path: rel.display().to_string(), action: RestoredAction::Written });
+    }
+    restored.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(restored)
+}
+
+/// `workdir/rel`, refusing when a directory on the way is a symlink (a write must not leave
+/// the working tree through one).
+fn checked(workdir: &Path, rel: &Path) -> Result<PathBuf, SnapshotError> {
+    let mut cur = workdir.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for (i, part) in parts.iter().enumerate() {
+        let std::path::Component::Normal(name) = part else {
+            return Err(SnapshotError::Unsafe {
+                path: workdir.join(rel),
+                reason: "the path is not a plain relative path".into(),
+            });
+        };
+        cur.push(name);
+        let last = i + 1 == parts.len();
+        if !last && fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(SnapshotError::Unsafe {
+                path: workdir.join(rel),
+                reason: format!(
+                    "{} is a symbolic link; remove it and roll back again",
+                    cur.display()
+                ),
+            });
+        }
+    }
+    Ok(cur)
+}
+
+fn write_one(
+    repo: &Repository,
+    workdir: &Path,
+    rel: &Path,
+    oid: Oid,
+    mode: FileMode,
+) -> Result<(), SnapshotError> {
+    let path = checked(workdir, rel)?;
+    let blob = repo
+        .find_blob(oid)
+        .map_err(|e| SnapshotError::git("read a file from the snapshot", workdir, e))?;
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|e| SnapshotError::io("create the directory", parent, e))?;
+    }
+    // A symlink or directory in the way is replaced; a regular file is overwritten in place.
+    match fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            fs::remove_file(&path).map_err(|e| SnapshotError::io("replace", &path, e))?
+        }
+        Ok(m) if m.is_dir() => fs::remove_dir(&path)
+            .map_err(|e| SnapshotError::io("replace the directory", &path, e))?,
+        _ => {}
+    }
+    if mode == FileMode::Link {
+        let target = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(blob.content());
+        return std::os::unix::fs::symlink(target, &path)
+            .map_err(|e| SnapshotError::io("create the symbolic link", &path, e));
+    }
+    fs::write(&path, blob.content()).map_err(|e| SnapshotError::io("write", &path, e))?;
+    let bits = if mode == FileMode::BlobExecutable { 0o755 } else { 0o644 };
+    fs::set_permissions(&path, fs::Permissions::from_mode(bits))
+        .map_err(|e| SnapshotError::io("set the permissions of", &path, e))
+}
+
+/// Removes directories left empty by a deletion, up to (not including) the working tree.
+fn remove_empty_parents(workdir: &Path, file: &Path) {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if d == workdir || !d.starts_with(workdir) || fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}
