@@ -13,11 +13,14 @@
 //! looked for elsewhere and used only if it matches at exactly one place.
 
 mod apply;
+pub mod commit;
 mod diff;
 mod parse;
 
 #[cfg(test)]
 mod apply_tests;
+#[cfg(test)]
+mod commit_tests;
 #[cfg(test)]
 mod parse_tests;
 

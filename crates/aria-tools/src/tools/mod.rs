@@ -1,8 +1,10 @@
 //! Built-in tools. Each file holds one tool; the list of what the model may call is in
 //! [`crate::registry`].
 
+pub mod apply_patch;
 pub mod file_list;
 pub mod file_read;
+pub mod file_write;
 pub mod git_commit;
 pub mod git_diff;
 pub mod git_log;

@@ -14,3 +14,6 @@ mod shell_execute_props;
 mod shell_props;
 mod snapshot;
 mod ssrf_props;
+mod write_props;
+mod write_snapshot;
+mod write_tools;

@@ -1,0 +1,206 @@
+//! `apply_patch {patch}`: applies a unified diff to files inside the roots, all or nothing.
+//!
+//! Everything is checked before anything is written: the patch is parsed and validated
+//! ([`crate::patch::parse`]), every path is resolved by the path guard (creations with
+//! `resolve_for_create`, the rest must exist), every file is read and every hunk applied in
+//! memory. Only then are the new contents written, atomically per file and restored on a
+//! failure across files ([`crate::patch::commit`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
+use serde_json::{Value, json};
+
+use crate::guard::path::PathGuard;
+use crate::guard::read::DEFAULT_MAX_READ_BYTES;
+use crate::patch::commit::{Planned, commit, observe};
+use crate::patch::{Change, FilePatch, MAX_PATCH_BYTES, apply_file, parse};
+use crate::tools::file_write::write_error;
+use crate::tools::{blocking, path_error, roots_sentence};
+
+/// Applies a unified diff inside the roots. Tier: recoverable-write.
+#[derive(Debug)]
+pub struct ApplyPatch {
+    guard: Arc<PathGuard>,
+    spec: ToolSpec,
+}
+
+impl ApplyPatch {
+    /// The tool's name: a public contract.
+    pub const NAME: &'static str = "apply_patch";
+
+    pub fn new(guard: Arc<PathGuard>) -> Self {
+        let spec = ToolSpec {
+            name: ApplyPatch::NAME.to_owned(),
+            description: format!(
+                "Apply a unified diff (as `git diff` or `diff -u` write it) to text files inside \
+                 {}. Several files per patch; `--- /dev/null` creates a file and `+++ /dev/null` \
+                 deletes one. Context and '-' lines must match the current file exactly (a hunk \
+                 may be found a few lines away if it matches only there); on a mismatch nothing \
+                 is changed and the lines really found are shown. All files change or none. At \
+                 most {} KB.",
+                roots_sentence(&guard),
+                MAX_PATCH_BYTES / 1024
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "patch": {
+                        "type": "string",
+                        "description": "The unified diff: `--- a/PATH`, `+++ b/PATH`, then `@@ -START,COUNT +START,COUNT @@` hunks."
+                    }
+                },
+                "required": ["patch"],
+                "additionalProperties": false
+            }),
+        };
+        ApplyPatch { guard, spec }
+    }
+}
+
+fn argument(args: &Value) -> Result<String, ToolError> {
+    let usage = "apply_patch takes one string argument, \"patch\": a unified diff";
+    let Some(map) = args.as_object() else {
+        return Err(ToolError::failed(format!("the arguments are not a JSON object; {usage}")));
+    };
+    if let Some(unknown) = map.keys().find(|k| k.as_str() != "patch") {
+        return Err(ToolError::failed(format!("unknown argument \"{unknown}\"; {usage}")));
+    }
+    match map.get("patch") {
+        Some(Value::String(p)) => Ok(p.clone()),
+        Some(_) => Err(ToolError::failed(format!("\"patch\" must be a string; {usage}"))),
+        None => Err(ToolError::failed(format!("the argument \"patch\" is missing; {usage}"))),
+    }
+}
+
+/// One file of the patch, checked and applied in memory.
+struct Prepared {
+    file: FilePatch,
+    planned: Planned,
+    added: usize,
+    removed: usize,
+    offsets: Vec<(usize, isize)>,
+}
+
+fn prepare(guard: &PathGuard, file: FilePatch) -> Result<Prepared, ToolError> {
+    let hint = "Use file_list to see which files exist.";
+    let target = match file.change {
+        Change::Create => guard.resolve_for_create(&file.path),
+        Change::Modify | Change::Delete => guard.resolve_existing(&file.path),
+    }
+    .map_err(|e| path_error(e, hint))?;
+    let before = observe(guard, &target, DEFAULT_MAX_READ_BYTES).map_err(write_error)?;
+    let old = match (file.change, before.stat, &before.text, &before.unreadable) {
+        (Change::Create, Some(_), _, _) => {
+            return Err(ToolError::failed(format!(
+                "the patch creates {} (`--- /dev/null`), but it already exists; patch it with `--- a/{}` instead, or read it first",
+                file.path, file.path
+            )));
+        }
+        (Change::Create, None, _, _) => String::new(),
+        (_, _, Some(text), _) => text.clone(),
+        (_, _, None, why) => {
+            return Err(ToolError::failed(format!(
+                "{} cannot be patched: {}",
+                file.path,
+                why.as_deref().unwrap_or("it could not be read as text")
+            )));
+        }
+    };
+    let applied = apply_file(&old, &file).map_err(|e| ToolError::failed(e.to_string()))?;
+    let after = (file.change != Change::Delete).then_some(applied.text);
+    Ok(Prepared {
+        planned: Planned { target, before, after },
+        added: applied.added,
+        removed: applied.removed,
+        offsets: applied.offsets,
+        file,
+    })
+}
+
+fn summary(prepared: &[Prepared], dry_run: bool) -> String {
+    let n = prepared.len();
+    let files = if n == 1 { "1 file".to_owned() } else { format!("{n} files") };
+    let mut s = if dry_run {
+        format!("Dry run: the patch applies cleanly and would change {files}:")
+    } else {
+        format!("Applied the patch to {files}:")
+    };
+    for p in prepared {
+        let _ = write!(
+            s,
+            "\n  {} {} (+{} -{})",
+            p.file.change.letter(),
+            p.file.path,
+            p.added,
+            p.removed
+        );
+        for (hunk, offset) in &p.offsets {
+            let (n, dir) = if *offset > 0 { (*offset, "below") } else { (-offset, "above") };
+            let _ = write!(s, "\n    hunk {hunk} matched {n} lines {dir} where its header said");
+        }
+    }
+    if dry_run {
+        s.push_str("\nNothing was written.");
+    }
+    s
+}
+
+fn run(guard: &PathGuard, text: &str, dry_run: bool) -> Result<ToolOutput, ToolError> {
+    let patch =
+        parse(text).map_err(|e| ToolError::failed(format!("the patch was not applied: {e}")))?;
+    let mut prepared = Vec::with_capacity(patch.files.len());
+    let mut seen: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for file in patch.files {
+        let p = prepare(guard, file)?;
+        let real = p.planned.target.path().to_path_buf();
+        if let Some(first) = seen.insert(real.clone(), p.file.path.clone()) {
+            return Err(ToolError::failed(format!(
+                "{first} and {} are the same file ({}); change it in one section of the patch",
+                p.file.path,
+                real.display()
+            )));
+        }
+        prepared.push(p);
+    }
+    if !dry_run {
+        let plans: Vec<Planned> = prepared.iter().map(|p| p.planned.clone()).collect();
+        commit(&plans).map_err(write_error)?;
+        tracing::debug!(tool = ApplyPatch::NAME, files = plans.len(), "patched");
+    }
+    let files: Vec<Value> = prepared
+        .iter()
+        .map(|p| {
+            json!({
+                "path": p.planned.target.path().to_string_lossy(),
+                "change": p.file.change.letter().to_string(),
+                "added": p.added,
+                "removed": p.removed,
+            })
+        })
+        .collect();
+    Ok(ToolOutput::text(summary(&prepared, dry_run))
+        .with_details(json!({ "files": files, "dry_run": dry_run })))
+}
+
+impl Tool for ApplyPatch {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn tier(&self, _args: &Value) -> Tier {
+        Tier::RecoverableWrite
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let text = argument(&args)?;
+            let guard = Arc::clone(&self.guard);
+            let dry_run = ctx.dry_run;
+            blocking(ApplyPatch::NAME, move || run(&guard, &text, dry_run)).await
+        })
+    }
+}

@@ -1,0 +1,314 @@
+//! `file_write` and `apply_patch` through the `aria_api::Tool` contract: what lands on disk,
+//! what the model is told, and that refusals and failures change nothing anywhere.
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::sync::Arc;
+
+use aria_api::{Tier, Tool, ToolContext, ToolError, ToolOutput};
+use aria_tools::{ApplyPatch, FileWrite, MAX_WRITE_BYTES};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::fixture::{Fixture, fixture};
+use super::write_snapshot::tree;
+
+fn write_tool(fx: &Fixture) -> FileWrite {
+    FileWrite::new(Arc::new(fx.guard()))
+}
+
+fn patch_tool(fx: &Fixture) -> ApplyPatch {
+    ApplyPatch::new(Arc::new(fx.guard()))
+}
+
+async fn call(tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+    tool.call(args, &ToolContext::default()).await
+}
+
+async fn dry(tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+    tool.call(args, &ToolContext { dry_run: true, ..ToolContext::default() }).await
+}
+
+#[track_caller]
+fn refused(r: Result<ToolOutput, ToolError>) -> String {
+    match r {
+        Err(ToolError::Refused { reason }) => reason,
+        other => panic!("expected Refused, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn failed(r: Result<ToolOutput, ToolError>) -> String {
+    match r {
+        Err(ToolError::Failed { message }) => message,
+        other => panic!("expected Failed, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------- specs (public contract)
+
+#[test]
+fn specs_are_the_public_contract() {
+    let fx = fixture();
+    let (w, p) = (write_tool(&fx), patch_tool(&fx));
+    assert_eq!(w.spec().name, "file_write");
+    assert_eq!(w.spec().parameters["required"], json!(["path", "content"]));
+    assert_eq!(p.spec().name, "apply_patch");
+    assert_eq!(p.spec().parameters["required"], json!(["patch"]));
+    for spec in [w.spec(), p.spec()] {
+        assert_eq!(spec.parameters["additionalProperties"], json!(false));
+        assert!(spec.description.contains(fx.root.to_str().unwrap()), "{}", spec.description);
+        assert!(spec.description.len() < 700, "too long for a model: {}", spec.description);
+    }
+    assert!(w.spec().description.contains("over 10 MB"), "{}", w.spec().description);
+    assert!(p.spec().description.contains("50 KB"), "{}", p.spec().description);
+    assert_eq!(w.tier(&json!({})), Tier::RecoverableWrite);
+    assert_eq!(p.tier(&json!({})), Tier::RecoverableWrite);
+}
+
+// ---------------------------------------------------------------- file_write
+
+#[tokio::test]
+async fn file_write_creates_a_file_and_its_directories() {
+    let fx = fixture();
+    let out = call(&write_tool(&fx), json!({"path": "docs/new/todo.md", "content": "one\ntwo\n"}))
+        .await
+        .unwrap();
+    let path = fx.root.join("docs/new/todo.md");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "one\ntwo\n");
+    assert_eq!(
+        out.content,
+        format!(
+            "Created {} (8 bytes, 2 lines). Missing parent directories were created.",
+            path.display()
+        )
+    );
+    assert_eq!(out.details["action"], json!("created"));
+    assert_eq!(out.details["bytes"], json!(8));
+}
+
+#[tokio::test]
+async fn file_write_replaces_keeping_permissions_and_says_what_changed() {
+    let fx = fixture();
+    let path = fx.root.join("notes.txt");
+    fs::write(&path, "a\nb\nc\n").unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    let out = call(&write_tool(&fx), json!({"path": "notes.txt", "content": "a\nB\nc\nd\n"}))
+        .await
+        .unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "a\nB\nc\nd\n");
+    assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o7777, 0o640);
+    assert_eq!(
+        out.content,
+        format!(
+            "Replaced {} (8 bytes, 4 lines). It had 6 bytes, 3 lines; +2 -1 lines, first change at line 2.",
+            path.display()
+        )
+    );
+    assert_eq!(
+        (out.details["added"].clone(), out.details["removed"].clone()),
+        (json!(2), json!(1))
+    );
+}
+
+#[tokio::test]
+async fn file_write_with_the_same_content_writes_nothing() {
+    let fx = fixture();
+    let path = fx.root.join("notes.txt");
+    let ino = fs::metadata(&path).unwrap().ino();
+    let out =
+        call(&write_tool(&fx), json!({"path": "notes.txt", "content": "notes"})).await.unwrap();
+    assert!(out.content.ends_with("already has exactly this content; nothing was written."));
+    assert_eq!(fs::metadata(&path).unwrap().ino(), ino);
+}
+
+#[tokio::test]
+async fn file_write_dry_run_changes_nothing() {
+    let fx = fixture();
+    let before = tree(&fx.base);
+    let w = write_tool(&fx);
+    let out = dry(&w, json!({"path": "x/y/z.txt", "content": "hi\n"})).await.unwrap();
+    assert_eq!(
+        out.content,
+        format!(
+            "Dry run: would create {} (3 bytes, 1 lines). Missing parent directories would be created. Nothing was written.",
+            fx.root.join("x/y/z.txt").display()
+        )
+    );
+    let out = dry(&w, json!({"path": "a/b.txt", "content": "HELLO\n"})).await.unwrap();
+    assert!(out.content.starts_with("Dry run: would replace"), "{}", out.content);
+    assert!(out.content.contains("+1 -1 lines, first change at line 1"), "{}", out.content);
+    assert_eq!(out.details["dry_run"], json!(true));
+    assert_eq!(tree(&fx.base), before);
+}
+
+#[tokio::test]
+async fn file_write_refusals_write_nothing_anywhere() {
+    let fx = fixture();
+    let before = tree(&fx.base);
+    let w = write_tool(&fx);
+    let outside = fx.outside.join("new.txt");
+    for path in [
+        "../outside/new.txt",
+        outside.to_str().unwrap(),
+        "link_out/new.txt",
+        "link_file_out",
+        "dangling",
+        ".env",
+        ".env.production",
+        "config/.ssh/authorized_keys",
+        "keys/server.key",
+        "link_to_env",
+        "sneaky.txt",
+        "new/../../outside/x",
+        "%2e%2e/x",
+    ] {
+        let reason = refused(call(&w, json!({"path": path, "content": "pwned"})).await);
+        assert!(!reason.is_empty(), "{path}");
+    }
+    assert_eq!(tree(&fx.base), before);
+}
+
+#[tokio::test]
+async fn file_write_failures_say_what_to_do() {
+    let fx = fixture();
+    let w = write_tool(&fx);
+    let msg = failed(call(&w, json!({"path": "a", "content": "x"})).await);
+    assert!(msg.contains("is a directory"), "{msg}");
+    let msg = failed(call(&w, json!({"path": "a.txt"})).await);
+    assert!(msg.contains("\"content\" is missing"), "{msg}");
+    let big = "x".repeat(MAX_WRITE_BYTES as usize + 1);
+    let msg = failed(call(&w, json!({"path": "big.txt", "content": big})).await);
+    assert!(msg.contains("over the 10 MB limit"), "{msg}");
+    assert!(!fx.root.join("big.txt").exists());
+}
+
+#[tokio::test]
+async fn file_write_through_a_symlink_inside_the_root_writes_its_target() {
+    let fx = fixture();
+    call(&write_tool(&fx), json!({"path": "link_file_in", "content": "via link"})).await.unwrap();
+    assert_eq!(fs::read_to_string(fx.root.join("notes.txt")).unwrap(), "via link");
+    assert!(fs::symlink_metadata(fx.root.join("link_file_in")).unwrap().file_type().is_symlink());
+}
+
+// ---------------------------------------------------------------- apply_patch
+
+const MULTI: &str = "\
+diff --git a/a/b.txt b/a/b.txt
+--- a/a/b.txt
++++ b/a/b.txt
+@@ -1 +1,2 @@
+-hello
++hello, world
++second line
+--- /dev/null
++++ b/src/new.rs
+@@ -0,0 +1,2 @@
++fn main() {}
++// end
+--- a/notes.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-notes
+\\ No newline at end of file
+";
+
+#[tokio::test]
+async fn apply_patch_modifies_creates_and_deletes() {
+    let fx = fixture();
+    let out = call(&patch_tool(&fx), json!({ "patch": MULTI })).await.unwrap();
+    assert_eq!(
+        out.content,
+        "Applied the patch to 3 files:\n  M a/b.txt (+2 -1)\n  A src/new.rs (+2 -0)\n  D notes.txt (+0 -1)"
+    );
+    // b.txt had no final newline; the replaced last line gets one as the patch says.
+    assert_eq!(fs::read_to_string(fx.root.join("a/b.txt")).unwrap(), "hello, world\nsecond line\n");
+    assert_eq!(fs::read_to_string(fx.root.join("src/new.rs")).unwrap(), "fn main() {}\n// end\n");
+    assert!(!fx.root.join("notes.txt").exists());
+    assert_eq!(
+        out.details["files"][2],
+        json!({"path": fx.abs("notes.txt"), "change": "D", "added": 0, "removed": 1})
+    );
+}
+
+#[tokio::test]
+async fn apply_patch_dry_run_reports_counts_and_changes_nothing() {
+    let fx = fixture();
+    let before = tree(&fx.base);
+    let out = dry(&patch_tool(&fx), json!({ "patch": MULTI })).await.unwrap();
+    assert_eq!(
+        out.content,
+        "Dry run: the patch applies cleanly and would change 3 files:\n  M a/b.txt (+2 -1)\n  A src/new.rs (+2 -0)\n  D notes.txt (+0 -1)\nNothing was written."
+    );
+    assert_eq!(tree(&fx.base), before);
+}
+
+#[tokio::test]
+async fn a_mismatch_in_one_file_changes_no_file() {
+    let fx = fixture();
+    fs::write(fx.root.join("list.txt"), "one\ntwo\nthree\n").unwrap();
+    let before = tree(&fx.base);
+    let patch = "--- a/a/b.txt\n+++ b/a/b.txt\n@@ -1 +1 @@\n-hello\n\\ No newline at end of file\n+bye\n--- a/list.txt\n+++ b/list.txt\n@@ -2,2 +2,2 @@\n-TWO\n+2\n three\n";
+    let msg = failed(call(&patch_tool(&fx), json!({ "patch": patch })).await);
+    assert!(msg.starts_with("hunk 1 of list.txt does not match the file."), "{msg}");
+    assert!(msg.contains("Lines 2-3 of the file are:\n     2 | two\n     3 | three"), "{msg}");
+    assert_eq!(tree(&fx.base), before);
+}
+
+#[tokio::test]
+async fn a_refused_path_anywhere_in_the_patch_changes_nothing() {
+    let fx = fixture();
+    let before = tree(&fx.base);
+    for bad in ["../outside/secret.txt", "link_out/secret.txt", ".env", "link_file_out"] {
+        let patch = format!(
+            "--- a/a/b.txt\n+++ b/a/b.txt\n@@ -1 +1 @@\n-hello\n\\ No newline at end of file\n+bye\n--- a/{bad}\n+++ b/{bad}\n@@ -1 +1 @@\n-top secret\n+pwned\n"
+        );
+        let reason = refused(call(&patch_tool(&fx), json!({ "patch": patch })).await);
+        assert!(!reason.is_empty());
+        let create = format!("--- /dev/null\n+++ b/{bad}\n@@ -0,0 +1 @@\n+pwned\n");
+        assert!(call(&patch_tool(&fx), json!({ "patch": create })).await.is_err(), "{bad}");
+    }
+    assert_eq!(tree(&fx.base), before);
+}
+
+#[tokio::test]
+async fn apply_patch_keeps_crlf_and_finds_shifted_hunks() {
+    let fx = fixture();
+    let path = fx.root.join("win.txt");
+    fs::write(&path, "header\r\nextra\r\nalpha\r\nbeta\r\ngamma\r\n").unwrap();
+    let patch = "--- a/win.txt\n+++ b/win.txt\n@@ -2,3 +2,3 @@\n alpha\n-beta\n+BETA\n gamma\n";
+    let out = call(&patch_tool(&fx), json!({ "patch": patch })).await.unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "header\r\nextra\r\nalpha\r\nBETA\r\ngamma\r\n");
+    assert!(
+        out.content.contains("hunk 1 matched 1 lines below where its header said"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn apply_patch_refuses_what_it_cannot_do_cleanly() {
+    let fx = fixture();
+    let p = patch_tool(&fx);
+    let cases = [
+        ("--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+x\n", "already exists"),
+        ("--- a/missing.txt\n+++ b/missing.txt\n@@ -1 +1 @@\n-a\n+b\n", "does not exist"),
+        (
+            "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-notes\n\\ No newline at end of file\n+n\n--- a/link_file_in\n+++ b/link_file_in\n@@ -1 +1 @@\n-notes\n\\ No newline at end of file\n+m\n",
+            "are the same file",
+        ),
+        ("not a patch", "the patch was not applied: the patch contains no file changes"),
+    ];
+    for (patch, expected) in cases {
+        let msg = failed(call(&p, json!({ "patch": patch })).await);
+        assert!(msg.contains(expected), "{patch:?}: {msg}");
+    }
+    fs::write(fx.root.join("bin.dat"), b"a\0b\n").unwrap();
+    let msg = failed(
+        call(&p, json!({"patch": "--- a/bin.dat\n+++ b/bin.dat\n@@ -1 +1 @@\n-a\n+b\n"})).await,
+    );
+    assert!(msg.contains("bin.dat cannot be patched") && msg.contains("binary"), "{msg}");
+    let huge = format!("--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+{}\n", "y".repeat(60 * 1024));
+    let msg = failed(call(&p, json!({ "patch": huge })).await);
+    assert!(msg.contains("over the 51200-byte limit"), "{msg}");
+}
