@@ -50,6 +50,10 @@ pub use snapshot::{Rollback, Snapshot, SnapshotError, SnapshotId, SnapshotOption
 pub use tools::apply_patch::ApplyPatch;
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
 pub use tools::file_read::FileRead;
+pub use tools::file_search::{
+    DEFAULT_SEARCH_BUDGET, DEFAULT_SEARCH_RESULTS, FileSearch, MAX_LINE_CHARS,
+    MAX_SEARCH_OUTPUT_BYTES, MAX_SEARCH_RESULTS,
+};
 pub use tools::file_write::{FileWrite, MAX_WRITE_BYTES};
 pub use tools::git_commit::{COMMIT_TYPES, Committed, GitCommit, check_commit_message, commit_in};
 pub use tools::git_diff::{GitDiff, MAX_DIFF_BYTES};

@@ -11,6 +11,7 @@ use crate::guard::path::PathGuard;
 use crate::tools::apply_patch::ApplyPatch;
 use crate::tools::file_list::FileList;
 use crate::tools::file_read::FileRead;
+use crate::tools::file_search::FileSearch;
 use crate::tools::file_write::FileWrite;
 use crate::tools::git_commit::GitCommit;
 use crate::tools::git_diff::GitDiff;
@@ -25,6 +26,7 @@ type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
 const BUILTINS: &[(&str, Make)] = &[
     (FileRead::NAME, |g| Arc::new(FileRead::new(Arc::clone(g)))),
     (FileList::NAME, |g| Arc::new(FileList::new(Arc::clone(g)))),
+    (FileSearch::NAME, |g| Arc::new(FileSearch::new(Arc::clone(g)))),
     (FileWrite::NAME, |g| Arc::new(FileWrite::new(Arc::clone(g)))),
     (ApplyPatch::NAME, |g| Arc::new(ApplyPatch::new(Arc::clone(g)))),
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
@@ -60,6 +62,7 @@ mod tests {
     const EXPECTED: &[(&str, &str, Tier)] = &[
         ("file_read", r#"{"path": "a.txt"}"#, Tier::Read),
         ("file_list", r#"{"path": "."}"#, Tier::Read),
+        ("file_search", r#"{"pattern": "fn main", "path": "."}"#, Tier::Read),
         ("file_write", r#"{"path": "a.txt", "content": "x"}"#, Tier::RecoverableWrite),
         ("apply_patch", r#"{"patch": "--- a/a\n+++ b/a\n"}"#, Tier::RecoverableWrite),
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),

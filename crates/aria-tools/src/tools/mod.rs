@@ -4,6 +4,7 @@
 pub mod apply_patch;
 pub mod file_list;
 pub mod file_read;
+pub mod file_search;
 pub mod file_write;
 pub mod git_commit;
 pub mod git_diff;

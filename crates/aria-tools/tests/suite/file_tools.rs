@@ -197,6 +197,7 @@ async fn registry_lists_exactly_the_builtin_tools() {
         [
             "file_read",
             "file_list",
+            "file_search",
             "shell_execute",
             "system_info",
             "git_status",

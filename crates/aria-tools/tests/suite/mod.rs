@@ -1,3 +1,4 @@
+mod file_search;
 mod file_tools;
 mod fixture;
 mod git_tools;
