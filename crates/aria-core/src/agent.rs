@@ -16,6 +16,7 @@ use crate::memory::MemoryBackend;
 use crate::memory_extract::Background;
 use crate::registry::ToolRegistry;
 use crate::run::Run;
+use crate::snapshot::Snapshotter;
 
 /// USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,7 +78,11 @@ pub struct AgentConfig {
     pub spend_guard: Option<Arc<dyn SpendGuard>>,
     /// Whether recoverable writes are snapshotted before they run. Off until a snapshotter is
     /// configured: then `governed` mode asks before a recoverable write, as it has no undo.
+    /// When on, a recoverable write runs only after [`AgentConfig::snapshotter`] took its
+    /// snapshot; with no snapshotter it does not run at all (fail closed).
     pub snapshots: bool,
+    /// Takes the snapshots before recoverable writes; set with [`AgentConfig::with_snapshotter`].
+    pub snapshotter: Option<Arc<dyn Snapshotter>>,
     /// Which route answered, for a provider that falls back; `None`: always `model`.
     pub answered_by: Option<Arc<dyn AnsweredBy>>,
     /// Counts a request's input tokens for the pre-call cost check (e.g. tiktoken for OpenAI
@@ -100,6 +105,14 @@ pub struct AgentConfig {
 }
 
 impl AgentConfig {
+    /// Installs the snapshotter and turns snapshots on: `governed` mode then runs recoverable
+    /// writes without asking, each after its snapshot.
+    pub fn with_snapshotter(mut self, snapshotter: Arc<dyn Snapshotter>) -> Self {
+        self.snapshotter = Some(snapshotter);
+        self.snapshots = true;
+        self
+    }
+
     pub fn new(model: impl Into<String>, system_prompt: impl Into<String>) -> Self {
         AgentConfig {
             model: model.into(),
@@ -113,6 +126,7 @@ impl AgentConfig {
             approval_timeout: Duration::from_secs(60),
             spend_guard: None,
             snapshots: false,
+            snapshotter: None,
             answered_by: None,
             count_input_tokens: None,
             context_window: None,

@@ -25,6 +25,7 @@ mod output;
 mod policy;
 mod registry;
 mod run;
+mod snapshot;
 
 pub use agent::{Agent, AgentConfig, Answer, AnsweredBy, Price, RunError, SpendGuard};
 pub use compaction::{SUMMARY_MAX_TOKENS, SummaryError, check_summary, summary_request};
@@ -46,3 +47,4 @@ pub use output::{
 };
 pub use policy::{Decision, decide};
 pub use registry::{CallError, RegistryError, ToolRegistry};
+pub use snapshot::{RestorePoint, SnapshotFailed, Snapshotter};

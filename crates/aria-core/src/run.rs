@@ -572,6 +572,9 @@ impl<'a> Run<'a> {
         args: Value,
         tier: Tier,
     ) -> Result<String, Stop> {
+        if let Err(refusal) = self.snapshot_before(call, &args, tier).await? {
+            return Ok(refusal);
+        }
         self.audit(
             "tool.start",
             json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier}),
@@ -631,6 +634,49 @@ impl<'a> Run<'a> {
                 Err(Stop::Fail(format!("the tool `{}` failed fatally: {answer}", call.name)))
             }
             _ => Ok(answer),
+        }
+    }
+
+    /// Before a recoverable write: snapshot what it may change and audit the restore points.
+    /// `Ok(Err(answer))`: the snapshot failed (or snapshots are on with no snapshotter), so
+    /// the call must not run and `answer` tells the model why.
+    async fn snapshot_before(
+        &mut self,
+        call: &ToolCall,
+        args: &Value,
+        tier: Tier,
+    ) -> Result<Result<(), String>, Stop> {
+        let config = &self.agent.config;
+        if tier != Tier::RecoverableWrite || config.dry_run {
+            return Ok(Ok(()));
+        }
+        let taken = match &config.snapshotter {
+            Some(s) => crate::snapshot::take(s, &call.name, args, &self.session.id).await,
+            None if config.snapshots => Err(crate::snapshot::SnapshotFailed(
+                "snapshots are on but no snapshotter is installed (a bug in ARIA's setup)".into(),
+            )),
+            // Snapshots are off: the policy asked the user before this write.
+            None => return Ok(Ok(())),
+        };
+        match taken {
+            Ok(points) => {
+                self.audit(
+                    "tool.snapshot",
+                    json!({"call_id": call.id, "name": call.name, "snapshots": points}),
+                )?;
+                Ok(Ok(()))
+            }
+            Err(e) => {
+                self.trace_tool(call, "snapshot_failed", 0)?;
+                self.audit(
+                    "tool.snapshot_failed",
+                    json!({"call_id": call.id, "name": call.name, "error": e.0}),
+                )?;
+                Ok(Err(format!(
+                    "error: not run: the snapshot that makes this change undoable failed, so \
+                     nothing was changed: {e}"
+                )))
+            }
         }
     }
 

@@ -6,4 +6,5 @@ mod loop_tests;
 mod memory_rig;
 mod memory_tests;
 mod policy_tests;
+mod snapshot_tests;
 mod spend_tests;

@@ -18,6 +18,20 @@ impl Approver for Always {
     }
 }
 
+/// A snapshotter that always succeeds (the hook itself is tested in `snapshot_tests.rs`).
+#[derive(Debug)]
+struct NoopSnapshots;
+impl aria_core::Snapshotter for NoopSnapshots {
+    fn before_write(
+        &self,
+        _tool: &str,
+        _args: &serde_json::Value,
+        _session_id: &str,
+    ) -> Result<Vec<aria_core::RestorePoint>, aria_core::SnapshotFailed> {
+        Ok(vec![])
+    }
+}
+
 fn two_calls() -> Vec<Turn> {
     vec![
         Turn::tool("kill", json!({"path": "p"})),
@@ -76,7 +90,9 @@ async fn read_only_mode_refuses_writes_and_dry_run_changes_nothing() {
     let body = aria_core::untrusted_body(&seen).unwrap_or_else(|| panic!("not wrapped: {seen}"));
     assert!(body.starts_with("[dry run]"), "{seen}");
 
-    let r = rig(turns(), End::Fail, vec![tool.clone()], |c| c.snapshots = true);
+    let r = rig(turns(), End::Fail, vec![tool.clone()], |c| {
+        *c = c.clone().with_snapshotter(Arc::new(NoopSnapshots));
+    });
     r.run("write").await.0.unwrap();
     assert_eq!(tool.count(), 1, "governed mode runs snapshotted recoverable writes");
 
