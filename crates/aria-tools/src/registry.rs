@@ -17,6 +17,7 @@ use crate::tools::git_commit::GitCommit;
 use crate::tools::git_diff::GitDiff;
 use crate::tools::git_log::GitLog;
 use crate::tools::git_status::GitStatus;
+use crate::tools::python_run::PythonRun;
 use crate::tools::shell_execute::ShellExecute;
 use crate::tools::system_info::SystemInfo;
 
@@ -31,6 +32,7 @@ const BUILTINS: &[(&str, Make)] = &[
     (ApplyPatch::NAME, |g| Arc::new(ApplyPatch::new(Arc::clone(g)))),
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
     (SystemInfo::NAME, |g| Arc::new(SystemInfo::new(Arc::clone(g)))),
+    (PythonRun::NAME, |g| Arc::new(PythonRun::new(Arc::clone(g)))),
     (GitStatus::NAME, |g| Arc::new(GitStatus::new(Arc::clone(g)))),
     (GitDiff::NAME, |g| Arc::new(GitDiff::new(Arc::clone(g)))),
     (GitLog::NAME, |g| Arc::new(GitLog::new(Arc::clone(g)))),
@@ -67,6 +69,7 @@ mod tests {
         ("apply_patch", r#"{"patch": "--- a/a\n+++ b/a\n"}"#, Tier::RecoverableWrite),
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
         ("system_info", r#"{}"#, Tier::Read),
+        ("python_run", r#"{"code": "print(1)"}"#, Tier::Irreversible),
         ("git_status", r#"{"path": "."}"#, Tier::Read),
         ("git_diff", r#"{"path": ".", "staged": true}"#, Tier::Read),
         ("git_log", r#"{"path": ".", "limit": 5}"#, Tier::Read),

@@ -11,6 +11,7 @@ pub mod git_diff;
 pub mod git_log;
 pub(crate) mod git_repo;
 pub mod git_status;
+pub mod python_run;
 pub mod shell_execute;
 pub mod system_info;
 

@@ -6,6 +6,7 @@ mod injection;
 mod path_create;
 mod path_guard;
 mod path_props;
+mod python_run;
 mod read_text;
 mod secrets;
 mod secrets_kinds;
