@@ -60,8 +60,8 @@ pub use tools::git_diff::{GitDiff, MAX_DIFF_BYTES};
 pub use tools::git_log::{GitLog, MAX_LOG_LIMIT};
 pub use tools::git_status::{GitStatus, MAX_STATUS_ENTRIES};
 pub use tools::python_run::{
-    DEFAULT_PYTHON_TIMEOUT, MAX_INLINE_CODE_BYTES, MAX_SCRIPT_BYTES, PYTHON_ENV_ALLOWLIST, PythonRun,
-    find_python3,
+    DEFAULT_PYTHON_TIMEOUT, MAX_INLINE_CODE_BYTES, MAX_SCRIPT_BYTES, PYTHON_ENV_ALLOWLIST,
+    PythonRun, find_python3,
 };
 pub use tools::shell_execute::{DEFAULT_SHELL_TIMEOUT, ShellExecute, command_verdict};
 pub use tools::system_info::{SystemInfo, TOP_PROCESSES};
