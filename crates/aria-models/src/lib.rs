@@ -24,6 +24,7 @@
 mod anthropic;
 mod budget;
 mod cost;
+mod embed;
 mod http;
 mod ollama;
 mod openai;
@@ -38,6 +39,7 @@ pub use budget::{ContextBudget, Fitted};
 pub use cost::{
     CapVerdict, KNOWN_MODELS, KnownModel, PeriodCaps, PeriodSpend, Price, Pricing, known_model,
 };
+pub use embed::{EmbedWire, HttpEmbedder, HttpEmbedderConfig};
 pub use http::Timeouts;
 pub use ollama::{LineAssembler, OllamaConfig, OllamaProvider};
 pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider, ToolChoice};

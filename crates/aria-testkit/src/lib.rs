@@ -7,12 +7,17 @@
 //!   OpenAI chat-completions, Anthropic Messages and Ollama native wire formats (real stream
 //!   shapes), playing one script vocabulary ([`mock::MockTurn`]) that includes fault injection:
 //!   HTTP errors with `Retry-After`, a connection reset mid-stream, truncated JSON, a stall.
+//! - [`embed_mock`]: the embedding endpoints of the Ollama and OpenAI mocks (`/api/embed`,
+//!   `/v1/embeddings`), answering with deterministic bag-of-words vectors ([`toy_embedding`]).
 //!
 //! Nothing here reaches beyond 127.0.0.1.
 
 pub mod anthropic_mock;
+pub mod embed_mock;
 pub mod memory;
 pub mod mock;
 pub mod ollama_mock;
 pub mod openai_mock;
 pub mod scripted;
+
+pub use embed_mock::toy_embedding;

@@ -116,6 +116,8 @@ pub struct Mock {
     pub(crate) chunk_delay: Duration,
     pub(crate) usage: Option<(u64, u64)>,
     pub(crate) context_length: u64,
+    pub(crate) embed_dims: usize,
+    pub(crate) embed_errors: Vec<MockTurn>,
 }
 
 impl Mock {
@@ -133,6 +135,8 @@ impl Mock {
             chunk_delay: Duration::ZERO,
             usage: None,
             context_length: 32_768,
+            embed_dims: 8,
+            embed_errors: Vec::new(),
         }
     }
 
@@ -170,6 +174,19 @@ impl Mock {
         self
     }
 
+    /// The length of the vectors the embedding endpoints answer with (default 8).
+    pub fn embed_dims(mut self, dims: usize) -> Self {
+        self.embed_dims = dims;
+        self
+    }
+
+    /// Errors (only [`MockTurn::Error`] is meaningful) that answer the first embedding requests,
+    /// in order, before the endpoint starts answering with vectors.
+    pub fn embed_errors(mut self, errors: Vec<MockTurn>) -> Self {
+        self.embed_errors = errors;
+        self
+    }
+
     /// Starts the server on its own thread. Panics if no loopback port can be bound (a test
     /// cannot go on without it).
     pub fn serve(self) -> MockServer {
@@ -192,6 +209,7 @@ impl Mock {
             log: Mutex::default(),
             others: Mutex::default(),
             played: Mutex::new(0),
+            embeds: Mutex::new(0),
             notify: Notify::new(),
         });
         let app: Router = match wire {
@@ -331,6 +349,7 @@ pub(crate) struct Shared {
     log: Mutex<Vec<Recorded>>,
     others: Mutex<Vec<(String, Value)>>,
     played: Mutex<usize>,
+    embeds: Mutex<usize>,
     notify: Notify,
 }
 
@@ -378,6 +397,13 @@ impl Shared {
             None => None,
         };
         (played, turn)
+    }
+
+    /// Counts an embedding request; returns the scripted error that answers it, if any.
+    pub(crate) fn next_embed_error(&self) -> Option<&MockTurn> {
+        let mut n = self.embeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *n += 1;
+        self.config.embed_errors.get(*n - 1)
     }
 
     /// The message for a request that found the script exhausted.

@@ -57,6 +57,7 @@ impl MockOllama {
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/api/chat", post(chat))
+        .route("/api/embed", post(crate::embed_mock::ollama_embed))
         .route("/api/show", post(show))
         .route("/api/generate", post(generate))
         .route("/api/tags", get(tags))

@@ -36,6 +36,7 @@ pub type MockOpenAi = Mock;
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/embeddings", post(crate::embed_mock::openai_embed))
         .route("/v1/models", get(list_models))
         .fallback(no_route)
         .with_state(shared)

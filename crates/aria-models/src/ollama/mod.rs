@@ -8,7 +8,7 @@
 //! cache than a small machine has), unless [`OllamaConfig::num_ctx`] fixes it. The answer is
 //! cached per model.
 
-mod wire;
+pub(crate) mod wire;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

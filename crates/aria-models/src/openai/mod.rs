@@ -6,7 +6,7 @@
 //! are sent when configured and the request declares tools.
 
 mod assembler;
-mod errors;
+pub(crate) mod errors;
 mod wire;
 
 use std::sync::Arc;

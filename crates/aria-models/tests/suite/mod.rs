@@ -1,6 +1,7 @@
 //! Shared helpers for the integration suite.
 
 mod anthropic;
+mod embed;
 mod ollama;
 mod openai_errors;
 mod openai_stream;
