@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use aria_api::{Redact, Tool};
-use aria_core::{Agent, AgentConfig, Approver, Price, ToolRegistry};
+use aria_core::{Agent, AgentConfig, Approver, MemoryBackend, Price, TokenCounter, ToolRegistry};
 use aria_store::Store;
 use aria_tools::{PathGuard, SecretRedactor, SensitivePatterns};
 
@@ -118,7 +118,12 @@ pub fn agent(
 ) -> CliResult<Agent> {
     let p = &config.provider;
     let built = provider(config)?;
-    let registry = ToolRegistry::new(tools(config)?)
+    // Long-term memory: recalled into every request, filled by extraction and the memory tools.
+    let memory: Arc<dyn MemoryBackend> =
+        Arc::new(crate::memory::StoreMemory::new(store.clone(), None));
+    let mut tools = tools(config)?;
+    tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone()));
+    let registry = ToolRegistry::new(tools)
         .context("the built-in tools are inconsistent (a bug: please report it)")
         .map_err(CliError::failed)?;
     let mut agent_config = AgentConfig::new(p.model.clone(), system_prompt(config));
@@ -137,6 +142,15 @@ pub fn agent(
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;
+    // Context building counts with the router's counter, in the primary model's window.
+    agent_config.token_counter = TokenCounter {
+        message: aria_models::tokens::count_message,
+        tools: aria_models::tokens::count_tools,
+    };
+    agent_config.context_window = p
+        .context_window
+        .or(p.num_ctx)
+        .or_else(|| aria_models::known_model(&p.model).map(|m| m.context_window));
     let agent = Agent::new(
         built.provider,
         Arc::new(registry),
@@ -144,7 +158,8 @@ pub fn agent(
         store,
         redactor,
         agent_config,
-    );
+    )
+    .with_memory(memory);
     Ok(match approver {
         Some(a) => agent.with_approver(a),
         None => agent,

@@ -13,6 +13,7 @@ mod exit;
 #[cfg(feature = "local")]
 mod local;
 mod logging;
+mod memory;
 mod providers;
 mod render;
 mod runlock;

@@ -65,6 +65,8 @@ pub struct Provenance {
     pub message_ids: Vec<i64>,
     /// The model that extracted it; `None` when the user or a tool call stored it verbatim.
     pub model: Option<String>,
+    /// When it was extracted (RFC 3339 UTC); `None` when it was not extracted.
+    pub extracted_at: Option<String>,
     /// `extraction` or `tool` (the model called `memory_store`).
     pub source: String,
 }
@@ -125,6 +127,8 @@ pub trait MemoryBackend: Send + Sync + std::fmt::Debug {
     /// builder keeps those with confidence above 0.5.
     fn profile(&self) -> MemoryFuture<'_, Vec<MemoryHit>>;
 
-    /// Stores `memory`, or updates an existing one that says the same thing.
+    /// Stores `memory`, or updates an existing one that says the same thing. The backend
+    /// audits the write (`memory.store` / `memory.update`, in the same transaction as the write
+    /// in the SQLite store), with the provenance's session and `source` as the actor.
     fn remember(&self, memory: NewMemory) -> MemoryFuture<'_, Stored>;
 }

@@ -216,24 +216,35 @@ impl Job {
         };
         self.trace(response.usage, "ok", duration_ms);
         let extracted = parse_extraction(&response);
-        let (mut stored, mut updated) = (0, 0);
+        let (mut stored, mut updated, mut failed) = (0, 0, 0);
+        let mut ids = Vec::new();
+        let extracted_at = rfc3339_now();
         for c in extracted.candidates {
-            match self.store(c).await {
-                Ok(Stored::Inserted(_)) => stored += 1,
-                Ok(Stored::Updated(_)) => updated += 1,
+            match self.store(c, &extracted_at).await {
+                Ok(s) => {
+                    match s {
+                        Stored::Inserted(_) => stored += 1,
+                        Stored::Updated(_) => updated += 1,
+                    }
+                    ids.push(s.id().to_owned());
+                }
                 Err(e) => {
-                    tracing::warn!(session = %self.session_id, "a memory was not stored: {e}")
+                    failed += 1;
+                    tracing::warn!(session = %self.session_id, "a memory was not stored: {e}");
                 }
             }
         }
         self.audit(
             "memory.extraction",
-            json!({"model": self.model, "stored": stored, "updated": updated, "rejected": extracted.rejected}),
+            json!({
+                "model": self.model, "stored": stored, "updated": updated, "failed": failed,
+                "rejected": extracted.rejected, "ids": ids, "message_ids": self.message_ids,
+            }),
         );
         Ok((stored, updated))
     }
 
-    async fn store(&self, c: Candidate) -> Result<Stored, String> {
+    async fn store(&self, c: Candidate, extracted_at: &str) -> Result<Stored, String> {
         let memory = NewMemory {
             content: self.redactor.redact(&c.content).into_owned(),
             kind: c.kind,
@@ -245,12 +256,11 @@ impl Job {
                 session_id: Some(self.session_id.clone()),
                 message_ids: self.message_ids.clone(),
                 model: Some(self.model.clone()),
+                extracted_at: Some(extracted_at.to_owned()),
                 source: "extraction".into(),
             },
         };
-        let stored = self.memory.remember(memory.clone()).await.map_err(|e| e.to_string())?;
-        self.audit("memory.store", audit_payload(&memory, &stored));
-        Ok(stored)
+        self.memory.remember(memory).await.map_err(|e| e.to_string())
     }
 
     fn trace(&self, usage: aria_api::Usage, outcome: &str, duration_ms: u64) {
@@ -277,7 +287,35 @@ impl Job {
     }
 }
 
-/// The audit payload of one memory write.
+/// Now as RFC 3339 UTC with milliseconds (`2026-11-23T07:45:00.123Z`), the store's format.
+pub(crate) fn rfc3339_now() -> String {
+    let since =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    rfc3339(since.as_secs(), since.subsec_millis())
+}
+
+/// `secs` since the Unix epoch as RFC 3339 UTC (Howard Hinnant's days-to-civil algorithm).
+pub(crate) fn rfc3339(secs: u64, millis: u32) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+/// What a memory write did, for a tool's audit details.
 pub(crate) fn audit_payload(memory: &NewMemory, stored: &Stored) -> Value {
     json!({
         "id": stored.id(),

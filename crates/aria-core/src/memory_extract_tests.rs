@@ -76,3 +76,11 @@ fn the_request_offers_one_tool_whose_parameters_are_the_schema() {
     assert!(body.contains("My favorite color is blue"));
     assert_eq!(body.matches("</exchange>").count(), 1);
 }
+
+#[test]
+fn times_are_rfc3339_utc_with_milliseconds() {
+    assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
+    assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+    assert_eq!(rfc3339(1_795_418_723, 123), "2026-11-23T07:25:23.123Z");
+    assert_eq!(rfc3339_now().len(), 24);
+}

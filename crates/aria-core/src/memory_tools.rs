@@ -6,10 +6,7 @@
 
 use std::sync::Arc;
 
-use aria_api::{
-    AuditEvent, AuditSink, Redact, Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
-    ToolSpec,
-};
+use aria_api::{Redact, Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::memory::{MemoryBackend, MemoryKind, NewMemory, Provenance};
@@ -22,11 +19,10 @@ pub const MAX_SEARCH_LIMIT: u64 = 50;
 pub fn memory_tools(
     memory: Arc<dyn MemoryBackend>,
     redactor: Arc<dyn Redact>,
-    audit: Arc<dyn AuditSink>,
 ) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(MemorySearchTool::new(Arc::clone(&memory))),
-        Arc::new(MemoryStoreTool::new(memory, redactor, audit)),
+        Arc::new(MemoryStoreTool::new(memory, redactor)),
     ]
 }
 
@@ -101,7 +97,6 @@ pub struct MemoryStoreTool {
     spec: ToolSpec,
     memory: Arc<dyn MemoryBackend>,
     redactor: Arc<dyn Redact>,
-    audit: Arc<dyn AuditSink>,
 }
 
 impl std::fmt::Debug for MemoryStoreTool {
@@ -111,11 +106,9 @@ impl std::fmt::Debug for MemoryStoreTool {
 }
 
 impl MemoryStoreTool {
-    pub fn new(
-        memory: Arc<dyn MemoryBackend>,
-        redactor: Arc<dyn Redact>,
-        audit: Arc<dyn AuditSink>,
-    ) -> Self {
+    /// The backend audits each write; the loop audits the call (`tool.start`, and `tool.end`
+    /// whose details name the memory written).
+    pub fn new(memory: Arc<dyn MemoryBackend>, redactor: Arc<dyn Redact>) -> Self {
         let kinds: Vec<&str> = MemoryKind::ALL.iter().map(|k| k.as_str()).collect();
         let spec = ToolSpec {
             name: "memory_store".into(),
@@ -135,7 +128,7 @@ impl MemoryStoreTool {
                 "additionalProperties": false
             }),
         };
-        MemoryStoreTool { spec, memory, redactor, audit }
+        MemoryStoreTool { spec, memory, redactor }
     }
 }
 
@@ -178,6 +171,7 @@ impl Tool for MemoryStoreTool {
                     session_id: Some(ctx.session_id.clone()),
                     message_ids: Vec::new(),
                     model: None,
+                    extracted_at: None,
                     source: "tool".into(),
                 },
             };
@@ -187,15 +181,6 @@ impl Tool for MemoryStoreTool {
                 .await
                 .map_err(|e| ToolError::failed(e.to_string()))?;
             let payload = audit_payload(&memory, &stored);
-            let session = (!ctx.session_id.is_empty()).then_some(ctx.session_id.as_str());
-            self.audit
-                .append(AuditEvent::new(
-                    session,
-                    "tool:memory_store",
-                    "memory.store",
-                    payload.clone(),
-                ))
-                .map_err(|e| ToolError::Fatal { message: e.to_string() })?;
             let verb = match stored {
                 crate::memory::Stored::Inserted(_) => "remembered",
                 crate::memory::Stored::Updated(_) => "updated the existing memory",

@@ -78,9 +78,12 @@ pub fn chat(global: &GlobalArgs, args: ChatArgs) -> CliResult<u8> {
         if session.state != SessionState::Done {
             print_outcome(&session);
         }
+        super::run::finish_background(&rt, &agent);
         return Ok(exit_code(session.state));
     }
-    repl(&ctx, &agent, &rt, args.conversation)
+    let code = repl(&ctx, &agent, &rt, args.conversation);
+    super::run::finish_background(&rt, &agent);
+    code
 }
 
 fn repl(

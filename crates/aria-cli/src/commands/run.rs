@@ -201,8 +201,14 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         )
         .await
     });
-    crate::anchor::record(&ctx.config.data_dir, &ctx.store);
-    let session = session.map_err(run_error)?;
+    let session = session.map_err(run_error);
+    let session = match session {
+        Ok(s) => s,
+        Err(e) => {
+            crate::anchor::record(&ctx.config.data_dir, &ctx.store);
+            return Err(e);
+        }
+    };
     if args.json {
         let out = json!({
             "session_id": session.id,
@@ -218,7 +224,23 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     } else {
         print_outcome(&session);
     }
+    finish_background(&rt, &agent);
+    crate::anchor::record(&ctx.config.data_dir, &ctx.store);
     Ok(exit_code(session.state))
+}
+
+/// How long a command waits, after its answer is out, for memory extraction to finish.
+pub const BACKGROUND_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Lets background work (memory extraction) finish before the process exits; the answer has
+/// already been printed, so this never delays it.
+pub fn finish_background(rt: &tokio::runtime::Runtime, agent: &Agent) {
+    if !rt.block_on(agent.finish_background(BACKGROUND_GRACE)) {
+        tracing::warn!(
+            "memory extraction did not finish within {} s and was stopped",
+            BACKGROUND_GRACE.as_secs()
+        );
+    }
 }
 
 /// The human ending of a run: the answer on stdout, anything else on stderr.

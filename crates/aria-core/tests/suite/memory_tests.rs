@@ -41,11 +41,12 @@ async fn a_preference_told_in_one_conversation_answers_the_next() {
     assert_eq!(m.provenance.conversation_id.as_deref(), Some(first.conversation_id.as_str()));
     assert_eq!(m.provenance.model.as_deref(), Some("test-model"));
     assert_eq!(m.provenance.message_ids, [1, 2], "the user's message and the answer");
+    assert!(m.provenance.extracted_at.as_deref().is_some_and(|t| t.ends_with('Z')));
     let events = rig.journal.audit_events();
-    let store = events.iter().find(|e| e.kind == "memory.store").unwrap();
-    assert_eq!(store.payload["outcome"], "inserted");
     let extraction = events.iter().find(|e| e.kind == "memory.extraction").unwrap();
+    assert_eq!(extraction.payload["stored"], 1);
     assert_eq!(extraction.payload["rejected"], 1);
+    assert_eq!(extraction.payload["ids"], serde_json::json!(["m0"]));
 
     let second = rig.turn("What's my favorite color?", None).await.unwrap();
     assert_eq!(second.answer.as_deref(), Some("Your favorite color is blue."));
@@ -71,10 +72,10 @@ async fn telling_it_twice_updates_instead_of_duplicating() {
         .journal
         .audit_events()
         .into_iter()
-        .filter(|e| e.kind == "memory.store")
-        .map(|e| e.payload["outcome"].clone())
+        .filter(|e| e.kind == "memory.extraction")
+        .map(|e| (e.payload["stored"].clone(), e.payload["updated"].clone()))
         .collect();
-    assert_eq!(outcomes, ["inserted", "updated"]);
+    assert_eq!(outcomes, [(1.into(), 0.into()), (0.into(), 1.into())]);
 }
 
 #[tokio::test]
