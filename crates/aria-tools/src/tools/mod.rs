@@ -12,8 +12,10 @@ pub mod git_log;
 pub(crate) mod git_repo;
 pub mod git_status;
 pub mod python_run;
+pub mod run_profile;
 pub mod shell_execute;
 pub mod system_info;
+pub mod web_fetch;
 
 use aria_api::ToolError;
 use serde_json::Value;
