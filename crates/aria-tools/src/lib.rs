@@ -30,8 +30,8 @@
 //! closed with `openat2(RESOLVE_BENEATH)` in `aria-sandbox`, the only crate allowed `unsafe`.
 
 pub mod guard;
-pub mod profiles;
 pub mod patch;
+pub mod profiles;
 pub mod registry;
 pub mod shell;
 pub mod snapshot;
@@ -50,9 +50,7 @@ pub use profiles::{
     Chosen, ProfileBudget, ProfileConfig, ProfileError, ProfileRun, ProfileSpec, Profiles,
     run_profile,
 };
-pub use registry::{
-    ToolSettings, builtin_tool_names, builtin_tools, builtin_tools_with, tools_with_profiles,
-};
+pub use registry::{builtin_tool_names, builtin_tools, tools_with_profiles};
 pub use snapshot::{Rollback, Snapshot, SnapshotError, SnapshotId, SnapshotOptions, Snapshots};
 pub use tools::apply_patch::ApplyPatch;
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
@@ -66,13 +64,10 @@ pub use tools::git_commit::{COMMIT_TYPES, Committed, GitCommit, check_commit_mes
 pub use tools::git_diff::{GitDiff, MAX_DIFF_BYTES};
 pub use tools::git_log::{GitLog, MAX_LOG_LIMIT};
 pub use tools::git_status::{GitStatus, MAX_STATUS_ENTRIES};
-pub use tools::run_profile::RunProfile;
 pub use tools::python_run::{
     DEFAULT_PYTHON_TIMEOUT, MAX_INLINE_CODE_BYTES, MAX_SCRIPT_BYTES, PYTHON_ENV_ALLOWLIST,
     PythonRun, find_python3,
 };
+pub use tools::run_profile::RunProfile;
 pub use tools::shell_execute::{DEFAULT_SHELL_TIMEOUT, ShellExecute, command_verdict};
-pub use tools::web_fetch::{
-    DEFAULT_FETCH_TIMEOUT, GuardedResolver, MAX_BODY_BYTES, MAX_FETCH_CHARS, MAX_REDIRECTS, WebFetch,
-};
 pub use tools::system_info::{SystemInfo, TOP_PROCESSES};

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use aria_api::Tool;
 
 use crate::guard::path::PathGuard;
-use crate::guard::ssrf::SsrfPolicy;
 use crate::profiles::Profiles;
 use crate::tools::apply_patch::ApplyPatch;
 use crate::tools::file_list::FileList;
@@ -22,7 +21,6 @@ use crate::tools::git_status::GitStatus;
 use crate::tools::python_run::PythonRun;
 use crate::tools::shell_execute::ShellExecute;
 use crate::tools::system_info::SystemInfo;
-use crate::tools::web_fetch::WebFetch;
 
 type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
 
@@ -30,13 +28,12 @@ type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
 const BUILTINS: &[(&str, Make)] = &[
     (FileRead::NAME, |g| Arc::new(FileRead::new(Arc::clone(g)))),
     (FileList::NAME, |g| Arc::new(FileList::new(Arc::clone(g)))),
+    (FileSearch::NAME, |g| Arc::new(FileSearch::new(Arc::clone(g)))),
     (FileWrite::NAME, |g| Arc::new(FileWrite::new(Arc::clone(g)))),
     (ApplyPatch::NAME, |g| Arc::new(ApplyPatch::new(Arc::clone(g)))),
-    (FileSearch::NAME, |g| Arc::new(FileSearch::new(Arc::clone(g)))),
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
     (SystemInfo::NAME, |g| Arc::new(SystemInfo::new(Arc::clone(g)))),
     (PythonRun::NAME, |g| Arc::new(PythonRun::new(Arc::clone(g)))),
-    (WebFetch::NAME, |_| Arc::new(WebFetch::new(SsrfPolicy::public_only()))),
     (GitStatus::NAME, |g| Arc::new(GitStatus::new(Arc::clone(g)))),
     (GitDiff::NAME, |g| Arc::new(GitDiff::new(Arc::clone(g)))),
     (GitLog::NAME, |g| Arc::new(GitLog::new(Arc::clone(g)))),
@@ -46,25 +43,6 @@ const BUILTINS: &[(&str, Make)] = &[
 /// The built-in tools, all confined by `guard`, in a stable order.
 pub fn builtin_tools(guard: Arc<PathGuard>) -> Vec<Arc<dyn Tool>> {
     BUILTINS.iter().map(|(_, make)| make(&guard)).collect()
-}
-
-/// Settings of built-in tools beyond the path guard. The defaults are the safe ones, and what
-/// [`builtin_tools`] uses.
-#[derive(Debug, Clone, Default)]
-pub struct ToolSettings {
-    /// Which hosts `web_fetch` may reach (public addresses only by default).
-    pub web: SsrfPolicy,
-}
-
-/// [`builtin_tools`] with `settings` applied to the tools that take them.
-pub fn builtin_tools_with(guard: Arc<PathGuard>, settings: &ToolSettings) -> Vec<Arc<dyn Tool>> {
-    BUILTINS
-        .iter()
-        .map(|(name, make)| match *name {
-            WebFetch::NAME => Arc::new(WebFetch::new(settings.web.clone())) as Arc<dyn Tool>,
-            _ => make(&guard),
-        })
-        .collect()
 }
 
 /// The built-in tools followed by one tool per command profile (`lint_project`,
@@ -96,13 +74,12 @@ mod tests {
     const EXPECTED: &[(&str, &str, Tier)] = &[
         ("file_read", r#"{"path": "a.txt"}"#, Tier::Read),
         ("file_list", r#"{"path": "."}"#, Tier::Read),
+        ("file_search", r#"{"pattern": "fn main", "path": "."}"#, Tier::Read),
         ("file_write", r#"{"path": "a.txt", "content": "x"}"#, Tier::RecoverableWrite),
         ("apply_patch", r#"{"patch": "--- a/a\n+++ b/a\n"}"#, Tier::RecoverableWrite),
-        ("file_search", r#"{"pattern": "fn main", "path": "."}"#, Tier::Read),
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
         ("system_info", r#"{}"#, Tier::Read),
         ("python_run", r#"{"code": "print(1)"}"#, Tier::Irreversible),
-        ("web_fetch", r#"{"url": "https://example.org/"}"#, Tier::Read),
         ("git_status", r#"{"path": "."}"#, Tier::Read),
         ("git_diff", r#"{"path": ".", "staged": true}"#, Tier::Read),
         ("git_log", r#"{"path": ".", "limit": 5}"#, Tier::Read),
@@ -143,8 +120,7 @@ mod tests {
         let guard = Arc::new(
             PathGuard::new(&[dir.path().to_path_buf()], SensitivePatterns::default()).unwrap(),
         );
-        let profiles =
-            Arc::new(Profiles::new(Arc::clone(&guard), &Default::default()).unwrap());
+        let profiles = Arc::new(Profiles::new(Arc::clone(&guard), &Default::default()).unwrap());
         let all = tools_with_profiles(Arc::clone(&guard), &profiles);
         let builtins = builtin_tools(guard).len();
         let names: Vec<&str> = all[builtins..].iter().map(|t| t.spec().name.as_str()).collect();
@@ -156,25 +132,6 @@ mod tests {
             let p = &tool.spec().parameters;
             assert_eq!(p["additionalProperties"], json!(false), "{name}");
         }
-    }
-
-    #[test]
-    fn settings_reach_the_tools_that_take_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let guard = Arc::new(
-            PathGuard::new(&[dir.path().to_path_buf()], SensitivePatterns::default()).unwrap(),
-        );
-        let web = |tools: &[Arc<dyn Tool>]| {
-            let tool = tools.iter().find(|t| t.spec().name == "web_fetch").unwrap();
-            tool.spec().description.clone()
-        };
-        let default = builtin_tools(Arc::clone(&guard));
-        assert!(web(&default).contains("public web pages only"), "{}", web(&default));
-        let settings = ToolSettings { web: SsrfPolicy::public_only().allow_private(true) };
-        let lan = builtin_tools_with(guard, &settings);
-        assert!(web(&lan).contains("local hosts the user allowed"), "{}", web(&lan));
-        let names = |t: &[Arc<dyn Tool>]| t.iter().map(|t| t.spec().name.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&default), names(&lan));
     }
 
     #[test]
