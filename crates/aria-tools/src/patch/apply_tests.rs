@@ -122,6 +122,23 @@ fn line_counts_count_changed_lines() {
 }
 
 #[test]
+fn scattered_changes_in_a_long_file_are_counted_exactly() {
+    let old: String = (0..5000).map(|n| format!("line {n}\n")).collect();
+    let new: String = (0..5000)
+        .map(|n| if n % 50 == 25 { format!("changed {n}\n") } else { format!("line {n}\n") })
+        .collect();
+    assert_eq!(line_counts(&old, &new), (100, 100));
+    let patch = parse(&unified_diff(Some(&old), Some(&new), "f")).unwrap();
+    assert_eq!(patch.files[0].hunks.len(), 100);
+    assert_eq!(apply_file(&old, &patch.files[0]).unwrap().text, new);
+    // Beyond the edit distance searched, the changed middle counts as replaced whole.
+    let lines = MAX_EDIT_DISTANCE;
+    let a: String = (0..lines).map(|n| format!("a{n}\n")).collect();
+    let b: String = (0..lines).map(|n| format!("b{n}\n")).collect();
+    assert_eq!(line_counts(&format!("top\n{a}end\n"), &format!("top\n{b}end\n")), (lines, lines));
+}
+
+#[test]
 fn unified_diff_writes_what_git_writes() {
     let old = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n";
     let new = "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n";

@@ -2,15 +2,17 @@
 //! [`unified_diff`] to write a patch that [`super::apply_file`] applies back exactly (tests,
 //! fuzzing, dry runs).
 //!
-//! Common leading and trailing lines are trimmed first; the middle is diffed by longest common
-//! subsequence when it is small (at most [`LCS_CELLS`] line pairs) and otherwise reported as
-//! replaced whole. Counts are therefore exact for ordinary edits and an upper bound for huge
-//! rewrites; they are never made up.
+//! Common leading and trailing lines are trimmed first; the middle is diffed with Myers'
+//! algorithm (a shortest edit script, as `git diff` uses) when at most [`MAX_EDIT_DISTANCE`]
+//! lines change, and otherwise reported as replaced whole. Counts are therefore minimal for
+//! ordinary edits and an upper bound for huge rewrites; they are never made up.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-/// Largest middle section (old lines × new lines) diffed line by line.
-pub const LCS_CELLS: usize = 1_000_000;
+/// Most changed lines (deleted + inserted) looked for line by line; a bigger rewrite is
+/// reported as its whole middle section replaced.
+pub const MAX_EDIT_DISTANCE: usize = 2_000;
 
 /// Lines of context around a change in [`unified_diff`].
 const CONTEXT: usize = 3;
@@ -34,45 +36,95 @@ fn ops(a: &[&str], b: &[&str]) -> Vec<Op> {
     let am = &a_rest[..a_rest.len() - suffix];
     let bm = &b_rest[..b_rest.len() - suffix];
     let mut out = vec![Op::Equal; prefix];
-    if am.len().saturating_mul(bm.len()) > LCS_CELLS {
-        out.extend(std::iter::repeat_n(Op::Delete, am.len()));
-        out.extend(std::iter::repeat_n(Op::Insert, bm.len()));
-    } else {
-        lcs(am, bm, &mut out);
+    match myers(am, bm) {
+        Some(ops) => out.extend(ops),
+        None => {
+            out.extend(std::iter::repeat_n(Op::Delete, am.len()));
+            out.extend(std::iter::repeat_n(Op::Insert, bm.len()));
+        }
     }
     out.extend(std::iter::repeat_n(Op::Equal, suffix));
     out
 }
 
-/// Longest common subsequence by dynamic programming over suffixes.
-fn lcs(a: &[&str], b: &[&str], out: &mut Vec<Op>) {
-    let w = b.len() + 1;
-    let mut table = vec![0u32; (a.len() + 1) * w];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            table[i * w + j] = if a[i] == b[j] {
-                table[(i + 1) * w + j + 1] + 1
+/// A cheap lower bound of the edit distance: lines of one side with no partner on the other
+/// (counted as multisets). Spares Myers' search on rewrites it would give up on anyway.
+fn distance_at_least(a: &[&str], b: &[&str]) -> usize {
+    let mut count: HashMap<&str, isize> = HashMap::with_capacity(a.len());
+    for line in a {
+        *count.entry(line).or_default() += 1;
+    }
+    for line in b {
+        *count.entry(line).or_default() -= 1;
+    }
+    count.values().map(|c| c.unsigned_abs()).sum()
+}
+
+/// Myers' shortest edit script (O((N+M)·D) time, O(D²) memory for the trace); `None` when
+/// more than [`MAX_EDIT_DISTANCE`] lines would have to change.
+fn myers(a: &[&str], b: &[&str]) -> Option<Vec<Op>> {
+    if distance_at_least(a, b) > MAX_EDIT_DISTANCE {
+        return None;
+    }
+    let (n, m) = (a.len() as isize, b.len() as isize);
+    let max = (n + m) as usize;
+    let offset = max as isize + 1;
+    let mut v = vec![0isize; 2 * max + 3];
+    // trace[d] holds v for k in -d..=d as it was before step d.
+    let mut trace: Vec<Vec<isize>> = Vec::new();
+    let mut found = false;
+    for d in 0..=max.min(MAX_EDIT_DISTANCE) as isize {
+        let lo = (offset - d) as usize;
+        trace.push(v[lo..=lo + 2 * d as usize].to_vec());
+        let mut k = -d;
+        while k <= d {
+            let at = |k: isize| v[(offset + k) as usize];
+            let mut x = if k == -d || (k != d && at(k - 1) < at(k + 1)) {
+                at(k + 1)
             } else {
-                table[(i + 1) * w + j].max(table[i * w + j + 1])
+                at(k - 1) + 1
             };
+            let mut y = x - k;
+            while x < n && y < m && a[x as usize] == b[y as usize] {
+                x += 1;
+                y += 1;
+            }
+            v[(offset + k) as usize] = x;
+            if x >= n && y >= m {
+                found = true;
+                break;
+            }
+            k += 2;
+        }
+        if found {
+            break;
         }
     }
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] == b[j] {
-            out.push(Op::Equal);
-            i += 1;
-            j += 1;
-        } else if table[(i + 1) * w + j] >= table[i * w + j + 1] {
-            out.push(Op::Delete);
-            i += 1;
-        } else {
-            out.push(Op::Insert);
-            j += 1;
-        }
+    if !found {
+        return None;
     }
-    out.extend(std::iter::repeat_n(Op::Delete, a.len() - i));
-    out.extend(std::iter::repeat_n(Op::Insert, b.len() - j));
+    let mut ops = Vec::with_capacity((n + m) as usize);
+    let (mut x, mut y) = (n, m);
+    for (d, row) in trace.iter().enumerate().rev() {
+        let d = d as isize;
+        let k = x - y;
+        let at = |k: isize| row[(k + d) as usize];
+        let prev_k = if k == -d || (k != d && at(k - 1) < at(k + 1)) { k + 1 } else { k - 1 };
+        let prev_x = if d == 0 { 0 } else { at(prev_k) };
+        let prev_y = prev_x - prev_k;
+        while x > prev_x && y > prev_y {
+            ops.push(Op::Equal);
+            x -= 1;
+            y -= 1;
+        }
+        if d > 0 {
+            ops.push(if x == prev_x { Op::Insert } else { Op::Delete });
+        }
+        x = prev_x;
+        y = prev_y;
+    }
+    ops.reverse();
+    Some(ops)
 }
 
 /// Lines added and removed going from `old` to `new`.

@@ -25,7 +25,7 @@ mod commit_tests;
 mod parse_tests;
 
 pub use apply::{Applied, ApplyError, apply_file};
-pub use diff::{LCS_CELLS, line_counts, unified_diff};
+pub use diff::{MAX_EDIT_DISTANCE, line_counts, unified_diff};
 pub use parse::{ParseError, parse};
 
 /// Largest patch `apply_patch` accepts (50 KB).
