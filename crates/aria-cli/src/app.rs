@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use aria_api::{Redact, Tool};
+use aria_core::{RestorePoint, SnapshotFailed, Snapshotter};
 use aria_core::{Agent, AgentConfig, Approver, MemoryBackend, Price, TokenCounter, ToolRegistry};
 use aria_store::Store;
+use aria_tools::Snapshots;
 use aria_tools::{PathGuard, SecretRedactor, SensitivePatterns};
 
 use crate::cli::GlobalArgs;
@@ -54,6 +56,33 @@ pub fn path_guard(config: &Config) -> CliResult<Arc<PathGuard>> {
     PathGuard::new(&config.roots, sensitive)
         .map(Arc::new)
         .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))
+}
+
+/// The git snapshots of the repositories under the roots (`[snapshots]` settings).
+pub fn snapshots(config: &Config) -> CliResult<Snapshots> {
+    Ok(Snapshots::new(path_guard(config)?, config.snapshots.options()))
+}
+
+/// The agent's snapshot hook, backed by git snapshots in `aria-tools`.
+#[derive(Debug)]
+struct GitSnapshots(Snapshots);
+
+impl Snapshotter for GitSnapshots {
+    fn before_write(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        session_id: &str,
+    ) -> Result<Vec<RestorePoint>, SnapshotFailed> {
+        let taken = self
+            .0
+            .before_write(tool, args, session_id)
+            .map_err(|e| SnapshotFailed(e.to_string()))?;
+        Ok(taken
+            .into_iter()
+            .map(|s| RestorePoint { id: s.id.0, repository: s.repository.display().to_string() })
+            .collect())
+    }
 }
 
 pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
@@ -142,6 +171,9 @@ pub fn agent(
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;
+    // Every recoverable write is snapshotted first, so governed mode runs it without asking.
+    agent_config.snapshotter = Some(Arc::new(GitSnapshots(snapshots(config)?)));
+    agent_config.snapshots = true;
     // Context building counts with the router's counter, in the primary model's window.
     agent_config.token_counter = TokenCounter {
         message: aria_models::tokens::count_message,

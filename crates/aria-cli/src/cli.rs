@@ -78,6 +78,42 @@ pub enum Command {
     /// What this machine and configuration give ARIA: data directory, roots, model, and which
     /// sandbox protections the kernel actually enforces (and which it cannot).
     Doctor(DoctorArgs),
+    /// Restore points: the git snapshots ARIA takes before every write, newest first.
+    #[command(subcommand)]
+    Snapshots(SnapshotsCommand),
+    /// Put the files of a snapshot (or one file) back and record a revert commit; the user's
+    /// branch, HEAD and index are left alone. Limit the search to one root with --root DIR.
+    Rollback(RollbackArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotsCommand {
+    /// Restore points with id, time, operation, session and files changed, newest first.
+    /// --root DIR limits the list to the repositories under DIR.
+    List {
+        /// Only restore points that concern this file or directory (it changed, was targeted,
+        /// or differs from it now).
+        #[arg(long, value_name = "FILE")]
+        path: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete snapshot branches older than [snapshots] prune_after_days (never the newest of a
+    /// repository). ARIA also prunes after each snapshot.
+    Prune,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The snapshot id from `aria snapshots list` (the `snapshot/` prefix may be left out; a
+    /// commit id prefix works too).
+    pub id: String,
+    /// Restore only this file or directory; other files are left as they are.
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<PathBuf>,
+    /// Print {snapshot, repository, restored, revert_commit, branch} as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -37,6 +37,17 @@ pub struct RawConfig {
     pub router: Option<RawRouter>,
     /// USD per million tokens by exact model name; wins over the built-in table.
     pub pricing: Option<BTreeMap<String, RawPrice>>,
+    pub snapshots: Option<RawSnapshots>,
+}
+
+/// `[snapshots]`: git snapshots before writes (issue #7).
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSnapshots {
+    /// Initialise a root that is not a git repository on its first write (default true).
+    pub auto_init: Option<bool>,
+    /// Snapshot branches older than this many days are pruned, never the newest (default 30).
+    pub prune_after_days: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -243,6 +254,37 @@ pub struct Config {
     /// Price overrides: model → (input, output) USD per million tokens.
     pub pricing: Vec<(String, f64, f64)>,
     pub caps: SpendCaps,
+    pub snapshots: SnapshotConfig,
+}
+
+/// Snapshot settings (`[snapshots]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SnapshotConfig {
+    pub auto_init: bool,
+    pub prune_after_days: u64,
+}
+
+impl SnapshotConfig {
+    pub fn options(&self) -> aria_tools::SnapshotOptions {
+        aria_tools::SnapshotOptions {
+            auto_init: self.auto_init,
+            prune_after: Duration::from_secs(self.prune_after_days.saturating_mul(86_400)),
+        }
+    }
+}
+
+/// Days snapshot branches are kept by default (seed 004: 30 days retention).
+pub const DEFAULT_SNAPSHOT_PRUNE_DAYS: u64 = 30;
+
+fn resolve_snapshots(raw: RawSnapshots) -> Result<SnapshotConfig, ConfigError> {
+    let days = raw.prune_after_days.unwrap_or(DEFAULT_SNAPSHOT_PRUNE_DAYS);
+    if days == 0 {
+        return Err(ConfigError::Invalid(
+            "[snapshots] prune_after_days must be at least 1 (the newest snapshot is always kept)"
+                .into(),
+        ));
+    }
+    Ok(SnapshotConfig { auto_init: raw.auto_init.unwrap_or(true), prune_after_days: days })
 }
 
 mod secs {
@@ -371,6 +413,7 @@ pub fn resolve(
     let router = resolve_router(raw.router.unwrap_or_default())?;
     let pricing = resolve_pricing(raw.pricing.unwrap_or_default())?;
     let caps = resolve_caps(raw.limits.clone().unwrap_or_default(), env)?;
+    let snapshots = resolve_snapshots(raw.snapshots.unwrap_or_default())?;
     Ok(Config {
         source,
         data_dir,
@@ -386,6 +429,7 @@ pub fn resolve(
         router,
         pricing,
         caps,
+        snapshots,
     })
 }
 

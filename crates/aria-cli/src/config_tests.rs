@@ -166,3 +166,25 @@ fn bad_router_and_cap_values_are_named() {
         .unwrap_err();
     assert!(err.to_string().contains("ARIA_MAX_DAILY_COST_USD"), "{err}");
 }
+
+#[test]
+fn snapshot_settings_resolve_with_defaults_and_reject_bad_values() {
+    let e = env(&[]);
+    let c = resolve_text("", &e, &Overrides::default()).unwrap();
+    assert_eq!(c.snapshots, SnapshotConfig { auto_init: true, prune_after_days: 30 });
+    assert_eq!(c.snapshots.options().prune_after, std::time::Duration::from_secs(30 * 86_400));
+    let c = resolve_text(
+        "[snapshots]\nauto_init = false\nprune_after_days = 7\n",
+        &e,
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(c.snapshots, SnapshotConfig { auto_init: false, prune_after_days: 7 });
+    for (text, needle) in [
+        ("[snapshots]\nprune_after_days = 0\n", "prune_after_days"),
+        ("[snapshots]\nkeep_days = 3\n", "keep_days"),
+    ] {
+        let err = resolve_text(text, &e, &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+    }
+}

@@ -39,6 +39,8 @@ fn main() -> ExitCode {
         Command::Cost(args) => commands::models::cost(&cli.global, args),
         Command::Check(c) => commands::check::check(&cli.global, c),
         Command::Doctor(args) => commands::doctor::doctor(&cli.global, args),
+        Command::Snapshots(c) => commands::snapshots::snapshots(&cli.global, c),
+        Command::Rollback(args) => commands::rollback::rollback(&cli.global, args),
     };
     match result {
         Ok(code) => exit::code(code),

@@ -7,4 +7,6 @@ pub mod doctor;
 pub mod inspect;
 pub mod model;
 pub mod models;
+pub mod rollback;
 pub mod run;
+pub mod snapshots;

@@ -5,3 +5,4 @@ mod harness;
 mod memory_recall;
 mod models;
 mod runs;
+mod snapshots;

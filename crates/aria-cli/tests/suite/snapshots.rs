@@ -1,0 +1,61 @@
+//! End to end through the binary (issue #7): in governed mode a write runs without asking
+//! because it is snapshotted first; `aria snapshots list` shows the restore point and
+//! `aria rollback` undoes the writes.
+
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+use pretty_assertions::assert_eq;
+
+use super::harness::{Aria, code, json_of, text};
+
+#[test]
+fn a_governed_write_is_snapshotted_listed_and_rolled_back() {
+    let aria = Aria::new();
+    let original = std::fs::read(aria.root().join("notes.txt")).unwrap();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_write", r#"{"path":"notes.txt","content":"overwritten\n"}"#),
+        MockTurn::tool_call("shell_execute", r#"{"command":"touch made.txt"}"#),
+        MockTurn::text("Done."),
+    ])
+    .serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "rewrite my notes", "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let session = json_of(&out)["session_id"].as_str().unwrap().to_owned();
+    // No approver answers in `aria run`: the writes ran because they were snapshotted.
+    assert_eq!(std::fs::read(aria.root().join("notes.txt")).unwrap(), b"overwritten\n");
+    assert!(aria.root().join("made.txt").exists());
+    assert!(aria.root().join(".git").is_dir(), "the root was initialised on its first write");
+
+    let listed = aria.run(&mock.base_url(), &["snapshots", "list", "--json"]);
+    assert_eq!(code(&listed), 0, "stderr: {}", text(&listed.stderr));
+    let points = json_of(&listed);
+    let points = points.as_array().unwrap();
+    assert_eq!(points.len(), 2, "{points:?}");
+    let ops: Vec<&str> = points.iter().map(|p| p["operation"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["shell_execute", "file_write"], "newest first");
+    let first = &points[1];
+    assert_eq!(first["session"], session.as_str());
+    assert_eq!(first["targets"], serde_json::json!(["notes.txt"]));
+    let id = first["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("snapshot/file_write-"), "{id}");
+
+    // The snapshot ids are in the audit log with their calls.
+    let audit = aria.run(&mock.base_url(), &["audit", "list", "--json"]);
+    assert!(text(&audit.stdout).contains(&id), "the snapshot was not audited");
+
+    // Only restore points that concern a file, with --path.
+    let for_made = aria.run(&mock.base_url(), &["snapshots", "list", "--path", "root/made.txt"]);
+    assert_eq!(code(&for_made), 0, "stderr: {}", text(&for_made.stderr));
+    assert!(text(&for_made.stdout).contains("shell_execute"), "{}", text(&for_made.stdout));
+
+    let undone = aria.run(&mock.base_url(), &["rollback", &id]);
+    assert_eq!(code(&undone), 0, "stderr: {}", text(&undone.stderr));
+    let said = text(&undone.stdout);
+    assert!(said.contains("restored  notes.txt") && said.contains("deleted   made.txt"), "{said}");
+    assert!(said.contains("revert commit"), "{said}");
+    assert_eq!(std::fs::read(aria.root().join("notes.txt")).unwrap(), original);
+    assert!(!aria.root().join("made.txt").exists());
+
+    let unknown = aria.run(&mock.base_url(), &["rollback", "snapshot/nope-2020-01-01-000000"]);
+    assert_eq!(code(&unknown), 1);
+    assert!(text(&unknown.stderr).contains("aria snapshots list"), "{}", text(&unknown.stderr));
+}
