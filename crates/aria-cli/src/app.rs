@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use aria_api::{Redact, Tool};
-use aria_core::{RestorePoint, SnapshotFailed, Snapshotter};
 use aria_core::{Agent, AgentConfig, Approver, MemoryBackend, Price, TokenCounter, ToolRegistry};
+use aria_core::{RestorePoint, SnapshotFailed, Snapshotter};
 use aria_store::Store;
 use aria_tools::Snapshots;
 use aria_tools::{PathGuard, SecretRedactor, SensitivePatterns};
