@@ -50,7 +50,9 @@ pub use profiles::{
     Chosen, ProfileBudget, ProfileConfig, ProfileError, ProfileRun, ProfileSpec, Profiles,
     run_profile,
 };
-pub use registry::{builtin_tool_names, builtin_tools, tools_with_profiles};
+pub use registry::{
+    ToolSettings, builtin_tool_names, builtin_tools, builtin_tools_with, tools_with_profiles,
+};
 pub use snapshot::{Rollback, Snapshot, SnapshotError, SnapshotId, SnapshotOptions, Snapshots};
 pub use tools::apply_patch::ApplyPatch;
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
@@ -71,3 +73,7 @@ pub use tools::python_run::{
 pub use tools::run_profile::RunProfile;
 pub use tools::shell_execute::{DEFAULT_SHELL_TIMEOUT, ShellExecute, command_verdict};
 pub use tools::system_info::{SystemInfo, TOP_PROCESSES};
+pub use tools::web_fetch::{
+    DEFAULT_FETCH_TIMEOUT, GuardedResolver, MAX_BODY_BYTES, MAX_FETCH_CHARS, MAX_REDIRECTS,
+    WebFetch,
+};

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use aria_api::Tool;
 
 use crate::guard::path::PathGuard;
+use crate::guard::ssrf::SsrfPolicy;
 use crate::profiles::Profiles;
 use crate::tools::apply_patch::ApplyPatch;
 use crate::tools::file_list::FileList;
@@ -21,6 +22,7 @@ use crate::tools::git_status::GitStatus;
 use crate::tools::python_run::PythonRun;
 use crate::tools::shell_execute::ShellExecute;
 use crate::tools::system_info::SystemInfo;
+use crate::tools::web_fetch::WebFetch;
 
 type Make = fn(&Arc<PathGuard>) -> Arc<dyn Tool>;
 
@@ -34,6 +36,7 @@ const BUILTINS: &[(&str, Make)] = &[
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
     (SystemInfo::NAME, |g| Arc::new(SystemInfo::new(Arc::clone(g)))),
     (PythonRun::NAME, |g| Arc::new(PythonRun::new(Arc::clone(g)))),
+    (WebFetch::NAME, |_| Arc::new(WebFetch::new(SsrfPolicy::public_only()))),
     (GitStatus::NAME, |g| Arc::new(GitStatus::new(Arc::clone(g)))),
     (GitDiff::NAME, |g| Arc::new(GitDiff::new(Arc::clone(g)))),
     (GitLog::NAME, |g| Arc::new(GitLog::new(Arc::clone(g)))),
@@ -43,6 +46,25 @@ const BUILTINS: &[(&str, Make)] = &[
 /// The built-in tools, all confined by `guard`, in a stable order.
 pub fn builtin_tools(guard: Arc<PathGuard>) -> Vec<Arc<dyn Tool>> {
     BUILTINS.iter().map(|(_, make)| make(&guard)).collect()
+}
+
+/// Settings of built-in tools beyond the path guard. The defaults are the safe ones, and what
+/// [`builtin_tools`] uses.
+#[derive(Debug, Clone, Default)]
+pub struct ToolSettings {
+    /// Which hosts `web_fetch` may reach (public addresses only by default).
+    pub web: SsrfPolicy,
+}
+
+/// [`builtin_tools`] with `settings` applied to the tools that take them.
+pub fn builtin_tools_with(guard: Arc<PathGuard>, settings: &ToolSettings) -> Vec<Arc<dyn Tool>> {
+    BUILTINS
+        .iter()
+        .map(|(name, make)| match *name {
+            WebFetch::NAME => Arc::new(WebFetch::new(settings.web.clone())) as Arc<dyn Tool>,
+            _ => make(&guard),
+        })
+        .collect()
 }
 
 /// The built-in tools followed by one tool per command profile (`lint_project`,
@@ -80,6 +102,7 @@ mod tests {
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
         ("system_info", r#"{}"#, Tier::Read),
         ("python_run", r#"{"code": "print(1)"}"#, Tier::Irreversible),
+        ("web_fetch", r#"{"url": "https://example.org/"}"#, Tier::Read),
         ("git_status", r#"{"path": "."}"#, Tier::Read),
         ("git_diff", r#"{"path": ".", "staged": true}"#, Tier::Read),
         ("git_log", r#"{"path": ".", "limit": 5}"#, Tier::Read),
@@ -132,6 +155,25 @@ mod tests {
             let p = &tool.spec().parameters;
             assert_eq!(p["additionalProperties"], json!(false), "{name}");
         }
+    }
+
+    #[test]
+    fn settings_reach_the_tools_that_take_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let guard = Arc::new(
+            PathGuard::new(&[dir.path().to_path_buf()], SensitivePatterns::default()).unwrap(),
+        );
+        let web = |tools: &[Arc<dyn Tool>]| {
+            let tool = tools.iter().find(|t| t.spec().name == "web_fetch").unwrap();
+            tool.spec().description.clone()
+        };
+        let default = builtin_tools(Arc::clone(&guard));
+        assert!(web(&default).contains("public web pages only"), "{}", web(&default));
+        let settings = ToolSettings { web: SsrfPolicy::public_only().allow_private(true) };
+        let lan = builtin_tools_with(guard, &settings);
+        assert!(web(&lan).contains("local hosts the user allowed"), "{}", web(&lan));
+        let names = |t: &[Arc<dyn Tool>]| t.iter().map(|t| t.spec().name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&default), names(&lan));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod python_run;
 pub mod run_profile;
 pub mod shell_execute;
 pub mod system_info;
+pub mod web_fetch;
 
 use aria_api::ToolError;
 use serde_json::Value;

@@ -17,6 +17,7 @@ mod shell_execute_props;
 mod shell_props;
 mod snapshot;
 mod ssrf_props;
+mod web_fetch;
 mod write_props;
 mod write_snapshot;
 mod write_tools;
