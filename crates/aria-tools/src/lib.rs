@@ -14,9 +14,13 @@
 //! - [`InjectionFilter`] finds instructions aimed at the model inside tool output (ignore
 //!   previous instructions, role play, forged role markers, hidden text, exfiltration requests)
 //!   and neutralises them in place with a visible marker.
+//! - [`SsrfPolicy`] decides which URLs and addresses `web_fetch` may reach: public addresses
+//!   only unless the user allows their own hosts, odd IP spellings judged as the address they
+//!   mean, and every DNS answer checked inside the resolver the HTTP client connects through.
 //! - The tools (`file_read`, `file_list`, `shell_execute`) implement [`aria_api::Tool`];
 //!   [`builtin_tools`] in `registry.rs` is the one list of what the model can call.
-//!   `shell_execute` runs what [`shell`] parsed and classified through `aria-sandbox`.
+//!   `shell_execute` runs what [`shell`] parsed and classified through `aria-sandbox`, and
+//!   `python_run` runs `python3 -I -B` there with an empty environment and no network.
 //!
 //! It deliberately does not decide *whether* a call may run (that is the policy broker in
 //! `aria-core`), spawn processes (`aria-sandbox`), or cap and wrap tool output for the model

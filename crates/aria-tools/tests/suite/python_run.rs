@@ -117,7 +117,7 @@ async fn a_timeout_kills_the_whole_process_group() {
     let tool = PythonRun::new(Arc::new(
         PathGuard::new(std::slice::from_ref(&e.root), SensitivePatterns::default()).unwrap(),
     ))
-    .with_timeout(Duration::from_secs(1));
+    .with_timeout(Duration::from_secs(3));
     let src = "import subprocess, time\n\
                p = subprocess.Popen(['sleep', '59.4242'])\n\
                open('child.pid', 'w').write(str(p.pid))\n\
