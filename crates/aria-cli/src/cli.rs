@@ -84,6 +84,65 @@ pub enum Command {
     /// Put the files of a snapshot (or one file) back and record a revert commit; the user's
     /// branch, HEAD and index are left alone. Limit the search to one root with --root DIR.
     Rollback(RollbackArgs),
+    /// Long-term memory: search, list, show, add, edit, forget, import a JSONL file, and
+    /// re-embed everything after changing the embedder ([memory] embedder).
+    #[command(subcommand)]
+    Memories(MemoriesCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoriesCommand {
+    /// Hybrid search (BM25 + vectors, fused by reciprocal rank) over active memories.
+    Search {
+        query: String,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Memories, most recently changed first (active and archived; --all adds forgotten ones).
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One memory with its provenance.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remember TEXT (a fact unless --kind says otherwise).
+    Add {
+        text: String,
+        /// fact, preference, event, skill or document.
+        #[arg(long, default_value = "fact")]
+        kind: String,
+        /// A category (repeatable).
+        #[arg(long = "category", value_name = "NAME")]
+        categories: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace a memory's text with TEXT, or with what you write in $EDITOR when TEXT is absent.
+    Edit { id: String, text: Option<String> },
+    /// Forget a memory: it leaves search for good; the audit log keeps the record.
+    Forget { id: String },
+    /// Import FILE.jsonl, one {"id", "text"} object per line; the ids are kept. Bad lines are
+    /// reported with their numbers and nothing is imported; a rerun after a failure skips what
+    /// is already there.
+    Import {
+        file: PathBuf,
+        /// The kind given to every imported memory.
+        #[arg(long, default_value = "document")]
+        kind: String,
+    },
+    /// Embed every memory that has no vector of the configured embedder (after changing it, or
+    /// after an interrupted import). Resumable: run it again to continue.
+    Reindex,
 }
 
 #[derive(Debug, Subcommand)]

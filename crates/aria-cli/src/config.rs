@@ -9,6 +9,9 @@ use std::time::Duration;
 use aria_api::{ApprovalMode, Limits};
 use serde::{Deserialize, Serialize};
 
+mod memory;
+pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, resolve_memory};
+
 /// A configuration problem. Exit code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -38,6 +41,7 @@ pub struct RawConfig {
     /// USD per million tokens by exact model name; wins over the built-in table.
     pub pricing: Option<BTreeMap<String, RawPrice>>,
     pub snapshots: Option<RawSnapshots>,
+    pub memory: Option<RawMemory>,
 }
 
 /// `[snapshots]`: git snapshots before writes (issue #7).
@@ -255,6 +259,7 @@ pub struct Config {
     pub pricing: Vec<(String, f64, f64)>,
     pub caps: SpendCaps,
     pub snapshots: SnapshotConfig,
+    pub memory: MemoryConfig,
 }
 
 /// Snapshot settings (`[snapshots]`).
@@ -414,6 +419,7 @@ pub fn resolve(
     let pricing = resolve_pricing(raw.pricing.unwrap_or_default())?;
     let caps = resolve_caps(raw.limits.clone().unwrap_or_default(), env)?;
     let snapshots = resolve_snapshots(raw.snapshots.unwrap_or_default())?;
+    let memory = resolve_memory(raw.memory.unwrap_or_default(), &provider)?;
     Ok(Config {
         source,
         data_dir,
@@ -430,6 +436,7 @@ pub fn resolve(
         pricing,
         caps,
         snapshots,
+        memory,
     })
 }
 

@@ -9,6 +9,7 @@ mod app;
 mod cli;
 mod commands;
 mod config;
+mod embedder;
 mod exit;
 #[cfg(feature = "local")]
 mod local;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => commands::doctor::doctor(&cli.global, args),
         Command::Snapshots(c) => commands::snapshots::snapshots(&cli.global, c),
         Command::Rollback(args) => commands::rollback::rollback(&cli.global, args),
+        Command::Memories(c) => commands::memories::memories(&cli.global, c),
     };
     match result {
         Ok(code) => exit::code(code),

@@ -2,6 +2,7 @@ mod check;
 mod cli_basics;
 mod crash_and_cancel;
 mod harness;
+mod memories;
 mod memory_recall;
 mod models;
 mod runs;

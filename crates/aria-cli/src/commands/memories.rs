@@ -1,0 +1,451 @@
+//! `aria memories search|list|show|add|edit|forget|import|reindex`: long-term memory from the
+//! command line (issue #6). Every write goes through the store, which audits it.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, anyhow};
+use aria_api::Embedder;
+use aria_store::{
+    Embedding, Memory, MemoryHit, MemoryKind, MemoryQuery, MemoryStatus, MemoryUpdate, NewMemory,
+    Store, Writer,
+};
+use serde_json::{Value, json};
+
+use crate::app;
+use crate::cli::{GlobalArgs, MemoriesCommand};
+use crate::exit::{CliError, CliResult, OK};
+
+/// Memories embedded and stored per transaction by `import` and `reindex`.
+const CHUNK: usize = 256;
+
+struct Ctx {
+    store: Arc<Store>,
+    embedder: Option<Arc<dyn Embedder>>,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Ctx {
+    /// One vector per text, or `None` without an embedder.
+    fn embed(&self, texts: &[String]) -> CliResult<Option<Vec<Vec<f32>>>> {
+        let Some(embedder) = &self.embedder else { return Ok(None) };
+        let vectors = self.rt.block_on(embedder.embed(texts)).map_err(|e| {
+            CliError::failed(anyhow!("embedding with {} failed: {e}", embedder.model_id()))
+        })?;
+        Ok(Some(vectors))
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.embedder.as_deref().map(|e| e.model_id())
+    }
+}
+
+pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> {
+    let config = app::load_config(global)?;
+    let store = app::open_store(&config, app::redactor(&config))?;
+    let needs_embedder = matches!(
+        command,
+        MemoriesCommand::Search { .. }
+            | MemoriesCommand::Add { .. }
+            | MemoriesCommand::Edit { .. }
+            | MemoriesCommand::Import { .. }
+            | MemoriesCommand::Reindex
+    );
+    let embedder = if needs_embedder { crate::embedder::build(&config)? } else { None };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(CliError::failed)?;
+    let ctx = Ctx { store, embedder, rt };
+    match command {
+        MemoriesCommand::Search { query, limit, json } => search(&ctx, &query, limit, json),
+        MemoriesCommand::List { limit, all, json } => list(&ctx, limit, all, json),
+        MemoriesCommand::Show { id, json } => show(&ctx, &id, json),
+        MemoriesCommand::Add { text, kind, categories, json } => {
+            add(&ctx, text, &kind, categories, json)
+        }
+        MemoriesCommand::Edit { id, text } => edit(&ctx, &id, text),
+        MemoriesCommand::Forget { id } => {
+            let m = ctx.store.memory_forget(&id, Writer::USER).map_err(not_found)?;
+            println!("forgot {}", m.id);
+            Ok(OK)
+        }
+        MemoriesCommand::Import { file, kind } => import(&ctx, &file, &kind),
+        MemoriesCommand::Reindex => reindex(&ctx),
+    }
+}
+
+fn not_found(e: aria_store::StoreError) -> CliError {
+    match e {
+        aria_store::StoreError::UnknownMemory(_) => CliError::config(e),
+        other => CliError::failed(other),
+    }
+}
+
+fn parse_kind(kind: &str) -> CliResult<MemoryKind> {
+    kind.parse().map_err(|e: String| CliError::config(anyhow!(e)))
+}
+
+/// One memory as `--json` prints it.
+fn memory_json(m: &Memory) -> Value {
+    json!({
+        "id": m.id, "text": m.content, "kind": m.kind, "categories": m.categories,
+        "importance": m.importance, "confidence": m.confidence, "status": m.status,
+        "verified": m.verified, "access_count": m.access_count, "accessed_at": m.accessed_at,
+        "created_at": m.created_at, "updated_at": m.updated_at, "provenance": m.provenance,
+    })
+}
+
+fn hit_json(h: &MemoryHit) -> Value {
+    let mut v = memory_json(&h.memory);
+    v["score"] = json!(h.score);
+    v["text_rank"] = json!(h.text_rank);
+    v["vector_rank"] = json!(h.vector_rank);
+    v["similarity"] = json!(h.similarity);
+    v
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &flat[..i]),
+        None => flat,
+    }
+}
+
+fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool) -> CliResult<u8> {
+    let vectors = ctx.embed(&[query.to_owned()])?;
+    let vector = vectors.as_ref().and_then(|v| v.first());
+    let embedding = match (ctx.model(), vector) {
+        (Some(model), Some(vector)) => Some(Embedding { model, vector }),
+        _ => None,
+    };
+    let hits = ctx.store.memory_search(&MemoryQuery::new(query, embedding, limit))?;
+    let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
+    ctx.store.memory_touch(&ids)?;
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&hits.iter().map(hit_json).collect::<Vec<_>>())?
+        );
+    } else if hits.is_empty() {
+        println!("no memory matches");
+    } else {
+        for h in &hits {
+            println!("{}  {:.4}  {}", h.memory.id, h.score, one_line(&h.memory.content, 100));
+        }
+    }
+    Ok(OK)
+}
+
+fn list(ctx: &Ctx, limit: usize, all: bool, as_json: bool) -> CliResult<u8> {
+    let statuses: &[MemoryStatus] =
+        if all { &[] } else { &[MemoryStatus::Active, MemoryStatus::Archived] };
+    let memories = ctx.store.memory_list(statuses, limit, 0)?;
+    if as_json {
+        let rows: Vec<Value> = memories.iter().map(memory_json).collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(OK);
+    }
+    let (active, archived, deleted) = ctx.store.memory_counts()?;
+    for m in &memories {
+        println!("{}  {:<10} {:<8} {}", m.id, m.kind, m.status, one_line(&m.content, 80));
+    }
+    println!("{active} active, {archived} archived, {deleted} forgotten");
+    Ok(OK)
+}
+
+fn show(ctx: &Ctx, id: &str, as_json: bool) -> CliResult<u8> {
+    let m = ctx.store.memory_get(id)?.ok_or_else(|| {
+        CliError::config(anyhow!("no memory with id `{id}`; list them with `aria memories list`"))
+    })?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&memory_json(&m))?);
+        return Ok(OK);
+    }
+    println!("id:          {}", m.id);
+    println!("text:        {}", m.content);
+    println!("kind:        {}", m.kind);
+    println!("categories:  {}", m.categories.join(", "));
+    println!("status:      {}{}", m.status, if m.verified { " (verified)" } else { "" });
+    println!("importance:  {}   confidence: {}", m.importance, m.confidence);
+    println!("created:     {}   updated: {}", m.created_at, m.updated_at);
+    println!(
+        "accessed:    {} time(s), last {}",
+        m.access_count,
+        m.accessed_at.as_deref().unwrap_or("never")
+    );
+    let p = &m.provenance;
+    if let Some(c) = &p.conversation_id {
+        println!("from:        conversation {c}, messages {:?}", p.message_ids);
+    }
+    if let Some(by) = &p.extracted_by {
+        println!("extracted:   by {by} at {}", p.extracted_at.as_deref().unwrap_or("?"));
+    }
+    Ok(OK)
+}
+
+fn add(
+    ctx: &Ctx,
+    text: String,
+    kind: &str,
+    categories: Vec<String>,
+    as_json: bool,
+) -> CliResult<u8> {
+    let mut new = NewMemory::new(text);
+    new.kind = parse_kind(kind)?;
+    new.categories = categories;
+    new.verified = true; // a person typed it
+    let vectors = ctx.embed(std::slice::from_ref(&new.content))?;
+    let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
+        (Some(model), Some(vector)) => Some(Embedding { model, vector }),
+        _ => None,
+    };
+    let m = ctx.store.memory_insert(&new, embedding, Writer::USER).map_err(invalid)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&memory_json(&m))?);
+    } else {
+        println!("remembered {}", m.id);
+    }
+    Ok(OK)
+}
+
+fn invalid(e: aria_store::StoreError) -> CliError {
+    match e {
+        aria_store::StoreError::InvalidMemory(_) | aria_store::StoreError::DuplicateMemoryId(_) => {
+            CliError::config(e)
+        }
+        other => CliError::failed(other),
+    }
+}
+
+fn edit(ctx: &Ctx, id: &str, text: Option<String>) -> CliResult<u8> {
+    let old = ctx.store.memory_get(id)?.ok_or_else(|| {
+        CliError::config(anyhow!("no memory with id `{id}`; list them with `aria memories list`"))
+    })?;
+    let text = match text {
+        Some(t) => t,
+        None => edit_in_editor(&old.content)?,
+    };
+    let text = text.trim().to_owned();
+    if text == old.content {
+        println!("unchanged {id}");
+        return Ok(OK);
+    }
+    let vectors = ctx.embed(std::slice::from_ref(&text))?;
+    let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
+        (Some(model), Some(vector)) => Some(Embedding { model, vector }),
+        _ => None,
+    };
+    let update = MemoryUpdate { content: Some(text), ..MemoryUpdate::default() };
+    let m = ctx.store.memory_update(id, &update, embedding, Writer::USER).map_err(invalid)?;
+    println!("updated {}", m.id);
+    Ok(OK)
+}
+
+/// Writes `text` to a temporary file, runs `$VISUAL`/`$EDITOR` (default `vi`) on it, reads it
+/// back. The editor command is split on whitespace (e.g. `code --wait`), never run by a shell.
+fn edit_in_editor(text: &str) -> CliResult<String> {
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .or_else(|| std::env::var("EDITOR").ok())
+        .filter(|e| !e.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_owned());
+    let mut parts = editor.split_whitespace();
+    let program = parts.next().unwrap_or("vi");
+    let path = std::env::temp_dir().join(format!("aria-memory-{}.txt", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(&path)
+        .with_context(|| format!("cannot create {} for the editor", path.display()))
+        .map_err(CliError::failed)?;
+    std::io::Write::write_all(&mut file, text.as_bytes())?;
+    drop(file);
+    let result = run_editor(program, parts, &editor, &path);
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+fn run_editor<'a>(
+    program: &str,
+    args: impl Iterator<Item = &'a str>,
+    editor: &str,
+    path: &Path,
+) -> CliResult<String> {
+    let status = std::process::Command::new(program)
+        .args(args)
+        .arg(path)
+        .status()
+        .with_context(|| format!("cannot run the editor `{editor}`; set $EDITOR, or pass TEXT"))
+        .map_err(CliError::failed)?;
+    if !status.success() {
+        return Err(CliError::failed(anyhow!(
+            "the editor `{editor}` exited with {status}; nothing changed"
+        )));
+    }
+    Ok(std::fs::read_to_string(path)?)
+}
+
+/// One parsed line of an import file.
+struct Line {
+    number: usize,
+    id: String,
+    text: String,
+}
+
+/// Reads and checks every line first; any bad line stops the import before anything is stored.
+fn parse_import(path: &Path) -> CliResult<Vec<Line>> {
+    let content = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))
+        .map_err(CliError::config)?;
+    let mut lines = Vec::new();
+    let mut errors = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, raw) in content.lines().enumerate() {
+        let number = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let value: Value = match serde_json::from_str(raw) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.push(format!("line {number}: not JSON ({e})"));
+                continue;
+            }
+        };
+        let id = match &value["id"] {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            Value::Number(n) => n.to_string(),
+            _ => {
+                errors.push(format!("line {number}: `id` must be a non-empty string or a number"));
+                continue;
+            }
+        };
+        let Some(text) = value["text"].as_str().filter(|t| !t.trim().is_empty()) else {
+            errors.push(format!("line {number}: `text` must be a non-empty string"));
+            continue;
+        };
+        if !seen.insert(id.clone()) {
+            errors.push(format!("line {number}: id `{id}` appears twice in the file"));
+            continue;
+        }
+        lines.push(Line { number, id, text: text.to_owned() });
+    }
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("{}: {e}", path.display());
+        }
+        return Err(CliError::config(anyhow!(
+            "{} bad line(s) in {}; nothing was imported. Fix them and run the import again",
+            errors.len(),
+            path.display()
+        )));
+    }
+    Ok(lines)
+}
+
+fn import(ctx: &Ctx, path: &Path, kind: &str) -> CliResult<u8> {
+    let kind = parse_kind(kind)?;
+    let lines = parse_import(path)?;
+    // Ids already stored: the same text is skipped (a rerun after an interruption), another
+    // text is an error (nothing is overwritten silently).
+    let mut todo = Vec::new();
+    let mut conflicts = Vec::new();
+    for line in lines {
+        match ctx.store.memory_get(&line.id)? {
+            Some(m) if m.content == line.text => {}
+            Some(_) => conflicts.push(format!(
+                "line {}: id `{}` is already stored with another text (`aria memories show {}`)",
+                line.number, line.id, line.id
+            )),
+            None => todo.push(line),
+        }
+    }
+    if !conflicts.is_empty() {
+        for c in &conflicts {
+            eprintln!("{}: {c}", path.display());
+        }
+        return Err(CliError::config(anyhow!(
+            "{} id(s) in {} clash with stored memories; nothing was imported",
+            conflicts.len(),
+            path.display()
+        )));
+    }
+    let total = todo.len();
+    let mut done = 0;
+    for chunk in todo.chunks(CHUNK) {
+        let texts: Vec<String> = chunk.iter().map(|l| l.text.clone()).collect();
+        let vectors = ctx.embed(&texts).map_err(|e| interrupted(e, done, total))?;
+        let memories: Vec<NewMemory> = chunk
+            .iter()
+            .map(|l| {
+                let mut m = NewMemory::new(l.text.clone());
+                m.id = Some(l.id.clone());
+                m.kind = kind;
+                m
+            })
+            .collect();
+        ctx.store
+            .memory_insert_batch(
+                &memories,
+                ctx.model(),
+                |i| vectors.as_ref().map(|v| v[i].as_slice()),
+                Writer::USER,
+            )
+            .map_err(|e| interrupted(CliError::failed(e), done, total))?;
+        done += chunk.len();
+        if total > CHUNK {
+            eprintln!("imported {done}/{total}");
+        }
+    }
+    println!(
+        "imported {done} memories from {}{}",
+        path.display(),
+        ctx.model().map(|m| format!(" (embedded with {m})")).unwrap_or_default()
+    );
+    Ok(OK)
+}
+
+fn interrupted(e: CliError, done: usize, total: usize) -> CliError {
+    CliError {
+        code: e.code,
+        error: e.error.context(format!(
+            "the import stopped after {done} of {total} memories (those are stored); run the \
+             same import again to add the rest"
+        )),
+    }
+}
+
+fn reindex(ctx: &Ctx) -> CliResult<u8> {
+    let Some(embedder) = ctx.embedder.clone() else {
+        return Err(CliError::config(anyhow!(
+            "[memory] embedder is `none`: there is nothing to embed with; choose local, ollama \
+             or openai"
+        )));
+    };
+    let model = embedder.model_id().to_owned();
+    let mut total = 0;
+    loop {
+        let todo = ctx.store.memory_missing_embeddings(&model, CHUNK)?;
+        if todo.is_empty() {
+            break;
+        }
+        let texts: Vec<String> = todo.iter().map(|(_, t)| t.clone()).collect();
+        let vectors = ctx.embed(&texts)?.unwrap_or_default();
+        let pairs: Vec<(String, Vec<f32>)> =
+            todo.into_iter().map(|(id, _)| id).zip(vectors).collect();
+        let stored = ctx.store.memory_put_embeddings(&model, &pairs, Writer::USER)?;
+        if stored == 0 {
+            break; // everything listed was forgotten meanwhile
+        }
+        total += stored;
+        eprintln!("embedded {total} so far");
+    }
+    println!("reindexed {total} memories with {model}");
+    Ok(OK)
+}

@@ -1,0 +1,148 @@
+//! `[memory]`: which embedder long-term memory uses (issue #6).
+//!
+//! ```toml
+//! [memory]
+//! embedder = "local"            # local (default), ollama, openai, or none (BM25 only)
+//! embedding_model = "all-minilm-l6-v2"
+//! embedding_base_url = "http://127.0.0.1:11434"   # ollama / openai only
+//! embedding_dims = 768          # ollama / openai: needed for models ARIA does not know
+//! embedding_batch = 64          # texts per embedding call
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use super::{ConfigError, ProviderConfig};
+
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMemory {
+    /// `local` (the embedded all-MiniLM-L6-v2; default), `ollama`, `openai` or `none`.
+    pub embedder: Option<String>,
+    /// The embedding model: a catalog name for `local`, the server's model name otherwise.
+    pub embedding_model: Option<String>,
+    /// The embedding server (default: the Ollama URL, or the OpenAI base URL).
+    pub embedding_base_url: Option<String>,
+    /// The model's vector length (known models are found without it).
+    pub embedding_dims: Option<usize>,
+    /// Texts per embedding call (default 64).
+    pub embedding_batch: Option<usize>,
+}
+
+/// The embedder memory uses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EmbedderConfig {
+    /// BM25 only: no vectors are made or searched.
+    None,
+    /// The embedded sentence embedder (a catalog name).
+    Local {
+        model: String,
+    },
+    Ollama {
+        base_url: String,
+        model: String,
+        dims: usize,
+    },
+    #[serde(rename = "openai")]
+    OpenAi {
+        base_url: String,
+        model: String,
+        dims: usize,
+    },
+}
+
+/// Resolved `[memory]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryConfig {
+    pub embedder: EmbedderConfig,
+    pub batch: usize,
+}
+
+/// The default embedded embedding model (a catalog name in `aria-local`).
+pub const DEFAULT_LOCAL_EMBEDDING_MODEL: &str = "all-minilm-l6-v2";
+pub const DEFAULT_OLLAMA_EMBEDDING_MODEL: &str = "nomic-embed-text";
+pub const DEFAULT_OPENAI_EMBEDDING_MODEL: &str = "text-embedding-3-small";
+
+/// Vector lengths of well-known server embedding models.
+fn known_dims(model: &str) -> Option<usize> {
+    let base = model.split(':').next().unwrap_or(model);
+    Some(match base {
+        "nomic-embed-text" => 768,
+        "mxbai-embed-large" => 1024,
+        "all-minilm" => 384,
+        "bge-m3" => 1024,
+        "snowflake-arctic-embed" => 1024,
+        "text-embedding-3-small" => 1536,
+        "text-embedding-3-large" => 3072,
+        "text-embedding-ada-002" => 1536,
+        _ => return None,
+    })
+}
+
+pub fn resolve_memory(
+    raw: RawMemory,
+    provider: &ProviderConfig,
+) -> Result<MemoryConfig, ConfigError> {
+    let batch = raw.embedding_batch.unwrap_or(64);
+    if batch == 0 {
+        return Err(ConfigError::Invalid("[memory] embedding_batch must be at least 1".into()));
+    }
+    let kind = raw.embedder.as_deref().unwrap_or("local");
+    let server = |default_model: &str, default_url: &str| -> Result<_, ConfigError> {
+        let model = raw.embedding_model.clone().unwrap_or_else(|| default_model.to_owned());
+        let dims = match raw.embedding_dims.or_else(|| known_dims(&model)) {
+            Some(0) => {
+                return Err(ConfigError::Invalid(
+                    "[memory] embedding_dims must be at least 1".into(),
+                ));
+            }
+            Some(d) => d,
+            None => {
+                return Err(ConfigError::Invalid(format!(
+                    "[memory] embedding_dims is needed for the embedding model `{model}` (ARIA \
+                     does not know its vector length); set it to the model's dimension"
+                )));
+            }
+        };
+        let base_url = raw.embedding_base_url.clone().unwrap_or_else(|| default_url.to_owned());
+        Ok((base_url, model, dims))
+    };
+    let embedder = match kind {
+        "none" => EmbedderConfig::None,
+        "local" => {
+            if raw.embedding_base_url.is_some() || raw.embedding_dims.is_some() {
+                return Err(ConfigError::Invalid(
+                    "[memory] embedding_base_url and embedding_dims apply to ollama and openai \
+                     embedders, not to the local one"
+                        .into(),
+                ));
+            }
+            EmbedderConfig::Local {
+                model: raw
+                    .embedding_model
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_LOCAL_EMBEDDING_MODEL.to_owned()),
+            }
+        }
+        "ollama" => {
+            let (base_url, model, dims) =
+                server(DEFAULT_OLLAMA_EMBEDDING_MODEL, &provider.ollama_url)?;
+            EmbedderConfig::Ollama { base_url, model, dims }
+        }
+        "openai" => {
+            let default_url = if provider.name == "openai" {
+                provider.base_url.clone()
+            } else {
+                super::DEFAULT_OPENAI_BASE_URL.to_owned()
+            };
+            let (base_url, model, dims) = server(DEFAULT_OPENAI_EMBEDDING_MODEL, &default_url)?;
+            EmbedderConfig::OpenAi { base_url, model, dims }
+        }
+        other => {
+            return Err(ConfigError::Invalid(format!(
+                "[memory] embedder `{other}` is unknown; use local, ollama, openai or none"
+            )));
+        }
+    };
+    Ok(MemoryConfig { embedder, batch })
+}

