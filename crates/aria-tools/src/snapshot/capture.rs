@@ -9,6 +9,7 @@ use git2::{
 
 use super::message::{self, Fields};
 use super::{BRANCH_PREFIX, Locked, Snapshot, SnapshotError, SnapshotId, hex, now_secs, time};
+use crate::guard::sensitive::SensitivePatterns;
 
 /// Index entries with a stage other than 0 are sides of a merge conflict.
 const STAGE_MASK: u16 = 0x3000;
@@ -17,7 +18,11 @@ const STAGE_MASK: u16 = 0x3000;
 /// in-memory index (so tracked files that match `.gitignore` stay tracked), every working-tree
 /// file that is tracked or untracked-and-not-ignored is added, and entries whose files are gone
 /// are removed. The user's index file is read, never written.
-pub(crate) fn worktree_tree(repo: &Repository, workdir: &Path) -> Result<Oid, SnapshotError> {
+pub(crate) fn worktree_tree(
+    repo: &Repository,
+    workdir: &Path,
+    sensitive: &SensitivePatterns,
+) -> Result<Oid, SnapshotError> {
     let git = |action: &str| {
         let action = action.to_owned();
         move |e: git2::Error| SnapshotError::git(&action, workdir, e)
@@ -31,13 +36,21 @@ pub(crate) fn worktree_tree(repo: &Repository, workdir: &Path) -> Result<Oid, Sn
     // Binds the in-memory index to this `Repository` handle only: nothing is written to disk.
     repo.set_index(&mut index).map_err(git("use a private index"))?;
     // Directories reported here are nested repositories or submodules: they are snapshotted on
-    // their own (when written), never folded into this tree.
-    let mut skip_dirs = |p: &Path, _: &[u8]| -> i32 { i32::from(workdir.join(p).is_dir()) };
+    // their own (when written), never folded into this tree. Sensitive files are not copied
+    // into history.
+    let mut skip = |p: &Path, _: &[u8]| -> i32 {
+        i32::from(is_sensitive(sensitive, p) || workdir.join(p).is_dir())
+    };
     index
-        .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_dirs))
+        .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip))
         .map_err(git("add the working tree"))?;
     index.update_all(["*"], None).map_err(git("record deleted files"))?;
     index.write_tree_to(repo).map_err(git("write the snapshot tree"))
+}
+
+/// Whether any component of `rel` is a sensitive name (`.env`, `id_rsa`, `.ssh/`, ...).
+pub(crate) fn is_sensitive(sensitive: &SensitivePatterns, rel: &Path) -> bool {
+    rel.components().any(|c| sensitive.matching(&c.as_os_str().to_string_lossy()).is_some())
 }
 
 /// `M path` / `A path` / `D path` for every file that differs between `from` and `to`.
@@ -140,7 +153,7 @@ pub(crate) fn take(
 ) -> Result<Snapshot, SnapshotError> {
     let (repo, workdir) = (&locked.repo, locked.workdir.as_path());
     let secs = now_secs(SystemTime::now());
-    let tree_id = worktree_tree(repo, workdir)?;
+    let tree_id = worktree_tree(repo, workdir, &locked.sensitive)?;
     let git = |action: &'static str| move |e| SnapshotError::git(action, workdir, e);
     let head = head_commit(repo).map_err(git("read HEAD"))?;
     let tree = repo.find_tree(tree_id).map_err(git("read the snapshot tree"))?;

@@ -22,6 +22,10 @@
 //! restores files, it does not make commits on the user's behalf (the issue's "records a new
 //! commit" is this revert commit; history is only ever added to, never reset or rewritten).
 //!
+//! Sensitive files (`.env*`, keys, ...: the path guard's list) are never captured when untracked
+//! and never written or deleted by a rollback: ARIA does not touch them, and a snapshot must not
+//! copy a secret into git history.
+//!
 //! Snapshots and rollbacks of one repository are serialised by an advisory lock file in its git
 //! directory (`aria-snapshot.lock`), across threads and processes. Snapshot branches older than
 //! [`SnapshotOptions::prune_after`] are deleted after each snapshot, never the newest of a
@@ -46,6 +50,7 @@ use git2::{BranchType, Oid, Repository, RepositoryOpenFlags};
 use serde::Serialize;
 
 use crate::guard::path::PathGuard;
+use crate::guard::sensitive::SensitivePatterns;
 
 pub use restore::{Restored, RestoredAction, Rollback};
 
@@ -168,6 +173,8 @@ pub struct Snapshots {
 pub(crate) struct Locked {
     pub(crate) repo: Repository,
     pub(crate) workdir: PathBuf,
+    /// Files ARIA never touches are neither captured nor restored.
+    pub(crate) sensitive: SensitivePatterns,
     _lock: File,
 }
 
@@ -415,7 +422,7 @@ impl Snapshots {
             .open(&lock_path)
             .map_err(|e| SnapshotError::io("open the lock file", &lock_path, e))?;
         lock.lock().map_err(|e| SnapshotError::io("lock", &lock_path, e))?;
-        Ok(Locked { repo, workdir, _lock: lock })
+        Ok(Locked { repo, workdir, sensitive: self.guard.sensitive().clone(), _lock: lock })
     }
 }
 

@@ -89,9 +89,9 @@ pub(crate) fn rollback(
     let target_oid = Oid::from_str(&snapshot.commit).map_err(git("read the snapshot"))?;
     let target =
         repo.find_commit(target_oid).and_then(|c| c.tree()).map_err(git("read the snapshot"))?;
-    let before_id = worktree_tree(repo, workdir)?;
+    let before_id = worktree_tree(repo, workdir, &locked.sensitive)?;
     let before = repo.find_tree(before_id).map_err(git("read the working tree"))?;
-    let restored = apply(repo, workdir, &before, &target, only)?;
+    let restored = apply(locked, &before, &target, only)?;
     let mut outcome = Rollback {
         snapshot: snapshot.id.clone(),
         operation: snapshot.operation.clone(),
@@ -120,7 +120,7 @@ pub(crate) fn rollback(
     let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
     let pre_oid = capture::commit(repo, workdir, before_id, &parents, &pre, secs)?;
     let pre_commit = repo.find_commit(pre_oid).map_err(git("read the pre-rollback commit"))?;
-    let after_id = worktree_tree(repo, workdir)?;
+    let after_id = worktree_tree(repo, workdir, &locked.sensitive)?;
     let lines: Vec<String> = outcome
         .restored
         .iter()
@@ -141,12 +141,12 @@ pub(crate) fn rollback(
 /// Makes the working tree match `target` where it differs from `before` (limited to `only`):
 /// deletions first, so a directory can replace a file and a file a directory.
 fn apply(
-    repo: &Repository,
-    workdir: &Path,
+    locked: &Locked,
     before: &Tree<'_>,
     target: &Tree<'_>,
     only: Option<&Path>,
 ) -> Result<Vec<Restored>, SnapshotError> {
+    let (repo, workdir) = (&locked.repo, locked.workdir.as_path());
     let git = |e| SnapshotError::git("compare the snapshot with the working tree", workdir, e);
     let mut opts = DiffOptions::new();
     opts.include_typechange(true);
@@ -158,6 +158,14 @@ fn apply(
     let mut writes: Vec<(PathBuf, Oid, FileMode)> = Vec::new();
     for d in diff.deltas() {
         let (old, new) = (d.old_file(), d.new_file());
+        // Sensitive files are left exactly as they are (see the module docs).
+        let touches_sensitive = [old.path(), new.path()]
+            .into_iter()
+            .flatten()
+            .any(|p| capture::is_sensitive(&locked.sensitive, p));
+        if touches_sensitive {
+            continue;
+        }
         let removes_old = matches!(d.status(), Delta::Deleted | Delta::Typechange);
         if removes_old
             && let Some(p) = old.path()

@@ -398,3 +398,27 @@ fn list_filters_by_path_and_unknown_ids_say_how_to_find_one() {
     let err = s.rollback("snapshot/nope-2020-01-01-000000", None, None, "cli").unwrap_err();
     assert!(err.to_string().contains("aria snapshots list"), "{err}");
 }
+
+#[test]
+fn sensitive_files_are_never_copied_into_a_snapshot_nor_touched_by_a_rollback() {
+    let (_tmp, root) = tmp_root();
+    let repo = Repository::init(&root).unwrap();
+    write(&root, "server.key", b"committed key\n");
+    write(&root, "a.txt", b"a\n");
+    commit_all(&repo, "Initial");
+    write(&root, ".env", b"API_KEY=sk-secret-1\n");
+    write(&root, "server.key", b"rotated key\n");
+    let s = snapshots(&root, SnapshotOptions::default());
+    let snap = s.snapshot(&root.join("a.txt"), "file_write", "s").unwrap();
+    let tree = repo.find_commit(snap.commit.parse().unwrap()).unwrap().tree().unwrap();
+    assert!(tree.get_path(Path::new(".env")).is_err(), "an untracked secret went into history");
+
+    write(&root, ".env", b"API_KEY=sk-secret-2\n");
+    write(&root, "server.key", b"rotated again\n");
+    write(&root, "a.txt", b"changed\n");
+    let done = s.rollback(&snap.id.0, None, None, "cli").unwrap();
+    assert_eq!(done.restored.len(), 1, "{:?}", done.restored);
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\n");
+    assert_eq!(fs::read(root.join(".env")).unwrap(), b"API_KEY=sk-secret-2\n");
+    assert_eq!(fs::read(root.join("server.key")).unwrap(), b"rotated again\n");
+}
