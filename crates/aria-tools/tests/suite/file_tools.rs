@@ -203,6 +203,7 @@ async fn registry_lists_exactly_the_builtin_tools() {
             "shell_execute",
             "system_info",
             "python_run",
+            "web_fetch",
             "git_status",
             "git_diff",
             "git_log",
