@@ -21,6 +21,9 @@
 //!   [`builtin_tools`] in `registry.rs` is the one list of what the model can call.
 //!   `shell_execute` runs what [`shell`] parsed and classified through `aria-sandbox`, and
 //!   `python_run` runs `python3 -I -B` there with an empty environment and no network.
+//! - [`Snapshots`] (`snapshot/`) records the whole working tree of a git repository as a commit
+//!   on a `snapshot/<operation>-<time>` branch before a write — in a private index, never
+//!   touching the user's HEAD, index or files — and rolls back to any of them (issue #7).
 //!
 //! It deliberately does not decide *whether* a call may run (that is the policy broker in
 //! `aria-core`), spawn processes (`aria-sandbox`), or cap and wrap tool output for the model
