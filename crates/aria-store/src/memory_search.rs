@@ -3,7 +3,7 @@
 //! (rank from 1). A memory found by both retrievers therefore outscores any memory found by
 //! one at the same ranks, and a memory found by neither is not returned.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
@@ -331,22 +331,53 @@ fn text_candidates(
     let kinds = (!filter.kinds.is_empty())
         .then(|| json!(filter.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>()).to_string());
     let categories = (!filter.categories.is_empty()).then(|| json!(filter.categories).to_string());
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT memories_fts.rowid FROM memories_fts JOIN memories m ON m.rid = memories_fts.rowid \
-             WHERE memories_fts MATCH ?1 AND m.status IN (SELECT value FROM json_each(?2)) \
-             AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3))) \
-             AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(m.categories) c \
-                  WHERE c.value IN (SELECT value FROM json_each(?4)))) \
-             ORDER BY bm25(memories_fts) LIMIT ?5",
-        )
-        .map_err(sql("preparing the text search"))?;
-    let rows = stmt
-        .query_map(params![fts, json!(statuses).to_string(), kinds, categories, n as i64], |r| {
-            r.get(0)
-        })
-        .map_err(sql("running the text search"))?;
-    rows.map(|r| r.map_err(sql("reading a text search result"))).collect()
+    // Rank with the full-text index alone (no join per matching row: that is what made a
+    // common word slow at 100,000 memories), then keep the ranked rows that pass the filter.
+    // Fetch more when the filter dropped too many and the index has more to give.
+    let mut fetch = n.saturating_mul(2).max(32);
+    loop {
+        let ranked: Vec<i64> = {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 \
+                     ORDER BY rank LIMIT ?2",
+                )
+                .map_err(sql("preparing the text search"))?;
+            let rows = stmt
+                .query_map(params![fts, i64::try_from(fetch).unwrap_or(i64::MAX)], |r| r.get(0))
+                .map_err(sql("running the text search"))?;
+            rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))?
+        };
+        let exhausted = ranked.len() < fetch;
+        let keep: HashSet<i64> = {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?1)) \
+                     AND m.status IN (SELECT value FROM json_each(?2)) \
+                     AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3))) \
+                     AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(m.categories) c \
+                          WHERE c.value IN (SELECT value FROM json_each(?4))))",
+                )
+                .map_err(sql("preparing the text search filter"))?;
+            let rows = stmt
+                .query_map(
+                    params![
+                        json!(ranked).to_string(),
+                        json!(statuses).to_string(),
+                        kinds,
+                        categories
+                    ],
+                    |r| r.get(0),
+                )
+                .map_err(sql("filtering the text search"))?;
+            rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))?
+        };
+        let kept: Vec<i64> = ranked.into_iter().filter(|r| keep.contains(r)).take(n).collect();
+        if kept.len() >= n || exhausted {
+            return Ok(kept);
+        }
+        fetch = fetch.saturating_mul(4);
+    }
 }
 
 const STOP_WORDS: &[&str] = &[
@@ -413,7 +444,12 @@ fn meta_of(status: &str, kind: &str, categories: &str) -> Option<RowMeta> {
     Some(RowMeta {
         status: status.parse().ok()?,
         kind: kind.parse().ok()?,
-        categories: serde_json::from_str(categories).ok()?,
+        // Most memories have no category: skip the JSON parser for them (index loads).
+        categories: if categories == "[]" {
+            Vec::new()
+        } else {
+            serde_json::from_str(categories).ok()?
+        },
     })
 }
 

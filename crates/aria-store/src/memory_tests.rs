@@ -335,3 +335,20 @@ fn normalize_text_ignores_case_punctuation_and_spacing() {
     assert_eq!(normalize_text("  Hello,   WORLD!! it's me "), "hello world it s me");
     assert_eq!(normalize_text("Ünïcode ÉTÉ"), "ünïcode été");
 }
+
+#[test]
+fn text_search_fetches_past_rows_the_filter_drops() {
+    let store = store();
+    let archive = MemoryUpdate { status: Some(MemoryStatus::Archived), ..MemoryUpdate::default() };
+    for i in 0..60 {
+        let m = add(&store, &format!("tea tea tea note {i}"), None);
+        store.memory_update(&m.id, &archive, None, Writer::USER).unwrap();
+    }
+    let active =
+        add(&store, "a long note that mentions tea once among many other words here", None);
+    let mut query = MemoryQuery::new("tea", None, 1);
+    query.candidates = 1;
+    query.mode = SearchMode::Text;
+    let hits = store.memory_search(&query).unwrap();
+    assert_eq!(hits.iter().map(|h| h.memory.id.clone()).collect::<Vec<_>>(), vec![active.id]);
+}
