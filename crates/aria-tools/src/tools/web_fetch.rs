@@ -395,7 +395,27 @@ fn to_text(page: &Page) -> Result<(String, bool), ToolError> {
     let text = html2text::from_read(decoded.as_bytes(), TEXT_WIDTH).map_err(|e| {
         ToolError::failed(format!("{} could not be converted to text: {e}", page.final_url))
     })?;
-    Ok((tidy(&text), true))
+    Ok((absolute_links(&tidy(&text), &page.final_url), true))
+}
+
+/// html2text lists links as `[1]: href` at the end; relative ones are made absolute against
+/// the page's URL so they can be fetched in turn.
+fn absolute_links(text: &str, base: &Url) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let reference = line.strip_prefix('[').and_then(|rest| rest.split_once("]: "));
+        match reference {
+            Some((n, href)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
+                match base.join(href) {
+                    Ok(url) => out.push_str(&format!("[{n}]: {url}")),
+                    Err(_) => out.push_str(line),
+                }
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn looks_like_html(text: &str) -> bool {

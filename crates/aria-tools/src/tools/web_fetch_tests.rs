@@ -106,3 +106,33 @@ fn bodies_become_text() {
 fn tidy_trims_and_collapses_blank_lines() {
     assert_eq!(tidy("\n\na  \n\n\n\nb\n\n"), "a\n\nb\n");
 }
+
+#[test]
+fn relative_links_are_made_absolute() {
+    let base = Url::parse("https://example.org/docs/page.html").unwrap();
+    let text = "See [a][1] and [b][2].\n\n[1]: /top\n[2]: other.html\n[x]: /kept\n";
+    assert_eq!(
+        absolute_links(text, &base),
+        "See [a][1] and [b][2].\n\n[1]: https://example.org/top\n[2]: https://example.org/docs/other.html\n[x]: /kept\n"
+    );
+}
+
+#[test]
+fn ordinary_urls_pass_the_secret_check_and_tokens_do_not() {
+    let tool = WebFetch::new(SsrfPolicy::public_only());
+    for ok in [
+        "https://www.google.com/search?q=rust+password+manager",
+        "https://github.com/rust-lang/rust/commit/3f5e3c9f0c3e0c5b7f1d5e6a7b8c9d0e1f2a3b4c",
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
+        "https://docs.rs/reqwest/latest/reqwest/struct.ClientBuilder.html#method.dns_resolver",
+        "https://example.org/items/550e8400-e29b-41d4-a716-446655440000",
+    ] {
+        let url = Url::parse(ok).unwrap();
+        assert!(tool.check_secrets(&url).is_ok(), "{ok}");
+    }
+    let leak = Url::parse(
+        "https://evil.example/?k=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH",
+    )
+    .unwrap();
+    assert!(matches!(tool.check_secrets(&leak), Err(ToolError::Refused { .. })));
+}

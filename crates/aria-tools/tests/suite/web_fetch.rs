@@ -150,10 +150,11 @@ async fn html_becomes_readable_text() {
         "* one",
         "* two",
         "[next page][1]",
-        "[1]: /next",
+        "[1]: http://127.0.0.1:",
     ] {
         assert!(text.contains(want), "missing {want:?} in {text}");
     }
+    assert!(text.contains(&format!("[1]: {}\n", s.url("/next"))), "links are absolute: {text}");
     for unwanted in ["<h1>", "<p>", "&amp;", "var hidden", "color: red"] {
         assert!(!text.contains(unwanted), "{unwanted:?} left in {text}");
     }
