@@ -236,6 +236,7 @@ impl Agent {
             redactor: Arc::clone(&self.redactor),
             spend_guard: self.config.spend_guard.clone(),
             price: self.config.price,
+            answered_by: self.config.answered_by.clone(),
             model: self.config.model.clone(),
             timeout: self.config.extraction_timeout,
             session_id: session.id.clone(),

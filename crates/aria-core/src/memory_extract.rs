@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
-use crate::agent::{Price, SpendGuard};
+use crate::agent::{AnsweredBy, Price, SpendGuard};
 use crate::memory::{MemoryBackend, MemoryKind, NewMemory, Provenance, Stored};
 
 /// The tool the extraction request offers; its parameters are the schema.
@@ -181,6 +181,8 @@ pub(crate) struct Job {
     pub redactor: Arc<dyn Redact>,
     pub spend_guard: Option<Arc<dyn SpendGuard>>,
     pub price: Option<Price>,
+    /// Which route answered, for a provider that falls back (the call is traced under it).
+    pub answered_by: Option<Arc<dyn AnsweredBy>>,
     pub model: String,
     pub timeout: Duration,
     pub session_id: String,
@@ -214,7 +216,12 @@ impl Job {
             }
             Ok(Ok(r)) => r,
         };
-        self.trace(response.usage, "ok", duration_ms);
+        // Traced and charged under the route that answered, as the loop does.
+        let (model, price) = match self.answered_by.as_ref().and_then(|a| a.last_answer()) {
+            Some(answer) => (answer.model, answer.price.or(self.price)),
+            None => (self.model.clone(), self.price),
+        };
+        self.trace_as(&model, price, response.usage, "ok", duration_ms);
         let extracted = parse_extraction(&response);
         let (mut stored, mut updated, mut failed) = (0, 0, 0);
         let mut ids = Vec::new();
@@ -264,13 +271,24 @@ impl Job {
     }
 
     fn trace(&self, usage: aria_api::Usage, outcome: &str, duration_ms: u64) {
+        self.trace_as(&self.model, self.price, usage, outcome, duration_ms);
+    }
+
+    fn trace_as(
+        &self,
+        model: &str,
+        price: Option<Price>,
+        usage: aria_api::Usage,
+        outcome: &str,
+        duration_ms: u64,
+    ) {
         let trace = TraceRecord {
             session_id: self.session_id.clone(),
             kind: TraceKind::ModelCall,
-            name: self.model.clone(),
+            name: model.to_owned(),
             duration_ms,
             usage,
-            cost_usd: self.price.map_or(0.0, |p| p.cost(usage)),
+            cost_usd: price.map_or(0.0, |p| p.cost(usage)),
             outcome: outcome.to_owned(),
             detail: json!({"purpose": "memory_extraction"}),
         };

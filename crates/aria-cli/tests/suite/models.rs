@@ -18,6 +18,8 @@ fn a_run_on_anthropic_pairs_tool_results_with_their_calls() {
     let mock = MockAnthropic::serve_blocking(vec![
         MockTurn::tool_call("file_read", r#"{"path":"notes.txt"}"#),
         MockTurn::text("The code is 4242."),
+        // Memory extraction after the turn (issue #6): nothing worth keeping.
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
     ]);
     let out = aria
         .cmd("http://127.0.0.1:9/v1")
@@ -38,7 +40,8 @@ fn a_run_on_anthropic_pairs_tool_results_with_their_calls() {
     assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
     assert_eq!(json_of(&out)["answer"], "The code is 4242.");
     let requests = mock.requests();
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), 3, "two turns, then the memory extraction");
+    assert_eq!(requests[2]["tools"][0]["name"], "record_memories");
     assert!(requests[0]["system"].as_str().unwrap().contains("ARIA"));
     assert!(
         requests[0]["tools"]
@@ -80,7 +83,11 @@ fn a_failing_primary_falls_back_to_the_configured_route() {
     let aria = Aria::new();
     let primary =
         MockOpenAi::new(vec![MockTurn::status(503)]).on_script_end(ScriptEnd::Repeat).serve();
-    let cloud = MockAnthropic::serve_blocking(vec![MockTurn::text("answered by the fallback")]);
+    let cloud = MockAnthropic::serve_blocking(vec![
+        MockTurn::text("answered by the fallback"),
+        // Memory extraction after the turn takes the same route (issue #6).
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ]);
     let config = aria.dir.path().join("aria.toml");
     std::fs::write(
         &config,
@@ -96,7 +103,9 @@ fn a_failing_primary_falls_back_to_the_configured_route() {
         .unwrap();
     assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
     assert_eq!(json_of(&out)["answer"], "answered by the fallback");
-    assert_eq!(primary.hits(), 2, "[router] attempts = 2");
+    // [router] attempts = 2 for the turn; the memory extraction after it makes the third
+    // consecutive failure, which opens the breaker, so it goes straight to the fallback.
+    assert_eq!(primary.hits(), 3, "[router] attempts = 2, then the breaker opens");
     assert_eq!(cloud.requests()[0]["model"], "claude-mock");
     // The call is traced (and charged) as the model that answered, not the primary.
     let out = aria.run(&primary.base_url(), &["cost", "--json"]);
