@@ -21,6 +21,10 @@
 //!   [`builtin_tools`] in `registry.rs` is the one list of what the model can call.
 //!   `shell_execute` runs what [`shell`] parsed and classified through `aria-sandbox`, and
 //!   `python_run` runs `python3 -I -B` there with an empty environment and no network.
+//!   `file_write` and `apply_patch` (unified diffs parsed and applied in memory by [`patch`])
+//!   write atomically: a temp file in the target's directory, opened beneath the root without
+//!   following links (`aria_sandbox::BeneathDir`), renamed over the target; a multi-file patch
+//!   lands whole or is put back.
 //! - [`Snapshots`] (`snapshot/`) records the whole working tree of a git repository as a commit
 //!   on a `snapshot/<operation>-<time>` branch before a write — in a private index, never
 //!   touching the user's HEAD, index or files — and rolls back to any of them (issue #7).
@@ -33,8 +37,10 @@
 //! text the model wrote is never handed to the operating system. Everything the guard approves
 //! is a real, symlink-free path inside a root, or the guard says which rule refused it and what
 //! to do instead — every refusal reason is written to be shown to the model and the user as is.
-//! The remaining race (a directory swapped between check and open) is narrowed here and will be
-//! closed with `openat2(RESOLVE_BENEATH)` in `aria-sandbox`, the only crate allowed `unsafe`.
+//! The remaining race (a directory swapped between check and use) is closed by opening beneath
+//! the root's directory handle without following links (`openat2(RESOLVE_BENEATH)` for reads,
+//! `openat(O_NOFOLLOW)` per component for writes) in `aria-sandbox`, the only crate allowed
+//! `unsafe`.
 
 pub mod guard;
 pub mod patch;
