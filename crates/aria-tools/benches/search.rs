@@ -93,6 +93,17 @@ fn build_tree(root: &Path) -> (usize, usize) {
     (FILES, bytes)
 }
 
+/// CPU seconds (user + system) of this process and of its waited-for children, from
+/// `/proc/self/stat` (fields 14-17, in clock ticks of 1/100 s on Linux).
+fn cpu_seconds() -> (f64, f64) {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The command name (field 2) may contain spaces; fields after it start past the ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    let at = |i: usize| f.get(i - 3).copied().unwrap_or(0.0) / 100.0;
+    (at(14) + at(15), at(16) + at(17))
+}
+
 fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
     xs[xs.len() / 2]
@@ -176,24 +187,31 @@ fn main() {
         let rg_lines = rg.as_ref().map(|rg| run_rg(rg, threads, pattern, &root).1);
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
+        let (mut our_cpu, mut their_cpu) = (0.0, 0.0);
         for _ in 0..RUNS {
+            let (me, _) = cpu_seconds();
             ours.push(run_ours(&rt, &tool, pattern).0);
+            let (me2, children) = cpu_seconds();
+            our_cpu += me2 - me;
             if let Some(rg) = &rg {
                 theirs.push(run_rg(rg, threads, pattern, &root).0);
+                their_cpu += cpu_seconds().1 - children;
             }
         }
         let ours = median(ours);
         print!(
-            "search: /{pattern}/: file_search {:.1} ms median of {RUNS} ({our_lines} matching \
-             lines, {out_len} bytes returned)",
-            ours.as_secs_f64() * 1e3
+            "search: /{pattern}/: file_search {:.1} ms median of {RUNS}, {:.2} s CPU per run \
+             ({our_lines} matching lines, {out_len} bytes returned)",
+            ours.as_secs_f64() * 1e3,
+            our_cpu / RUNS as f64
         );
         match rg_lines {
             Some(rg_lines) => {
                 let theirs = median(theirs);
                 println!(
-                    "; rg {:.1} ms ({rg_lines} lines); ratio {:.2}x (goal <= 1.2x){}",
+                    "; rg {:.1} ms, {:.2} s CPU ({rg_lines} lines); ratio {:.2}x (goal <= 1.2x){}",
                     theirs.as_secs_f64() * 1e3,
+                    their_cpu / RUNS as f64,
                     ours.as_secs_f64() / theirs.as_secs_f64(),
                     if rg_lines as u64 == our_lines { "" } else { " MISMATCH in line counts" }
                 );
