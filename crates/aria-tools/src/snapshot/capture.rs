@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use git2::{
-    Delta, DiffOptions, ErrorCode, Index, IndexAddOption, Oid, Repository, Signature, Time, Tree,
-};
+use git2::{Delta, DiffOptions, ErrorCode, Index, Oid, Repository, Signature, Time, Tree};
 
 use super::message::{self, Fields};
 use super::{BRANCH_PREFIX, Locked, Snapshot, SnapshotError, SnapshotId, hex, now_secs, time};
@@ -14,15 +12,26 @@ use crate::guard::sensitive::SensitivePatterns;
 /// Index entries with a stage other than 0 are sides of a merge conflict.
 const STAGE_MASK: u16 = 0x3000;
 
-/// The tree of the working tree as it is now: the user's index is copied into a fresh
-/// in-memory index (so tracked files that match `.gitignore` stay tracked), every working-tree
-/// file that is tracked or untracked-and-not-ignored is added, and entries whose files are gone
-/// are removed. The user's index file is read, never written.
+/// The tree of the working tree as it is now (see [`private_index`]).
 pub(crate) fn worktree_tree(
     repo: &Repository,
     workdir: &Path,
     sensitive: &SensitivePatterns,
 ) -> Result<Oid, SnapshotError> {
+    let mut index = private_index(repo, workdir, sensitive)?;
+    index.write_tree_to(repo).map_err(|e| SnapshotError::git("write the snapshot tree", workdir, e))
+}
+
+/// An index of the working tree as it is now: the user's index is copied into a fresh
+/// in-memory index (so tracked files that match `.gitignore` stay tracked), then one scan of
+/// the working tree adds every file that is changed, or untracked and not ignored, and removes
+/// entries whose files are gone. The user's index file is read, never written; the returned
+/// index is bound to `repo` (this handle only) and lives in memory.
+pub(crate) fn private_index(
+    repo: &Repository,
+    workdir: &Path,
+    sensitive: &SensitivePatterns,
+) -> Result<Index, SnapshotError> {
     let git = |action: &str| {
         let action = action.to_owned();
         move |e: git2::Error| SnapshotError::git(&action, workdir, e)
@@ -35,17 +44,41 @@ pub(crate) fn worktree_tree(
     drop(user);
     // Binds the in-memory index to this `Repository` handle only: nothing is written to disk.
     repo.set_index(&mut index).map_err(git("use a private index"))?;
-    // Directories reported here are nested repositories or submodules: they are snapshotted on
-    // their own (when written), never folded into this tree. Sensitive files are not copied
-    // into history.
-    let mut skip = |p: &Path, _: &[u8]| -> i32 {
-        i32::from(is_sensitive(sensitive, p) || workdir.join(p).is_dir())
-    };
-    index
-        .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip))
-        .map_err(git("add the working tree"))?;
-    index.update_all(["*"], None).map_err(git("record deleted files"))?;
-    index.write_tree_to(repo).map_err(git("write the snapshot tree"))
+    let mut opts = DiffOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_typechange(true)
+        .ignore_submodules(true);
+    let diff = repo
+        .diff_index_to_workdir(Some(&index), Some(&mut opts))
+        .map_err(git("scan the working tree"))?;
+    let mut add = Vec::new();
+    let mut remove = Vec::new();
+    for d in diff.deltas() {
+        let Some(path) = d.new_file().path().or(d.old_file().path()) else { continue };
+        // Sensitive files are not copied into history. Untracked directories reported whole
+        // are nested repositories: they are snapshotted on their own when written.
+        if is_sensitive(sensitive, path) {
+            continue;
+        }
+        match d.status() {
+            Delta::Deleted => remove.push(path.to_path_buf()),
+            Delta::Untracked | Delta::Modified | Delta::Typechange | Delta::Conflicted
+                if !std::fs::symlink_metadata(workdir.join(path)).is_ok_and(|m| m.is_dir()) =>
+            {
+                add.push(path.to_path_buf())
+            }
+            _ => {}
+        }
+    }
+    drop(diff);
+    for path in &remove {
+        index.remove_path(path).map_err(git("record a deleted file"))?;
+    }
+    for path in &add {
+        index.add_path(path).map_err(git("add a file from the working tree"))?;
+    }
+    Ok(index)
 }
 
 /// Whether any component of `rel` is a sensitive name (`.env`, `id_rsa`, `.ssh/`, ...).

@@ -6,10 +6,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use git2::{Delta, DiffOptions, FileMode, Oid, Repository, Tree};
+use git2::{Delta, DiffOptions, FileMode, Index, IndexEntry, IndexTime, Oid, Repository, Tree};
 use serde::Serialize;
 
-use super::capture::{self, worktree_tree};
+use super::capture;
 use super::message::{self, Fields};
 use super::{Locked, Snapshot, SnapshotError, SnapshotId, hex, now_secs};
 
@@ -89,9 +89,10 @@ pub(crate) fn rollback(
     let target_oid = Oid::from_str(&snapshot.commit).map_err(git("read the snapshot"))?;
     let target =
         repo.find_commit(target_oid).and_then(|c| c.tree()).map_err(git("read the snapshot"))?;
-    let before_id = worktree_tree(repo, workdir, &locked.sensitive)?;
+    let mut index = capture::private_index(repo, workdir, &locked.sensitive)?;
+    let before_id = index.write_tree_to(repo).map_err(git("write the working tree's tree"))?;
     let before = repo.find_tree(before_id).map_err(git("read the working tree"))?;
-    let restored = apply(locked, &before, &target, only)?;
+    let restored = apply(locked, &mut index, &before, &target, only)?;
     let mut outcome = Rollback {
         snapshot: snapshot.id.clone(),
         operation: snapshot.operation.clone(),
@@ -120,7 +121,8 @@ pub(crate) fn rollback(
     let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
     let pre_oid = capture::commit(repo, workdir, before_id, &parents, &pre, secs)?;
     let pre_commit = repo.find_commit(pre_oid).map_err(git("read the pre-rollback commit"))?;
-    let after_id = worktree_tree(repo, workdir, &locked.sensitive)?;
+    // The index now holds exactly what was written and deleted: no second scan needed.
+    let after_id = index.write_tree_to(repo).map_err(git("write the restored tree"))?;
     let lines: Vec<String> = outcome
         .restored
         .iter()
@@ -142,6 +144,7 @@ pub(crate) fn rollback(
 /// deletions first, so a directory can replace a file and a file a directory.
 fn apply(
     locked: &Locked,
+    index: &mut Index,
     before: &Tree<'_>,
     target: &Tree<'_>,
     only: Option<&Path>,
@@ -189,6 +192,7 @@ fn apply(
             Err(e) => return Err(SnapshotError::io("delete", &path, e)),
         }
         remove_empty_parents(workdir, &path);
+        index.remove_path(rel).map_err(git)?;
         if !writes.iter().any(|(w, _, _)| w == rel) {
             restored.push(Restored {
                 path: rel.display().to_string(),
@@ -198,11 +202,32 @@ fn apply(
     }
     for (rel, oid, mode) in &writes {
         write_one(repo, workdir, rel, *oid, *mode)?;
+        index.add(&entry(rel, *oid, *mode)).map_err(git)?;
         restored
             .push(Restored { path: rel.display().to_string(), action: RestoredAction::Written });
     }
     restored.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(restored)
+}
+
+/// An index entry for a file just written from a blob (no stat data: it is never compared).
+fn entry(rel: &Path, id: Oid, mode: FileMode) -> IndexEntry {
+    let path = rel.as_os_str().as_encoded_bytes().to_vec();
+    let zero = IndexTime::new(0, 0);
+    IndexEntry {
+        ctime: zero,
+        mtime: zero,
+        dev: 0,
+        ino: 0,
+        mode: u32::try_from(i32::from(mode)).unwrap_or(0o100644),
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        flags: path.len().min(0xfff) as u16,
+        flags_extended: 0,
+        path,
+    }
 }
 
 /// `workdir/rel`, refusing when a directory on the way is a symlink (a write must not leave
@@ -262,9 +287,24 @@ fn write_one(
             .map_err(|e| SnapshotError::io("create the symbolic link", &path, e));
     }
     fs::write(&path, blob.content()).map_err(|e| SnapshotError::io("write", &path, e))?;
-    let bits = if mode == FileMode::BlobExecutable { 0o755 } else { 0o644 };
-    fs::set_permissions(&path, fs::Permissions::from_mode(bits))
-        .map_err(|e| SnapshotError::io("set the permissions of", &path, e))
+    // Git records only the executable bit: keep the file's other bits (a 0600 file stays
+    // private) and set execute where read is allowed, as git does.
+    let current = fs::metadata(&path)
+        .map_err(|e| SnapshotError::io("read the permissions of", &path, e))?
+        .permissions()
+        .mode()
+        & 0o7777;
+    let bits = executable_bits(current, mode == FileMode::BlobExecutable);
+    if bits != current {
+        fs::set_permissions(&path, fs::Permissions::from_mode(bits))
+            .map_err(|e| SnapshotError::io("set the permissions of", &path, e))?;
+    }
+    Ok(())
+}
+
+/// `mode` with execute set where read is (executable) or cleared everywhere (not).
+fn executable_bits(mode: u32, executable: bool) -> u32 {
+    if executable { mode | ((mode & 0o444) >> 2) } else { mode & !0o111 }
 }
 
 /// Removes directories left empty by a deletion, up to (not including) the working tree.
@@ -275,5 +315,19 @@ fn remove_empty_parents(workdir: &Path, file: &Path) {
             break;
         }
         dir = d.parent();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::executable_bits;
+
+    #[test]
+    fn only_the_executable_bits_change() {
+        assert_eq!(executable_bits(0o644, true), 0o755);
+        assert_eq!(executable_bits(0o600, true), 0o700);
+        assert_eq!(executable_bits(0o755, false), 0o644);
+        assert_eq!(executable_bits(0o700, false), 0o600);
+        assert_eq!(executable_bits(0o640, false), 0o640);
     }
 }

@@ -173,6 +173,8 @@ fn rollback_restores_exactly_the_dirty_tree_and_leaves_head_and_index_alone() {
         revert.summary().unwrap(),
         Some(format!("Revert: file_write ({})", snap.id).as_str())
     );
+    let snap_commit = repo.find_commit(snap.commit.parse().unwrap()).unwrap();
+    assert_eq!(revert.tree_id(), snap_commit.tree_id(), "the revert records the restored tree");
     let branch = done.branch.clone().unwrap();
     assert!(branch.0.starts_with("snapshot/rollback-"));
     let tip = repo.revparse_single(&format!("refs/heads/{branch}")).unwrap();
@@ -213,6 +215,7 @@ fn rolling_back_one_file_leaves_the_others_alone() {
     write(&root, "a.txt", b"a1\n");
     write(&root, "b.txt", b"b1\n");
     commit_all(&repo, "Initial");
+    fs::set_permissions(root.join("a.txt"), fs::Permissions::from_mode(0o600)).unwrap();
     let s = snapshots(&root, SnapshotOptions::default());
     let snap = s.snapshot(&root.join("a.txt"), "apply_patch", "s").unwrap();
     write(&root, "a.txt", b"a2\n");
@@ -221,6 +224,8 @@ fn rolling_back_one_file_leaves_the_others_alone() {
 
     let done = s.rollback(&snap.id.0, None, Some(Path::new("a.txt")), "cli").unwrap();
     assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a1\n");
+    let mode = fs::metadata(root.join("a.txt")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "a private file stays private");
     assert_eq!(fs::read(root.join("b.txt")).unwrap(), b"b2\n");
     assert_eq!(fs::read(root.join("c.txt")).unwrap(), b"c2\n");
     assert_eq!(done.restored.len(), 1);
