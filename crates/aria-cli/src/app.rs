@@ -148,8 +148,10 @@ pub fn agent(
     let p = &config.provider;
     let built = provider(config)?;
     // Long-term memory: recalled into every request, filled by extraction and the memory tools.
-    let memory: Arc<dyn MemoryBackend> =
-        Arc::new(crate::memory::StoreMemory::new(store.clone(), None));
+    let memory: Arc<dyn MemoryBackend> = Arc::new(crate::memory::StoreMemory::new(
+        store.clone(),
+        crate::memory::agent_embedder(config),
+    ));
     let mut tools = tools(config)?;
     tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone()));
     let registry = ToolRegistry::new(tools)
@@ -171,6 +173,7 @@ pub fn agent(
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;
+    agent_config.extract_memories = config.memory.extract;
     // Every recoverable write is snapshotted first, so governed mode runs it without asking.
     agent_config.snapshotter = Some(Arc::new(GitSnapshots(snapshots(config)?)));
     agent_config.snapshots = true;

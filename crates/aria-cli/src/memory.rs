@@ -54,6 +54,41 @@ impl StoreMemory {
     }
 }
 
+/// The embedder the agent's memory uses: the configured one, except that the embedded model is
+/// never fetched on an agent command (only `aria model pull` / `aria memories` fetch it): until
+/// it is on this machine, and when the configured one cannot be built, search is BM25 only and
+/// the reason is logged.
+pub fn agent_embedder(config: &crate::config::Config) -> Option<Arc<dyn Embedder>> {
+    if let crate::config::EmbedderConfig::Local { model } = &config.memory.embedder
+        && !local_embedder_present(config, model)
+    {
+        tracing::warn!(
+            "memory search uses BM25 only: the embedding model {model} is not on this machine \
+             yet (`aria model pull` or `aria memories reindex` fetches it)"
+        );
+        return None;
+    }
+    match crate::embedder::build(config) {
+        Ok(embedder) => embedder,
+        Err(e) => {
+            tracing::warn!("memory search uses BM25 only: {:#}", e.error);
+            None
+        }
+    }
+}
+
+#[cfg(feature = "local")]
+fn local_embedder_present(config: &crate::config::Config, name: &str) -> bool {
+    aria_local::ModelCatalog::builtin()
+        .get(name)
+        .is_ok_and(|entry| entry.dir(&config.provider.models_dir).join("config.json").is_file())
+}
+
+#[cfg(not(feature = "local"))]
+fn local_embedder_present(_config: &crate::config::Config, _name: &str) -> bool {
+    false
+}
+
 fn store_error(e: StoreError) -> MemoryError {
     MemoryError::Store(e.to_string())
 }

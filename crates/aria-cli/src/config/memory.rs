@@ -7,6 +7,7 @@
 //! embedding_base_url = "http://127.0.0.1:11434"   # ollama / openai only
 //! embedding_dims = 768          # ollama / openai: needed for models ARIA does not know
 //! embedding_batch = 64          # texts per embedding call
+//! extract = true                # mine finished turns for memories (off in --dry-run/read_only)
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,8 @@ pub struct RawMemory {
     pub embedding_dims: Option<usize>,
     /// Texts per embedding call (default 64).
     pub embedding_batch: Option<usize>,
+    /// Whether finished turns are mined for facts and preferences (default true).
+    pub extract: Option<bool>,
 }
 
 /// The embedder memory uses.
@@ -56,6 +59,8 @@ pub enum EmbedderConfig {
 pub struct MemoryConfig {
     pub embedder: EmbedderConfig,
     pub batch: usize,
+    /// Memory extraction after each turn (never in `--dry-run` or `read_only` mode).
+    pub extract: bool,
 }
 
 /// The default embedded embedding model (a catalog name in `aria-local`).
@@ -144,5 +149,5 @@ pub fn resolve_memory(
             )));
         }
     };
-    Ok(MemoryConfig { embedder, batch })
+    Ok(MemoryConfig { embedder, batch, extract: raw.extract.unwrap_or(true) })
 }

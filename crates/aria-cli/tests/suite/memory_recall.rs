@@ -107,3 +107,24 @@ fn dry_run_extracts_nothing() {
     assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
     assert_eq!(mock.requests().len(), 1, "no extraction call in a dry run");
 }
+
+#[test]
+fn extraction_can_be_switched_off_in_the_config() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::text("Noted.")]).serve();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
+    let out = aria.run(
+        &mock.base_url(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "run",
+            "--task",
+            "My favorite color is blue",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    assert_eq!(mock.requests().len(), 1, "no extraction call");
+}
