@@ -38,6 +38,21 @@ fn a_governed_write_is_snapshotted_listed_and_rolled_back() {
     let id = first["id"].as_str().unwrap().to_owned();
     assert!(id.starts_with("snapshot/file_write-"), "{id}");
 
+    // --root DIR limits the list to the repositories under DIR.
+    let other = aria.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let root_flag = |dir: &std::path::Path| {
+        let out = aria
+            .cmd(&mock.base_url())
+            .args(["--root", dir.to_str().unwrap(), "snapshots", "list", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+        json_of(&out).as_array().unwrap().len()
+    };
+    assert_eq!(root_flag(&aria.root()), 2);
+    assert_eq!(root_flag(&other), 0);
+
     // The snapshot ids are in the audit log with their calls.
     let audit = aria.run(&mock.base_url(), &["audit", "list", "--json"]);
     assert!(text(&audit.stdout).contains(&id), "the snapshot was not audited");
