@@ -83,6 +83,8 @@ pub struct AgentConfig {
     pub snapshots: bool,
     /// Takes the snapshots before recoverable writes; set with [`AgentConfig::with_snapshotter`].
     pub snapshotter: Option<Arc<dyn Snapshotter>>,
+    /// The governed workflow (check → commit or restore) after snapshotted writes; `None`: off.
+    pub governor: Option<Arc<dyn crate::workflow::Governor>>,
     /// Which route answered, for a provider that falls back; `None`: always `model`.
     pub answered_by: Option<Arc<dyn AnsweredBy>>,
     /// Counts a request's input tokens for the pre-call cost check (e.g. tiktoken for OpenAI
@@ -127,6 +129,7 @@ impl AgentConfig {
             spend_guard: None,
             snapshots: false,
             snapshotter: None,
+            governor: None,
             answered_by: None,
             count_input_tokens: None,
             context_window: None,

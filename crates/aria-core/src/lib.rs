@@ -26,6 +26,8 @@ mod policy;
 mod registry;
 mod run;
 mod snapshot;
+mod workflow;
+mod workflow_tools;
 
 pub use agent::{Agent, AgentConfig, Answer, AnsweredBy, Price, RunError, SpendGuard};
 pub use compaction::{SUMMARY_MAX_TOKENS, SummaryError, check_summary, summary_request};
@@ -48,3 +50,7 @@ pub use output::{
 pub use policy::{Decision, decide};
 pub use registry::{CallError, RegistryError, ToolRegistry};
 pub use snapshot::{RestorePoint, SnapshotFailed, Snapshotter};
+pub use workflow::{
+    CheckOutcome, Governor, Verdict, WorkflowCommit, commit_message, govern, report, retry_prompt,
+};
+pub use workflow_tools::{CHECKS, ToolsGovernor};

@@ -23,6 +23,8 @@ use crate::policy::{Decision, decide};
 
 #[path = "run_context.rs"]
 mod context_step;
+#[path = "run_governed.rs"]
+mod governed;
 
 /// Why the loop stopped before `Done`.
 pub(crate) enum Stop {
@@ -72,6 +74,10 @@ pub(crate) struct Run<'a> {
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
     fence: UntrustedFence,
+    /// Restore points of this run not yet checked by the governed workflow.
+    points: Vec<crate::RestorePoint>,
+    /// Whether the governed workflow already gave the model its one retry.
+    retried: bool,
     /// The conversation's summary (compaction); loaded with the recall before the first call.
     summary: Option<aria_api::HistorySummary>,
     /// Profile and memories for this run's user message; `None` until the first call.
@@ -104,6 +110,8 @@ impl<'a> Run<'a> {
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
+            points: Vec::new(),
+            retried: false,
             summary: None,
             recall: None,
             compaction_failed: false,
@@ -155,7 +163,13 @@ impl<'a> Run<'a> {
         loop {
             let response = self.plan().await?;
             if response.tool_calls.is_empty() {
-                return self.complete(response.text);
+                match self.governed(&response.text).await? {
+                    governed::Governed::Nothing => return self.complete(response.text),
+                    governed::Governed::Report(r) => {
+                        return self.complete(format!("{}\n\n{r}", response.text));
+                    }
+                    governed::Governed::Retry => continue,
+                }
             }
             self.transition(SessionState::Validating)?;
             let mut slots = self.validate(response.tool_calls)?;
@@ -660,6 +674,7 @@ impl<'a> Run<'a> {
         };
         match taken {
             Ok(points) => {
+                self.remember_points(&points);
                 self.audit(
                     "tool.snapshot",
                     json!({"call_id": call.id, "name": call.name, "snapshots": points}),

@@ -8,3 +8,4 @@ mod memory_tests;
 mod policy_tests;
 mod snapshot_tests;
 mod spend_tests;
+mod workflow_tests;

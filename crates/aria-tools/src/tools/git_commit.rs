@@ -167,6 +167,8 @@ pub struct Committed {
     pub branch: String,
     /// Repository-relative paths the commit changes.
     pub files: Vec<String>,
+    /// Lines added plus lines removed, per file (same order as `files`; 0 for binary files).
+    pub lines: Vec<usize>,
     /// Sensitive files that had changes and were left out.
     pub skipped: Vec<String>,
 }
@@ -274,7 +276,8 @@ fn stage_and_commit(
     if dry_run {
         // Drop the staging done above: a dry run changes nothing on disk.
         index.read(true).map_err(what)?;
-        return Ok(Committed { id: String::new(), branch, files: changed, skipped });
+        let (files, lines) = changed.into_iter().unzip();
+        return Ok(Committed { id: String::new(), branch, files, lines, skipped });
     }
     index.write().map_err(what)?;
     let tree_id = index.write_tree().map_err(what)?;
@@ -284,7 +287,8 @@ fn stage_and_commit(
     let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
     let id = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents).map_err(write)?;
     tracing::info!(tool = GitCommit::NAME, workdir = %r.workdir.display(), commit = %id, files = changed.len(), "committed");
-    Ok(Committed { id: id.to_string(), branch, files: changed, skipped })
+    let (files, lines) = changed.into_iter().unzip();
+    Ok(Committed { id: id.to_string(), branch, files, lines, skipped })
 }
 
 /// The user's configured identity, else "ARIA <aria@localhost>".
@@ -364,13 +368,21 @@ fn changed_paths(
     repo: &Repository,
     head: Option<&git2::Tree<'_>>,
     index: &Index,
-) -> Result<Vec<String>, git2::Error> {
+) -> Result<Vec<(String, usize)>, git2::Error> {
     let diff = repo.diff_tree_to_index(head, Some(index), None)?;
-    Ok(diff
-        .deltas()
-        .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect())
+    let mut out = Vec::new();
+    for (i, d) in diff.deltas().enumerate() {
+        let Some(path) = d.new_file().path().or_else(|| d.old_file().path()) else { continue };
+        let lines = match git2::Patch::from_diff(&diff, i)? {
+            Some(patch) => {
+                let (_, added, removed) = patch.line_stats()?;
+                added + removed
+            }
+            None => 0,
+        };
+        out.push((path.to_string_lossy().into_owned(), lines));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
