@@ -74,6 +74,38 @@ impl VectorIndex {
         }
     }
 
+    /// Appends a row not yet in the index straight from its stored form (`f32` little-endian),
+    /// decoding and normalising in place: no allocation per row, which is what loading 100,000
+    /// vectors costs otherwise. Returns `false` (and indexes nothing) when the blob has the
+    /// wrong length or the vector is zero or not finite, as [`VectorIndex::upsert`] would.
+    pub fn push_le_bytes(&mut self, rid: i64, meta: RowMeta, blob: &[u8]) -> bool {
+        if blob.len() != self.dims * 4 || self.slots.contains_key(&rid) {
+            return false;
+        }
+        let start = self.data.len();
+        self.data
+            .extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        let row = &mut self.data[start..];
+        let norm = dot(row, row).sqrt();
+        if !norm.is_finite() || norm == 0.0 {
+            self.data.truncate(start);
+            return false;
+        }
+        row.iter_mut().for_each(|x| *x /= norm);
+        self.slots.insert(rid, self.rids.len());
+        self.rids.push(rid);
+        self.metas.push(meta);
+        true
+    }
+
+    /// Room for `rows` more rows, so a load does not reallocate the matrix as it grows.
+    pub fn reserve(&mut self, rows: usize) {
+        self.rids.reserve(rows);
+        self.metas.reserve(rows);
+        self.data.reserve(rows.saturating_mul(self.dims));
+        self.slots.reserve(rows);
+    }
+
     /// Removes a row (swap-remove: the last row takes its slot).
     pub fn remove(&mut self, rid: i64) {
         let Some(slot) = self.slots.remove(&rid) else { return };
@@ -264,6 +296,26 @@ mod tests {
         let mut slow = index.scan(&qn, 0, rows, rows, &any);
         slow.truncate(10);
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn push_le_bytes_indexes_what_upsert_would_and_refuses_bad_blobs() {
+        let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let mut pushed = VectorIndex::new("m", 2, 0);
+        let mut upserted = VectorIndex::new("m", 2, 0);
+        for (rid, v) in [(1, [3.0f32, 4.0]), (2, [0.0, -2.0]), (5, [1.0, 1.0])] {
+            assert!(pushed.push_le_bytes(rid, meta(MemoryKind::Fact), &bytes(&v)));
+            upserted.upsert(rid, meta(MemoryKind::Fact), &v);
+        }
+        assert_eq!(pushed.data, upserted.data);
+        assert_eq!(pushed.search(&[0.6, 0.8], 3, &any), upserted.search(&[0.6, 0.8], 3, &any));
+        // Wrong length, zero, not finite, already present: nothing indexed, nothing left behind.
+        assert!(!pushed.push_le_bytes(6, meta(MemoryKind::Fact), &bytes(&[1.0, 2.0, 3.0])));
+        assert!(!pushed.push_le_bytes(7, meta(MemoryKind::Fact), &bytes(&[0.0, 0.0])));
+        assert!(!pushed.push_le_bytes(8, meta(MemoryKind::Fact), &bytes(&[f32::NAN, 1.0])));
+        assert!(!pushed.push_le_bytes(1, meta(MemoryKind::Fact), &bytes(&[1.0, 0.0])));
+        assert_eq!((pushed.len(), pushed.data.len()), (3, 6));
+        assert_eq!(pushed.search(&[3.0, 4.0], 1, &any), vec![(1, 1.0)]);
     }
 
     #[test]

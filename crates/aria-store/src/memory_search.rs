@@ -313,15 +313,43 @@ impl Store {
     }
 }
 
+/// Rows a query word may match before it counts as common (see [`text_candidates`]).
+pub const COMMON_WORD_ROWS: usize = 2_000;
+
 /// BM25 candidates, best first. The query text becomes an OR of its words (stop words
 /// dropped), each quoted so nothing in it is FTS5 syntax.
+///
+/// FTS5 scores every row that matches before it can sort, so one common word makes a search
+/// over 100,000 memories score tens of thousands of rows. The rule that bounds the work:
+/// - each word is probed for whether it matches more than [`COMMON_WORD_ROWS`] rows (the
+///   probe stops counting there, so it costs at most that many doclist steps, no scoring);
+/// - when some words are rarer than that, the common ones are dropped from the query: their
+///   BM25 weight (IDF) is low, so the ranking of the rows the rare words find barely moves,
+///   and rows that only a common word finds would rank below them anyway;
+/// - when every word is common, all of them are kept but only the newest
+///   [`COMMON_WORD_ROWS`] matching rows are scored (newest = highest rowid, which FTS5 walks
+///   without scoring), a recency cut that suits memories.
+///
+/// A store with at most [`COMMON_WORD_ROWS`] memories is never affected: no word can be
+/// common there, so small collections (and the IR benchmark's) get exact BM25.
 fn text_candidates(
     conn: &Connection,
     text: &str,
     filter: &MemoryFilter,
     n: usize,
 ) -> Result<Vec<i64>, StoreError> {
-    let Some(fts) = fts_query(text) else { return Ok(Vec::new()) };
+    let words = query_words(text);
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut rare: Vec<&str> = Vec::with_capacity(words.len());
+    for w in &words {
+        if !is_common(conn, w)? {
+            rare.push(w);
+        }
+    }
+    let newest_only = rare.is_empty();
+    let fts = if newest_only { or_query(&words) } else { or_query(&rare) };
     let statuses: Vec<&str> = filter
         .statuses
         .iter()
@@ -336,19 +364,13 @@ fn text_candidates(
     // Fetch more when the filter dropped too many and the index has more to give.
     let mut fetch = n.saturating_mul(2).max(32);
     loop {
-        let ranked: Vec<i64> = {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 \
-                     ORDER BY rank LIMIT ?2",
-                )
-                .map_err(sql("preparing the text search"))?;
-            let rows = stmt
-                .query_map(params![fts, i64::try_from(fetch).unwrap_or(i64::MAX)], |r| r.get(0))
-                .map_err(sql("running the text search"))?;
-            rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))?
+        let (ranked, exhausted) = if newest_only {
+            (ranked_newest(conn, &fts, fetch)?, true)
+        } else {
+            let ranked = ranked_all(conn, &fts, fetch)?;
+            let exhausted = ranked.len() < fetch;
+            (ranked, exhausted)
         };
-        let exhausted = ranked.len() < fetch;
         let keep: HashSet<i64> = {
             let mut stmt = conn
                 .prepare_cached(
@@ -380,6 +402,53 @@ fn text_candidates(
     }
 }
 
+/// Whether `word` matches more than [`COMMON_WORD_ROWS`] rows (counting stops there).
+fn is_common(conn: &Connection, word: &str) -> Result<bool, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ?1 \
+             LIMIT ?2)",
+        )
+        .map_err(sql("preparing the word probe"))?;
+    let limit = i64::try_from(COMMON_WORD_ROWS + 1).unwrap_or(i64::MAX);
+    let count: i64 = stmt
+        .query_row(params![format!("\"{word}\""), limit], |r| r.get(0))
+        .map_err(sql("probing a query word"))?;
+    Ok(usize::try_from(count).unwrap_or(usize::MAX) > COMMON_WORD_ROWS)
+}
+
+/// The BM25 top-`fetch` over every matching row.
+fn ranked_all(conn: &Connection, fts: &str, fetch: usize) -> Result<Vec<i64>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+        )
+        .map_err(sql("preparing the text search"))?;
+    let rows = stmt
+        .query_map(params![fts, i64::try_from(fetch).unwrap_or(i64::MAX)], |r| r.get(0))
+        .map_err(sql("running the text search"))?;
+    rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))
+}
+
+/// The BM25 top-`fetch` among the newest [`COMMON_WORD_ROWS`] matching rows.
+fn ranked_newest(conn: &Connection, fts: &str, fetch: usize) -> Result<Vec<i64>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?1 \
+             ORDER BY rowid DESC LIMIT ?2",
+        )
+        .map_err(sql("preparing the text search"))?;
+    let limit = i64::try_from(COMMON_WORD_ROWS).unwrap_or(i64::MAX);
+    let rows = stmt
+        .query_map(params![fts, limit], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
+        .map_err(sql("running the text search"))?;
+    let mut scored: Vec<(i64, f64)> =
+        rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))?;
+    // bm25() is lower for better matches; ties go to the newer row.
+    scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+    Ok(scored.into_iter().take(fetch).map(|(rid, _)| rid).collect())
+}
+
 const STOP_WORDS: &[&str] = &[
     "a", "s", "t", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has",
     "have", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "that", "the",
@@ -389,6 +458,13 @@ const STOP_WORDS: &[&str] = &[
 
 /// The FTS5 query for free text, or `None` when no searchable word is left.
 pub fn fts_query(text: &str) -> Option<String> {
+    let words = query_words(text);
+    (!words.is_empty()).then(|| or_query(&words))
+}
+
+/// The distinct searchable words of free text (stop words dropped unless nothing else is
+/// left), at most 64, normalised so none of them is FTS5 syntax.
+fn query_words(text: &str) -> Vec<String> {
     let normalized = normalize_text(text);
     let mut words: Vec<&str> = Vec::new();
     for w in normalized.split(' ').filter(|w| !w.is_empty() && !STOP_WORDS.contains(w)) {
@@ -400,8 +476,12 @@ pub fn fts_query(text: &str) -> Option<String> {
         // A query made only of stop words still deserves an answer.
         words = normalized.split(' ').filter(|w| !w.is_empty()).take(64).collect();
     }
-    (!words.is_empty())
-        .then(|| words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR "))
+    words.into_iter().map(str::to_owned).collect()
+}
+
+/// `"w1" OR "w2" …`.
+fn or_query<S: AsRef<str>>(words: &[S]) -> String {
+    words.iter().map(|w| format!("\"{}\"", w.as_ref())).collect::<Vec<_>>().join(" OR ")
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -454,37 +534,45 @@ fn meta_of(status: &str, kind: &str, categories: &str) -> Option<RowMeta> {
 }
 
 /// Loads every live vector of `model`, with the generation it reflects, in one read
-/// transaction (so the two agree).
+/// transaction (so the two agree). One sequential pass over `memory_embeddings` in key order
+/// (the table is clustered on `(rid, model)`, so walking it beats one lookup per row through
+/// the `(model, rid)` index), each blob decoded straight into the index's matrix: no
+/// allocation per row.
 fn load_index(conn: &Connection, model: &str) -> Result<VectorIndex, StoreError> {
     let tx = conn.unchecked_transaction().map_err(sql("starting to load vectors"))?;
     let generation = generation(&tx)?;
+    let rows_hint: i64 = tx
+        .query_row("SELECT count(*) FROM memories WHERE status <> 'deleted'", [], |r| r.get(0))
+        .map_err(sql("counting vectors"))?;
     let mut stmt = tx
         .prepare(
             "SELECT e.rid, e.dims, e.vector, m.status, m.kind, m.categories \
-             FROM memory_embeddings e JOIN memories m ON m.rid = e.rid \
+             FROM memory_embeddings e NOT INDEXED JOIN memories m ON m.rid = e.rid \
              WHERE e.model = ?1 AND m.status <> 'deleted' ORDER BY e.rid",
         )
         .map_err(sql("loading vectors"))?;
     let mut rows = stmt.query([model]).map_err(sql("loading vectors"))?;
     let mut index: Option<VectorIndex> = None;
+    let bad = |rid: i64| StoreError::Corrupt { what: format!("memory row {rid} has bad fields") };
     while let Some(row) = rows.next().map_err(sql("loading vectors"))? {
-        let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<_> {
+        let text = |i: usize| row.get_ref(i).and_then(|v| Ok(v.as_str()?));
+        let (rid, dims, blob, meta) = (|| -> rusqlite::Result<_> {
             Ok((
                 row.get::<_, i64>(0)?,
                 row.get::<_, i64>(1)?,
-                row.get::<_, Vec<u8>>(2)?,
-                row.get::<_, String>(3)?,
-                row.get::<_, String>(4)?,
-                row.get::<_, String>(5)?,
+                row.get_ref(2)?.as_blob()?,
+                meta_of(text(3)?, text(4)?, text(5)?),
             ))
-        };
-        let (rid, dims, blob, status, kind, cats) = read(row).map_err(sql("loading vectors"))?;
-        let Some(meta) = meta_of(&status, &kind, &cats) else {
-            return Err(StoreError::Corrupt { what: format!("memory row {rid} has bad fields") });
-        };
-        let dims = usize::try_from(dims).unwrap_or(0);
-        let index = index.get_or_insert_with(|| VectorIndex::new(model, dims, generation));
-        index.upsert(rid, meta, &decode_vector(&blob));
+        })()
+        .map_err(sql("loading vectors"))?;
+        let meta = meta.ok_or_else(|| bad(rid))?;
+        let index = index.get_or_insert_with(|| {
+            let mut index = VectorIndex::new(model, usize::try_from(dims).unwrap_or(0), generation);
+            index.reserve(usize::try_from(rows_hint).unwrap_or(0));
+            index
+        });
+        // A zero vector (or one of another length than the first) is not indexed, as upsert.
+        index.push_le_bytes(rid, meta, blob);
     }
     Ok(index.unwrap_or_else(|| VectorIndex::new(model, 0, generation)))
 }

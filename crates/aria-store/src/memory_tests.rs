@@ -352,3 +352,59 @@ fn text_search_fetches_past_rows_the_filter_drops() {
     let hits = store.memory_search(&query).unwrap();
     assert_eq!(hits.iter().map(|h| h.memory.id.clone()).collect::<Vec<_>>(), vec![active.id]);
 }
+
+fn add_batch(store: &Store, texts: &[String]) {
+    let memories: Vec<NewMemory> = texts.iter().map(NewMemory::new).collect();
+    store.memory_insert_batch(&memories, None, |_| None, Writer::USER).unwrap();
+}
+
+fn text_query(text: &str, limit: usize) -> MemoryQuery<'_> {
+    let mut q = MemoryQuery::new(text, None, limit);
+    q.mode = SearchMode::Text;
+    q
+}
+
+#[test]
+fn a_common_word_is_dropped_from_the_text_query_when_a_rarer_one_is_there() {
+    use crate::memory_search::COMMON_WORD_ROWS;
+    let store = store();
+    // "weather" is in more rows than the common-word threshold, "umbrella" in three.
+    let filler: Vec<String> =
+        (0..=COMMON_WORD_ROWS).map(|i| format!("weather report number {i}")).collect();
+    add_batch(&store, &filler);
+    for text in ["umbrella left at the office", "bought an umbrella", "umbrella weather weather"] {
+        add(&store, text, None);
+    }
+    let hits = store.memory_search(&text_query("weather umbrella", 50)).unwrap();
+    let mut found = ids(&hits);
+    found.sort_unstable();
+    // Only the rare word's rows: none of the 2,001 rows that only say "weather".
+    assert_eq!(
+        found,
+        vec!["bought an umbrella", "umbrella left at the office", "umbrella weather weather"]
+    );
+    // With a small store no word is common, so the same query also finds "weather" rows.
+    let small = self::store();
+    add_batch(&small, &filler[..10]);
+    add(&small, "bought an umbrella", None);
+    let hits = small.memory_search(&text_query("weather umbrella", 50)).unwrap();
+    assert_eq!(hits.len(), 11);
+    assert_eq!(hits[0].memory.content, "bought an umbrella");
+}
+
+#[test]
+fn a_query_of_only_common_words_ranks_the_newest_matching_rows() {
+    use crate::memory_search::COMMON_WORD_ROWS;
+    let store = store();
+    // The best BM25 match of all is the oldest row; later rows push it out of the newest
+    // COMMON_WORD_ROWS matches, so it is not scored, while an equally good newer row is.
+    add(&store, "weather weather weather oldest", None);
+    let filler: Vec<String> =
+        (0..COMMON_WORD_ROWS + 10).map(|i| format!("weather report number {i}")).collect();
+    add_batch(&store, &filler);
+    add(&store, "weather weather weather newest", None);
+    let hits = store.memory_search(&text_query("weather", 5)).unwrap();
+    assert_eq!(hits.len(), 5);
+    assert_eq!(hits[0].memory.content, "weather weather weather newest");
+    assert!(hits.iter().all(|h| h.memory.content != "weather weather weather oldest"));
+}
