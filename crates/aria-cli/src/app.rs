@@ -86,7 +86,10 @@ impl Snapshotter for GitSnapshots {
 }
 
 pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
-    Ok(aria_tools::builtin_tools(path_guard(config)?))
+    let guard = path_guard(config)?;
+    let profiles = aria_tools::Profiles::new(Arc::clone(&guard), &config.profiles)
+        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    Ok(aria_tools::tools_with_profiles(guard, &Arc::new(profiles)))
 }
 
 fn system_prompt(config: &Config) -> String {
@@ -173,6 +176,15 @@ pub fn agent(
     agent_config.temperature = p.temperature;
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;
+    // The governed workflow: after snapshotted writes, lint/build/test, then commit or restore.
+    if config.mode == aria_api::ApprovalMode::Governed && config.governed_workflow {
+        let guard = path_guard(config)?;
+        let profiles = aria_tools::Profiles::new(Arc::clone(&guard), &config.profiles)
+            .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+        let snapshots = aria_tools::Snapshots::new(guard, aria_tools::SnapshotOptions::default());
+        agent_config.governor =
+            Some(Arc::new(aria_core::ToolsGovernor::new(Arc::new(profiles), snapshots)));
+    }
     agent_config.extract_memories = config.memory.extract;
     // Every recoverable write is snapshotted first, so governed mode runs it without asking.
     agent_config.snapshotter = Some(Arc::new(GitSnapshots(snapshots(config)?)));

@@ -40,6 +40,8 @@ pub struct RawConfig {
     pub router: Option<RawRouter>,
     /// USD per million tokens by exact model name; wins over the built-in table.
     pub pricing: Option<BTreeMap<String, RawPrice>>,
+    /// Command profiles by name: override a built-in (`lint_project`, ...) or add one.
+    pub profiles: Option<BTreeMap<String, aria_tools::ProfileConfig>>,
     pub snapshots: Option<RawSnapshots>,
     pub memory: Option<RawMemory>,
 }
@@ -133,6 +135,9 @@ pub struct RawLimits {
 pub struct RawPolicy {
     pub mode: Option<String>,
     pub approval_timeout_secs: Option<u64>,
+    /// The governed workflow after snapshotted writes (lint/build/test, then commit or
+    /// restore); on by default, only in governed mode.
+    pub workflow: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -258,6 +263,10 @@ pub struct Config {
     /// Price overrides: model → (input, output) USD per million tokens.
     pub pricing: Vec<(String, f64, f64)>,
     pub caps: SpendCaps,
+    /// Whether the governed workflow runs (governed mode only).
+    pub governed_workflow: bool,
+    /// `[profiles.NAME]`, each checked by `aria_tools::ProfileSpec::from_config`.
+    pub profiles: BTreeMap<String, aria_tools::ProfileConfig>,
     pub snapshots: SnapshotConfig,
     pub memory: MemoryConfig,
 }
@@ -405,6 +414,7 @@ pub fn resolve(
     let provider = resolve_provider(raw.provider.unwrap_or_default(), &data_dir, env, flags)?;
     let limits = resolve_limits(raw.limits.clone().unwrap_or_default(), env)?;
     let policy = raw.policy.unwrap_or_default();
+    let governed_workflow = policy.workflow.unwrap_or(true);
     let mode_text = flags.mode.clone().or_else(|| env.var("ARIA_MODE")).or(policy.mode);
     let mode = match mode_text {
         None => ApprovalMode::default(),
@@ -418,6 +428,11 @@ pub fn resolve(
     let router = resolve_router(raw.router.unwrap_or_default())?;
     let pricing = resolve_pricing(raw.pricing.unwrap_or_default())?;
     let caps = resolve_caps(raw.limits.clone().unwrap_or_default(), env)?;
+    let profiles = raw.profiles.unwrap_or_default();
+    for (name, profile) in &profiles {
+        aria_tools::ProfileSpec::from_config(name, profile)
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+    }
     let snapshots = resolve_snapshots(raw.snapshots.unwrap_or_default())?;
     let memory = resolve_memory(raw.memory.unwrap_or_default(), &provider)?;
     Ok(Config {
@@ -435,6 +450,8 @@ pub fn resolve(
         router,
         pricing,
         caps,
+        governed_workflow,
+        profiles,
         snapshots,
         memory,
     })

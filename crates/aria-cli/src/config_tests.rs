@@ -188,3 +188,19 @@ fn snapshot_settings_resolve_with_defaults_and_reject_bad_values() {
         assert!(err.contains(needle), "{text}: {err}");
     }
 }
+
+#[test]
+fn profiles_are_checked_when_the_config_is_read() {
+    let e = env(&[]);
+    let text = "[profiles.lint_project]\nprogram = \"/usr/bin/make\"\nargs = [\"lint\"]\ntimeout_secs = 20\n";
+    let c = resolve_text(text, &e, &Overrides::default()).unwrap();
+    assert_eq!(c.profiles["lint_project"].args, Some(vec!["lint".to_owned()]));
+    for (text, needle) in [
+        ("[profiles.lint_project]\nprogram = \"make\"\nshell = true\n", "shell"),
+        ("[profiles.docs]\nargs = [\"x\"]\n", "has no program"),
+        ("[profiles.docs]\nprogram = \"make\"\nargs = [\"{target}\"]\n", "is not defined"),
+    ] {
+        let err = resolve_text(text, &e, &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+    }
+}
