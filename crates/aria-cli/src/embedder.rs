@@ -1,6 +1,7 @@
 //! The embedder long-term memory uses, built from `[memory]`: the embedded sentence embedder
 //! (pulled on first use like the chat model), Ollama's `/api/embed`, an OpenAI-compatible
-//! `/v1/embeddings`, or none (BM25 only).
+//! `/v1/embeddings`, or none (BM25 only). The embedded one is loaded on its first use, not
+//! when it is configured: a command that never searches memory never pays for loading it.
 
 use std::sync::Arc;
 
@@ -9,6 +10,9 @@ use aria_models::{EmbedWire, HttpEmbedder, HttpEmbedderConfig};
 
 use crate::config::{Config, EmbedderConfig};
 use crate::exit::{CliError, CliResult};
+
+#[cfg(feature = "local")]
+mod lazy;
 
 /// The configured embedder, or `None` for `embedder = "none"`.
 pub fn build(config: &Config) -> CliResult<Option<Arc<dyn Embedder>>> {
@@ -37,7 +41,7 @@ pub fn build(config: &Config) -> CliResult<Option<Arc<dyn Embedder>>> {
 
 #[cfg(feature = "local")]
 fn local(config: &Config, name: &str) -> CliResult<Option<Arc<dyn Embedder>>> {
-    use aria_local::{LocalEmbedder, LocalEmbedderHandle, ModelCatalog};
+    use aria_local::ModelCatalog;
     let catalog = ModelCatalog::builtin();
     let entry = catalog.get(name).map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
     let dir = entry.dir(&config.provider.models_dir);
@@ -49,14 +53,9 @@ fn local(config: &Config, name: &str) -> CliResult<Option<Arc<dyn Embedder>>> {
         );
         crate::local::pull_entries(config, &[entry])?;
     }
-    let embedder =
-        LocalEmbedder::load(&dir).map_err(|e| CliError::failed(anyhow::anyhow!("{e}")))?;
-    tracing::info!(
-        model = name,
-        load_ms = embedder.load_time().as_millis() as u64,
-        "embedder loaded"
-    );
-    Ok(Some(Arc::new(LocalEmbedderHandle::new(Arc::new(embedder), name))))
+    let embedder = lazy::LazyLocalEmbedder::new(dir, name)
+        .map_err(|e| CliError::failed(anyhow::anyhow!("{e}")))?;
+    Ok(Some(Arc::new(embedder)))
 }
 
 #[cfg(not(feature = "local"))]
