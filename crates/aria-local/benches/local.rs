@@ -3,8 +3,18 @@
 //! `cargo bench -p aria-local --bench local`. Models come from `$ARIA_BENCH_MODELS_DIR`, else
 //! `$ARIA_TEST_MODELS_DIR`, else `target/tmp/aria-models` (pulled there if missing). Set
 //! `LLAMA_BENCH=/path/to/llama-bench` to print llama.cpp's figures for the same GGUF and thread
-//! count, and the ratio. For AVX2 machines, build with `RUSTFLAGS="-C target-cpu=x86-64-v3"`.
+//! count, and the ratio. The workspace builds with `target-cpu=native` (`.cargo/config.toml`).
+//!
+//! Besides the provider's figures it prints, in the same run and interleaved so machine load
+//! hits both alike: the Q4_1 matrix-vector kernel against candle's, and whole-model generation
+//! against candle's `quantized_llama` (what the provider ran on before). `uptime`'s load is
+//! printed with the figures: other builds on a small machine move them a lot.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a bench binary reports on stdout
+
+// The kernels, compiled into the bench directly (they are private to the crate).
+#[allow(dead_code)]
+#[path = "../src/quant.rs"]
+mod quant;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +37,98 @@ fn models_dir() -> PathBuf {
             .expect("pull the models");
     }
     dir
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// One 1536×576 Q4_1 matrix (SmolLM2's feed-forward size) times one activation row: ours and
+/// candle's, alternating, best of several rounds.
+fn kernel_vs_candle() {
+    use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+    use candle_core::{Device, Module, Tensor};
+    let (rows, cols) = (1536, 576);
+    let vals: Vec<f32> =
+        (0..rows * cols).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect();
+    let w = Tensor::from_vec(vals, (rows, cols), &Device::Cpu).unwrap();
+    let q = QTensor::quantize(&w, GgmlDType::Q4_1).unwrap();
+    let mut ours = quant::QMatrix::with_capacity(GgmlDType::Q4_1, rows, cols).unwrap();
+    ours.push_bytes(&q.data().unwrap());
+    let candle = QMatMul::from_qtensor(q).unwrap();
+    let x: Vec<f32> = (0..cols).map(|i| (i as f32 * 0.37).sin()).collect();
+    let xt = Tensor::from_slice(&x, (1, cols), &Device::Cpu).unwrap();
+    let mut acts = Vec::new();
+    let mut out = vec![0f32; rows];
+    let iters = 300;
+    let (mut best_ours, mut best_candle) = (f64::MAX, f64::MAX);
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..iters {
+            quant::quantize_rows(&x, cols, &mut acts);
+            quant::matmul_t(vec![quant::Product { w: &ours, out_t: &mut out }], &acts);
+        }
+        best_ours = best_ours.min(t.elapsed().as_secs_f64() / iters as f64);
+        let t = Instant::now();
+        for _ in 0..iters {
+            std::hint::black_box(candle.forward(&xt).unwrap());
+        }
+        best_candle = best_candle.min(t.elapsed().as_secs_f64() / iters as f64);
+    }
+    let gmacs = |s: f64| (rows * cols) as f64 / s / 1e9;
+    println!(
+        "Q4_1 1536x576 matvec:        {:>8.1} us ours ({:.1} GMAC/s), {:.1} us candle ({:.1} GMAC/s): {:.1}x",
+        best_ours * 1e6,
+        gmacs(best_ours),
+        best_candle * 1e6,
+        gmacs(best_candle),
+        best_candle / best_ours
+    );
+}
+
+/// candle's `quantized_llama` generating greedily on the same file, alternated with ours.
+fn candle_generation(gguf: &Path, chat: &LocalChatProvider, ours: &mut Vec<f64>) {
+    use candle_core::quantized::gguf_file;
+    use candle_core::{Device, Tensor};
+    use candle_transformers::models::quantized_llama::ModelWeights;
+    let mut file = std::fs::File::open(gguf).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let mut model = ModelWeights::from_gguf(content, &mut file, &Device::Cpu).unwrap();
+    let prompt = chat
+        .render_prompt(&request("You are ARIA.", "Write a long story about a robot.", 128))
+        .unwrap()
+        .tokens;
+    let mut candle_rate = Vec::new();
+    for i in 0..3 {
+        model.clear_kv_cache();
+        let input = Tensor::new(prompt.as_slice(), &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let mut logits = model.forward(&input, 0).unwrap();
+        let t = Instant::now();
+        let n = 128;
+        for step in 0..n {
+            let next = logits.squeeze(0).unwrap().argmax(0).unwrap().to_scalar::<u32>().unwrap();
+            let input = Tensor::new(&[next], &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+            logits = model.forward(&input, prompt.len() + step).unwrap();
+        }
+        candle_rate.push(n as f64 / t.elapsed().as_secs_f64());
+        let (_, stats) = chat
+            .generate_blocking(&request(
+                &format!("You are ARIA, again {i}."),
+                "Write a long story about a robot who learns to paint.",
+                128,
+            ))
+            .unwrap();
+        ours.push(stats.generated_tokens as f64 / stats.generation_secs);
+    }
+    let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    println!(
+        "generation, interleaved:     {:>8.1} tokens/s ours, {:.1} candle quantized_llama: {:.2}x",
+        best(ours),
+        best(&candle_rate),
+        best(ours) / best(&candle_rate)
+    );
 }
 
 fn peak_rss_mb() -> f64 {
@@ -54,6 +156,8 @@ fn main() {
         ModelCatalog::builtin().resolve_chat_model(aria_local::DEFAULT_CHAT_MODEL, &dir).unwrap();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("aria-local bench: {} ({threads} threads)", gguf.display());
+    println!("load average: {}", load_average());
+    kernel_vs_candle();
 
     let t = Instant::now();
     let chat = LocalChatProvider::load(
@@ -99,6 +203,8 @@ fn main() {
         "generation:                  {gen_tps:>8.1} tokens/s (best of 3, 128 tokens, greedy)"
     );
     println!("peak RSS with chat model:    {:>8.1} MB", peak_rss_mb());
+    candle_generation(&gguf, &chat, &mut gen_rate);
+    println!("load average: {}", load_average());
 
     let t = Instant::now();
     let embedder = LocalEmbedder::load(&dir.join(aria_local::DEFAULT_EMBEDDING_MODEL)).unwrap();

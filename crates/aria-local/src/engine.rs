@@ -6,15 +6,15 @@
 //! cache and starts over, which is always correct, only slower.
 
 use std::fs::File;
+use std::io::BufReader;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use candle_core::quantized::gguf_file;
-use candle_core::{Device, Tensor};
-use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
 
 use crate::error::LocalError;
 use crate::gguf_tokenizer::GgufVocab;
+use crate::llama::{KvCache, Llama, MAX_SEQ_LEN};
 
 /// Prompt tokens run through the model per forward pass (bounds the attention matrix).
 const PROMPT_CHUNK: usize = 256;
@@ -22,12 +22,12 @@ const PROMPT_CHUNK: usize = 256;
 /// A chat model in memory.
 #[derive(Debug)]
 pub struct ChatModel {
-    weights: ModelWeights,
+    weights: Llama,
+    cache: KvCache,
     pub(crate) vocab: GgufVocab,
     /// Each token's text when it is whole UTF-8 and not a control token (for constrained
     /// decoding, which works on characters).
     pub(crate) texts: Vec<Option<Box<str>>>,
-    device: Device,
     /// Tokens whose keys/values are in the cache, in order.
     cached: Vec<u32>,
     context: usize,
@@ -36,7 +36,7 @@ pub struct ChatModel {
     pub(crate) last_reused: usize,
     /// The model state right after the last system turn (the system prompt and tool list are the
     /// same across conversations, so a new conversation starts from here).
-    snapshot: Option<(Vec<u32>, ModelWeights)>,
+    snapshot: Option<(Vec<u32>, KvCache)>,
 }
 
 impl ChatModel {
@@ -47,8 +47,9 @@ impl ChatModel {
             path: path.to_owned(),
             message: e.to_string(),
         };
-        let mut file =
+        let file =
             File::open(path).map_err(|e| LocalError::io("could not open the model", path, e))?;
+        let mut file = BufReader::with_capacity(1 << 16, file);
         let content = gguf_file::Content::read(&mut file).map_err(|e| bad(&e))?;
         let arch = content
             .metadata
@@ -68,8 +69,9 @@ impl ChatModel {
             .map_or(2048, |c| c as usize)
             .min(MAX_SEQ_LEN);
         let vocab = GgufVocab::from_gguf(&content)?;
-        let device = Device::Cpu;
-        let weights = ModelWeights::from_gguf(content, &mut file, &device).map_err(|e| bad(&e))?;
+        let weights = Llama::load(&content, &mut file).map_err(|e| bad(&e))?;
+        drop(content);
+        let cache = weights.new_cache();
         let texts = vocab
             .pieces
             .iter()
@@ -84,9 +86,9 @@ impl ChatModel {
             .collect();
         Ok(ChatModel {
             weights,
+            cache,
             vocab,
             texts,
-            device,
             cached: Vec::new(),
             context,
             load_time: start.elapsed(),
@@ -119,8 +121,8 @@ impl ChatModel {
         };
         if !extends(&self.cached) {
             match &self.snapshot {
-                Some((tokens, weights)) if extends(tokens) => {
-                    self.weights = weights.clone();
+                Some((tokens, cache)) if extends(tokens) => {
+                    self.cache.clone_from(cache);
                     self.cached = tokens.clone();
                 }
                 _ => self.reset(),
@@ -133,7 +135,7 @@ impl ChatModel {
             for chunk in prompt[self.cached.len()..stable].chunks(PROMPT_CHUNK) {
                 logits = self.forward(chunk)?;
             }
-            self.snapshot = Some((self.cached.clone(), self.weights.clone()));
+            self.snapshot = Some((self.cached.clone(), self.cache.clone()));
         }
         let start = self.cached.len();
         for chunk in prompt[start..].chunks(PROMPT_CHUNK) {
@@ -155,29 +157,22 @@ impl ChatModel {
 
     /// Forgets the cached conversation.
     pub fn reset(&mut self) {
-        self.weights.clear_kv_cache();
+        self.cache.clear();
         self.cached.clear();
     }
 
     fn forward(&mut self, tokens: &[u32]) -> Result<Vec<f32>, LocalError> {
-        let input = Tensor::new(tokens, &self.device)
-            .and_then(|t| t.unsqueeze(0))
-            .map_err(LocalError::inference)?;
-        let pos = self.cached.len();
-        let out = self.weights.forward(&input, pos);
-        let logits = match out {
-            Ok(l) => l,
+        debug_assert_eq!(self.cache.len(), self.cached.len());
+        match self.weights.forward(tokens, &mut self.cache) {
+            Ok(logits) => {
+                self.cached.extend_from_slice(tokens);
+                Ok(logits)
+            }
             Err(e) => {
                 // The cache may hold a half-applied chunk: drop it.
                 self.reset();
-                return Err(LocalError::inference(e));
+                Err(LocalError::inference(e))
             }
-        };
-        self.cached.extend_from_slice(tokens);
-        logits
-            .squeeze(0)
-            .and_then(|l| l.to_dtype(candle_core::DType::F32))
-            .and_then(|l| l.to_vec1::<f32>())
-            .map_err(LocalError::inference)
+        }
     }
 }

@@ -30,10 +30,12 @@ mod error;
 mod generate;
 mod gguf_tokenizer;
 pub mod grammar;
+mod llama;
 mod ollama;
 mod prompt;
 mod provider;
 mod pull;
+mod quant;
 
 pub use catalog::{
     CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, InstallState, InstalledModel,

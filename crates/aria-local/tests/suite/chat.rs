@@ -28,8 +28,12 @@ fn text_of(events: &[ChatEvent]) -> String {
 
 /// Greedy decoding without repetition penalty is deterministic. Cross-checked against
 /// llama.cpp's `llama-simple` (greedy, same GGUF, same ChatML text): the first two answers are
-/// identical to llama.cpp's for all 32 tokens; the last two agree with it on the prefix
-/// asserted here and then differ by a word (float rounding: llama.cpp keeps an f16 KV cache).
+/// identical to llama.cpp's for all 32 tokens; the last two agree with it through the first
+/// sentence and then take the other side of a near tie (llama.cpp: "Here's a simple example"
+/// and "In a world where numbers are"; the top-two logit margins there are 0.05 and 0.08).
+/// Such ties follow the last bits of the arithmetic: activations are quantised to 8 bits before
+/// every product, so candle's `quantized_llama` itself moves logits by up to 0.5 between
+/// running a prompt in one chunk or two.
 #[test]
 fn greedy_answers_match_the_snapshot() {
     let provider = chat().with_options(LocalChatOptions { repeat_penalty: 1.0, ..greedy() });
@@ -42,13 +46,13 @@ fn greedy_answers_match_the_snapshot() {
         ("Translate 'thank you' into Spanish.", "Inserir \"tuta\" en español.", true),
         (
             "How do I list files in a directory on Linux?",
-            "To list files in a directory on Linux, you can use the `ls` command. Here's a simple example:\n\n```bash\nls",
-            false,
+            "To list files in a directory on Linux, you can use the `ls` command. The `ls` command lists all the files in the current directory.",
+            true,
         ),
         (
             "What is 2 + 2?",
-            "The answer to this classic math problem is 4.\n\nIn a world where numbers are",
-            false,
+            "The answer to this classic math problem is 4.\n\nIn mathematics, the concept of 2 + 2 is a fundamental operation that has been used",
+            true,
         ),
     ];
     for (question, expected, whole) in cases {

@@ -1,0 +1,163 @@
+//! The kernels against candle's implementation of the same formats (the reference numerics:
+//! a port of ggml's) and against plain f32 arithmetic.
+
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{Device, Module, Tensor};
+
+use super::*;
+
+/// Deterministic pseudo-random values in [-1, 1) with a few larger outliers.
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
+            if i % 97 == 0 { v * 6.0 } else { v }
+        })
+        .collect()
+}
+
+/// The same weights as candle's quantised tensor and as ours.
+fn both(dtype: GgmlDType, rows: usize, cols: usize, seed: u64) -> (QTensor, QMatrix) {
+    let w = Tensor::from_vec(values(rows * cols, seed), (rows, cols), &Device::Cpu).unwrap();
+    let q = QTensor::quantize(&w, dtype).unwrap();
+    let bytes = q.data().unwrap();
+    assert_eq!(bytes.len(), byte_len(dtype, rows, cols));
+    let mut ours = QMatrix::with_capacity(dtype, rows, cols).unwrap();
+    // Pushed in two pieces, as the loader does with a bounded buffer.
+    let cut = bytes.len() / ours.block_bytes() / 3 * ours.block_bytes();
+    ours.push_bytes(&bytes[..cut]);
+    assert!(!ours.is_complete());
+    ours.push_bytes(&bytes[cut..]);
+    assert!(ours.is_complete());
+    (q, ours)
+}
+
+fn ours_product(w: &QMatrix, x: &[f32], m: usize) -> Vec<f32> {
+    let mut acts = Vec::new();
+    quantize_rows(x, w.cols(), &mut acts);
+    let mut out_t = vec![f32::NAN; w.rows() * m];
+    matmul_t(vec![Product { w, out_t: &mut out_t }], &acts);
+    let mut out = vec![f32::NAN; w.rows() * m];
+    transpose_into(&out_t, w.rows(), m, &mut out);
+    out
+}
+
+fn candle_product(q: QTensor, x: &[f32], m: usize) -> Vec<f32> {
+    let cols = q.shape().dims()[1];
+    let x = Tensor::from_slice(x, (m, cols), &Device::Cpu).unwrap();
+    let mm = QMatMul::from_qtensor(q).unwrap();
+    mm.forward(&x).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap()
+}
+
+/// `|ours - reference| <= relative·(1 + |reference|) + absolute` element-wise.
+fn assert_close(ours: &[f32], reference: &[f32], relative: f32, absolute: f32) {
+    assert_eq!(ours.len(), reference.len());
+    for (i, (a, b)) in ours.iter().zip(reference).enumerate() {
+        assert!(
+            (a - b).abs() <= relative * (1.0 + b.abs()) + absolute,
+            "element {i}: ours {a}, reference {b}"
+        );
+    }
+}
+
+#[test]
+fn q4_1_products_match_candles_q4_1_q8_1_kernel() {
+    // 200 rows × 576: more than one task and enough work to run on the pool; m = 1 is a
+    // generated token, m = 5 a prompt chunk. Candle rounds the activation sum `s` through f16
+    // twice (ggml, and we, once: `f16(d·Σq)`), which moves each block's minimum term `m·s` by up
+    // to ~1e-3 of itself: hence the absolute slack (the integer parts agree exactly).
+    for m in [1, 5] {
+        let (q, ours) = both(GgmlDType::Q4_1, 200, 576, 1);
+        let x = values(m * 576, 2);
+        let reference = candle_product(q, &x, m);
+        assert_close(&ours_product(&ours, &x, m), &reference, 1e-5, 0.02);
+    }
+}
+
+#[test]
+fn q8_0_products_match_candles_q8_0_kernel() {
+    for m in [1, 3] {
+        let (q, ours) = both(GgmlDType::Q8_0, 70, 256, 3);
+        let x = values(m * 256, 4);
+        let reference = candle_product(q, &x, m);
+        assert_close(&ours_product(&ours, &x, m), &reference, 1e-5, 0.0);
+    }
+}
+
+#[test]
+fn products_are_close_to_the_f32_product_of_the_dequantised_weights() {
+    let (rows, cols) = (48, 128);
+    let (q, ours) = both(GgmlDType::Q4_1, rows, cols, 5);
+    let w = q.dequantize(&Device::Cpu).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    let x = values(cols, 6);
+    let got = ours_product(&ours, &x, 1);
+    for r in 0..rows {
+        let exact: f32 = w[r * cols..(r + 1) * cols].iter().zip(&x).map(|(a, b)| a * b).sum();
+        let scale: f32 = w[r * cols..(r + 1) * cols].iter().map(|v| v.abs()).sum();
+        // Activations carry 8 bits: the error is a small fraction of Σ|w|·max|x|.
+        assert!((got[r] - exact).abs() <= 0.02 * scale, "row {r}: {} vs {exact}", got[r]);
+    }
+}
+
+#[test]
+fn dequantised_rows_match_candle() {
+    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+        let (q, ours) = both(dtype, 6, 64, 7);
+        let w =
+            q.dequantize(&Device::Cpu).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let mut row = vec![0f32; 64];
+        for r in 0..6 {
+            ours.dequantize_row(r, &mut row);
+            assert_eq!(row, w[r * 64..(r + 1) * 64], "{dtype:?} row {r}");
+        }
+    }
+}
+
+#[test]
+fn quantised_activations_round_to_the_nearest_step_and_carry_their_sum() {
+    let x = values(64, 8);
+    let mut acts = Vec::new();
+    quantize_rows(&x, 64, &mut acts);
+    assert_eq!(acts.len(), 2);
+    for (block, xs) in acts.iter().zip(x.chunks_exact(QK)) {
+        let amax = xs.iter().fold(0f32, |a, v| a.max(v.abs()));
+        assert!((block.d - amax / 127.0).abs() <= 1e-3 * block.d);
+        for (q, v) in block.qs.iter().zip(xs) {
+            assert!((f32::from(*q) * block.d - v).abs() <= 0.51 * block.d + 1e-3 * v.abs());
+        }
+        let sum: i32 = block.qs.iter().map(|q| i32::from(*q)).sum();
+        assert!((block.s - sum as f32 * block.d).abs() <= 1e-3 * (1.0 + block.s.abs()));
+    }
+    let mut zero = Vec::new();
+    quantize_rows(&[0.0; 32], 32, &mut zero);
+    assert_eq!(zero[0], ActBlock::default());
+}
+
+#[test]
+fn fused_products_fill_each_output_as_separate_calls_would() {
+    let (_, a) = both(GgmlDType::Q4_1, 40, 96, 9);
+    let (_, b) = both(GgmlDType::Q4_1, 24, 96, 10);
+    let x = values(2 * 96, 11);
+    let mut acts = Vec::new();
+    quantize_rows(&x, 96, &mut acts);
+    let (mut oa, mut ob) = (vec![0f32; 80], vec![0f32; 48]);
+    matmul_t(vec![Product { w: &a, out_t: &mut oa }, Product { w: &b, out_t: &mut ob }], &acts);
+    let mut ta = vec![0f32; 80];
+    transpose_into(&oa, 40, 2, &mut ta);
+    assert_eq!(ta, ours_product(&a, &x, 2));
+    let mut tb = vec![0f32; 48];
+    transpose_into(&ob, 24, 2, &mut tb);
+    assert_eq!(tb, ours_product(&b, &x, 2));
+}
+
+#[test]
+fn formats_without_a_kernel_or_partial_blocks_are_refused() {
+    assert!(QMatrix::with_capacity(GgmlDType::Q4K, 4, 256).is_none());
+    assert!(QMatrix::with_capacity(GgmlDType::Q4_1, 4, 48).is_none());
+    assert!(supported(GgmlDType::Q4_1) && supported(GgmlDType::Q8_0));
+    assert!(!supported(GgmlDType::F32));
+}
