@@ -172,7 +172,8 @@ mod tests {
         let settings = ToolSettings { web: SsrfPolicy::public_only().allow_private(true) };
         let lan = builtin_tools_with(guard, &settings);
         assert!(web(&lan).contains("local hosts the user allowed"), "{}", web(&lan));
-        let names = |t: &[Arc<dyn Tool>]| t.iter().map(|t| t.spec().name.clone()).collect::<Vec<_>>();
+        let names =
+            |t: &[Arc<dyn Tool>]| t.iter().map(|t| t.spec().name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&default), names(&lan));
     }
 
