@@ -197,59 +197,36 @@ pub(crate) fn quantize_rows(x: &[f32], cols: usize, out: &mut Vec<ActBlock>) {
     }
 }
 
-/// Σ over blocks of `d_w·d_a·Σ q_w q_a + m_w·s_a`, the integer part in eight i32 lanes.
+/// Σ over blocks of `d_w·d_a·Σ q_w q_a + m_w·s_a` (ggml's `vec_dot_q4_1_q8_1`). Written as
+/// one integer reduction per block, the shape LLVM vectorises best here (measured: eight-lane
+/// float accumulators with per-lane integer sums ran 2.4x slower).
 #[inline]
 fn dot_q4_1(w: &[BlockQ4_1], a: &[ActBlock]) -> f32 {
-    let mut acc = [0f32; 8];
-    let mut mins = 0f32;
+    let mut sum = 0f32;
     for (wb, ab) in w.iter().zip(a) {
-        let mut lo = [0i32; 16];
-        let mut hi = [0i32; 16];
-        for j in 0..16 {
-            lo[j] = i32::from(wb.qs[j] & 0x0F);
-            hi[j] = i32::from(wb.qs[j] >> 4);
+        let mut sumi = 0i32;
+        for j in 0..QK / 2 {
+            let v0 = i32::from(wb.qs[j] & 0x0F);
+            let v1 = i32::from(wb.qs[j] >> 4);
+            sumi += v0 * i32::from(ab.qs[j]) + v1 * i32::from(ab.qs[j + QK / 2]);
         }
-        let y = &ab.qs;
-        let mut p = [0i32; 8];
-        for l in 0..8 {
-            p[l] = lo[l] * i32::from(y[l])
-                + lo[l + 8] * i32::from(y[l + 8])
-                + hi[l] * i32::from(y[l + 16])
-                + hi[l + 8] * i32::from(y[l + 24]);
-        }
-        let scale = wb.d.to_f32() * ab.d;
-        for l in 0..8 {
-            acc[l] = (p[l] as f32).mul_add(scale, acc[l]);
-        }
-        mins = wb.m.to_f32().mul_add(ab.s, mins);
+        sum += sumi as f32 * wb.d.to_f32() * ab.d + wb.m.to_f32() * ab.s;
     }
-    hsum(acc) + mins
+    sum
 }
 
-/// Σ over blocks of `d_w·d_a·Σ q_w q_a`, the integer part in eight i32 lanes.
+/// Σ over blocks of `d_w·d_a·Σ q_w q_a` (ggml's `vec_dot_q8_0_q8_0`), shaped as [`dot_q4_1`].
 #[inline]
 fn dot_q8_0(w: &[BlockQ8_0], a: &[ActBlock]) -> f32 {
-    let mut acc = [0f32; 8];
+    let mut sum = 0f32;
     for (wb, ab) in w.iter().zip(a) {
-        let (x, y) = (&wb.qs, &ab.qs);
-        let mut p = [0i32; 8];
-        for l in 0..8 {
-            p[l] = i32::from(x[l]) * i32::from(y[l])
-                + i32::from(x[l + 8]) * i32::from(y[l + 8])
-                + i32::from(x[l + 16]) * i32::from(y[l + 16])
-                + i32::from(x[l + 24]) * i32::from(y[l + 24]);
+        let mut sumi = 0i32;
+        for j in 0..QK {
+            sumi += i32::from(wb.qs[j]) * i32::from(ab.qs[j]);
         }
-        let scale = wb.d.to_f32() * ab.d;
-        for l in 0..8 {
-            acc[l] = (p[l] as f32).mul_add(scale, acc[l]);
-        }
+        sum += sumi as f32 * wb.d.to_f32() * ab.d;
     }
-    hsum(acc)
-}
-
-#[inline]
-fn hsum(v: [f32; 8]) -> f32 {
-    ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]))
+    sum
 }
 
 /// One product of a fused call: `out_t[r * m + i] = W[r] · x[i]` (the output is transposed:
