@@ -41,11 +41,23 @@ bench:
 	$(CARGO) bench -p aria-store --bench audit
 	$(CARGO) bench -p aria-tools --bench guards
 	$(CARGO) bench -p aria-tools --bench shell
+	$(CARGO) bench -p aria-tools --bench files
+	$(CARGO) bench -p aria-tools --bench search
+	$(CARGO) bench -p aria-tools --bench snapshot
+	$(CARGO) bench -p aria-tools --bench git
+	$(CARGO) bench -p aria-store --bench memory
 	$(CARGO) bench -p aria-models --bench stream
 	$(CARGO) bench -p aria-models --bench tokens
+	$(CARGO) bench -p aria-models --bench router
 	$(CARGO) bench -p aria-sandbox --bench spawn
 	$(CARGO) bench -p aria-cli --bench cli
 	$(CARGO) bench -p aria-local --bench local
+
+# Every cargo-fuzz target for FUZZ_SECONDS each (installs cargo-fuzz if missing; on a stable-only
+# toolchain it sets RUSTC_BOOTSTRAP=1). A crash leaves its input under fuzz/artifacts/.
+FUZZ_SECONDS ?= 20
+fuzz:
+	bash fuzz/run-brief.sh $(FUZZ_SECONDS)
 
 clean:
 	$(CARGO) clean
