@@ -88,6 +88,14 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
         Tier::Irreversible
     }
 
+    /// How long one call may run when that is longer than the loop's per-tool limit: a build or
+    /// test profile carries its own, user-configured timeout and enforces it itself. The loop
+    /// waits for the longer of the two (plus a short grace, so the tool's own limit fires first
+    /// and reports what ran); the run's overall time limit still applies.
+    fn timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
 
@@ -114,5 +122,6 @@ mod tests {
             parameters: serde_json::json!({"type": "object"}),
         });
         assert_eq!(tool.tier(&Value::Null), Tier::Irreversible);
+        assert_eq!(tool.timeout(), None, "no own timeout: the loop's limit applies");
     }
 }

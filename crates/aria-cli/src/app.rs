@@ -89,7 +89,10 @@ pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
     let guard = path_guard(config)?;
     let profiles = aria_tools::Profiles::new(Arc::clone(&guard), &config.profiles)
         .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
-    Ok(aria_tools::tools_with_profiles(guard, &Arc::new(profiles)))
+    let web = config.web.policy().map_err(|e| CliError::config(anyhow::anyhow!("[web] {e}")))?;
+    let mut tools = aria_tools::builtin_tools_with(guard, &aria_tools::ToolSettings { web });
+    tools.extend(Arc::new(profiles).tools());
+    Ok(tools)
 }
 
 fn system_prompt(config: &Config) -> String {

@@ -44,6 +44,17 @@ pub struct RawConfig {
     pub profiles: Option<BTreeMap<String, aria_tools::ProfileConfig>>,
     pub snapshots: Option<RawSnapshots>,
     pub memory: Option<RawMemory>,
+    pub web: Option<RawWeb>,
+}
+
+/// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWeb {
+    /// Let `web_fetch` reach loopback, private, CGNAT, ULA and link-local addresses.
+    pub allow_private: Option<bool>,
+    /// Host names, IP addresses or CIDR blocks on the local network that may be fetched.
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// `[snapshots]`: git snapshots before writes (issue #7).
@@ -269,6 +280,33 @@ pub struct Config {
     pub profiles: BTreeMap<String, aria_tools::ProfileConfig>,
     pub snapshots: SnapshotConfig,
     pub memory: MemoryConfig,
+    pub web: WebConfig,
+}
+
+/// `[web]`, checked: every allowed host parses.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct WebConfig {
+    pub allow_private: bool,
+    pub allowed_hosts: Vec<String>,
+}
+
+impl WebConfig {
+    /// The SSRF policy `web_fetch` gets.
+    pub fn policy(&self) -> Result<aria_tools::SsrfPolicy, aria_tools::AllowedHostError> {
+        self.allowed_hosts.iter().try_fold(
+            aria_tools::SsrfPolicy::public_only().allow_private(self.allow_private),
+            |policy, host| policy.allow_host(host),
+        )
+    }
+}
+
+fn resolve_web(raw: RawWeb) -> Result<WebConfig, ConfigError> {
+    let web = WebConfig {
+        allow_private: raw.allow_private.unwrap_or(false),
+        allowed_hosts: raw.allowed_hosts.unwrap_or_default(),
+    };
+    web.policy().map_err(|e| ConfigError::Invalid(format!("[web] allowed_hosts: {e}")))?;
+    Ok(web)
 }
 
 /// Snapshot settings (`[snapshots]`).
@@ -435,6 +473,7 @@ pub fn resolve(
     }
     let snapshots = resolve_snapshots(raw.snapshots.unwrap_or_default())?;
     let memory = resolve_memory(raw.memory.unwrap_or_default(), &provider)?;
+    let web = resolve_web(raw.web.unwrap_or_default())?;
     Ok(Config {
         source,
         data_dir,
@@ -454,6 +493,7 @@ pub fn resolve(
         profiles,
         snapshots,
         memory,
+        web,
     })
 }
 

@@ -190,6 +190,27 @@ fn snapshot_settings_resolve_with_defaults_and_reject_bad_values() {
 }
 
 #[test]
+fn web_settings_default_to_public_only_and_reject_bad_hosts() {
+    let e = env(&[]);
+    let c = resolve_text("", &e, &Overrides::default()).unwrap();
+    assert_eq!(c.web, WebConfig::default());
+    assert!(!c.web.policy().unwrap().allows_local_network());
+    let text = "[web]\nallowed_hosts = [\"nas.lan\", \"192.168.1.0/24\"]\n";
+    let c = resolve_text(text, &e, &Overrides::default()).unwrap();
+    assert_eq!(c.web.allowed_hosts, ["nas.lan", "192.168.1.0/24"]);
+    assert!(c.web.policy().unwrap().allows_local_network());
+    let c = resolve_text("[web]\nallow_private = true\n", &e, &Overrides::default()).unwrap();
+    assert!(c.web.policy().unwrap().allows_local_network());
+    for (text, needle) in [
+        ("[web]\nallowed_hosts = [\"192.168.1.0/99\"]\n", "allowed_hosts"),
+        ("[web]\nproxy = \"x\"\n", "proxy"),
+    ] {
+        let err = resolve_text(text, &e, &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+    }
+}
+
+#[test]
 fn profiles_are_checked_when_the_config_is_read() {
     let e = env(&[]);
     let text = "[profiles.lint_project]\nprogram = \"/usr/bin/make\"\nargs = [\"lint\"]\ntimeout_secs = 20\n";

@@ -30,7 +30,7 @@ pub struct ApprovalRequest {
 }
 
 /// The user's answer. Scoped: `Session` approves this tool with these exact arguments for the
-/// rest of this session; nothing is approved "always".
+/// rest of this session, at most 15 minutes; nothing is approved "always".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalAnswer {

@@ -2,9 +2,9 @@
 //! state machine. Every transition goes through [`Run::transition`], which checks the whitelist,
 //! audits, then persists; any store failure halts the run.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use aria_api::{
     AuditEvent, ChatEvent, ChatRequest, ChatResponse, JournalError, Message, MessageMeta,
@@ -69,7 +69,8 @@ pub(crate) struct Run<'a> {
     deadline: TokioInstant,
     start_iterations: u32,
     start_tokens: u64,
-    approved: HashSet<(String, String)>,
+    /// Session-scoped approvals: this tool with these exact arguments, and when it was granted.
+    approved: HashMap<(String, String), Instant>,
     cost_warned: bool,
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
@@ -106,7 +107,7 @@ impl<'a> Run<'a> {
             events,
             cancel,
             deadline,
-            approved: HashSet::new(),
+            approved: HashMap::new(),
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
@@ -474,7 +475,11 @@ impl<'a> Run<'a> {
                     match decide(tier, config.mode, config.dry_run, config.snapshots) {
                         Decision::Allow => Plan::Run { tool, args, tier },
                         Decision::Ask
-                            if self.approved.contains(&approval_key(&call.name, &args)) =>
+                            if still_approved(
+                                &self.approved,
+                                &approval_key(&call.name, &args),
+                                Instant::now(),
+                            ) =>
                         {
                             Plan::Run { tool, args, tier }
                         }
@@ -540,7 +545,7 @@ impl<'a> Run<'a> {
                         .into(),
                 ),
                 ApprovalAnswer::Session => {
-                    self.approved.insert(approval_key(&slot.call.name, &args));
+                    self.approved.insert(approval_key(&slot.call.name, &args), Instant::now());
                     Plan::Run { tool, args, tier }
                 }
                 ApprovalAnswer::Once => Plan::Run { tool, args, tier },
@@ -600,7 +605,7 @@ impl<'a> Run<'a> {
         });
         let ctx =
             ToolContext { session_id: self.session.id.clone(), dry_run: self.agent.config.dry_run };
-        let timeout = self.agent.config.limits.tool_timeout;
+        let timeout = tool_timeout(self.agent.config.limits.tool_timeout, tool.timeout());
         let started = Instant::now();
         let result = tokio::select! {
             biased;
@@ -790,6 +795,25 @@ fn estimate_tokens(request: &ChatRequest) -> u64 {
     ((messages + tools) / 4) as u64
 }
 
+/// A tool that enforces a longer timeout of its own (a build or test profile) gets it, plus a
+/// grace period so its own limit fires first and it can report what ran.
+fn tool_timeout(limit: Duration, own: Option<Duration>) -> Duration {
+    const GRACE: Duration = Duration::from_secs(5);
+    own.map_or(limit, |own| limit.max(own.saturating_add(GRACE)))
+}
+
+/// How long a "for this session" approval lasts, even in a run allowed to go on longer: after
+/// this the user is asked again.
+pub(crate) const SESSION_APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);
+
+fn still_approved(
+    approved: &HashMap<(String, String), Instant>,
+    key: &(String, String),
+    now: Instant,
+) -> bool {
+    approved.get(key).is_some_and(|granted| now.duration_since(*granted) < SESSION_APPROVAL_TTL)
+}
+
 fn approval_key(name: &str, args: &Value) -> (String, String) {
     (name.to_owned(), args.to_string())
 }
@@ -801,4 +825,29 @@ fn first_line(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_with_a_longer_timeout_of_its_own_gets_it_plus_grace() {
+        let limit = Duration::from_secs(30);
+        assert_eq!(tool_timeout(limit, None), limit);
+        assert_eq!(tool_timeout(limit, Some(Duration::from_secs(600))), Duration::from_secs(605));
+        assert_eq!(tool_timeout(limit, Some(Duration::from_secs(10))), limit, "never shorter");
+    }
+
+    #[test]
+    fn a_session_approval_covers_the_same_call_until_it_expires() {
+        let granted = Instant::now();
+        let key = approval_key("shell_execute", &json!({"command": "make install"}));
+        let approved = HashMap::from([(key.clone(), granted)]);
+        assert!(still_approved(&approved, &key, granted));
+        assert!(still_approved(&approved, &key, granted + SESSION_APPROVAL_TTL / 2));
+        assert!(!still_approved(&approved, &key, granted + SESSION_APPROVAL_TTL));
+        let other = approval_key("shell_execute", &json!({"command": "make clean"}));
+        assert!(!still_approved(&approved, &other, granted), "other arguments ask again");
+    }
 }

@@ -115,6 +115,16 @@ impl Tool for RunProfile {
         self.tier
     }
 
+    /// The profile's own timeout (configured, else the built-in default: 300 s for builds,
+    /// 600 s for tests), which the sandbox enforces; the loop must not cut it at 30 s.
+    fn timeout(&self) -> Option<std::time::Duration> {
+        Some(
+            self.profiles
+                .configured(&self.name)
+                .map_or_else(|| crate::profiles::default_timeout(&self.name), |spec| spec.timeout),
+        )
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let Some(map) = args.as_object().cloned() else {

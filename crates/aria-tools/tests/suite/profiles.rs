@@ -216,3 +216,13 @@ async fn detected_profiles_run_in_the_project_and_a_dry_run_only_shows_the_comma
     let err = call(&tool(&r, "run_tests"), json!({"path": "plain"}), "s").await.unwrap_err();
     assert!(err.to_string().contains("no project found"), "{err}");
 }
+
+#[test]
+fn each_profile_tool_tells_the_loop_its_own_timeout() {
+    let mut cfg = sh("true");
+    cfg.timeout_secs = Some(900);
+    let r = rig([("slow".to_owned(), cfg)].into());
+    assert_eq!(tool(&r, "slow").timeout(), Some(std::time::Duration::from_secs(900)));
+    assert_eq!(tool(&r, "run_tests").timeout(), Some(std::time::Duration::from_secs(600)));
+    assert_eq!(tool(&r, "build_project").timeout(), Some(std::time::Duration::from_secs(300)));
+}
