@@ -6,7 +6,6 @@ use std::sync::Arc;
 use anyhow::Context;
 use aria_api::{Redact, Tool};
 use aria_core::{Agent, AgentConfig, Approver, MemoryBackend, Price, TokenCounter, ToolRegistry};
-use aria_core::{RestorePoint, SnapshotFailed, Snapshotter};
 use aria_store::Store;
 use aria_tools::Snapshots;
 use aria_tools::{PathGuard, SecretRedactor, SensitivePatterns};
@@ -61,28 +60,6 @@ pub fn path_guard(config: &Config) -> CliResult<Arc<PathGuard>> {
 /// The git snapshots of the repositories under the roots (`[snapshots]` settings).
 pub fn snapshots(config: &Config) -> CliResult<Snapshots> {
     Ok(Snapshots::new(path_guard(config)?, config.snapshots.options()))
-}
-
-/// The agent's snapshot hook, backed by git snapshots in `aria-tools`.
-#[derive(Debug)]
-struct GitSnapshots(Snapshots);
-
-impl Snapshotter for GitSnapshots {
-    fn before_write(
-        &self,
-        tool: &str,
-        args: &serde_json::Value,
-        session_id: &str,
-    ) -> Result<Vec<RestorePoint>, SnapshotFailed> {
-        let taken = self
-            .0
-            .before_write(tool, args, session_id)
-            .map_err(|e| SnapshotFailed(e.to_string()))?;
-        Ok(taken
-            .into_iter()
-            .map(|s| RestorePoint { id: s.id.0, repository: s.repository.display().to_string() })
-            .collect())
-    }
 }
 
 pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
@@ -181,16 +158,14 @@ pub fn agent(
     agent_config.approval_timeout = config.approval_timeout;
     // The governed workflow: after snapshotted writes, lint/build/test, then commit or restore.
     if config.mode == aria_api::ApprovalMode::Governed && config.governed_workflow {
-        let guard = path_guard(config)?;
-        let profiles = aria_tools::Profiles::new(Arc::clone(&guard), &config.profiles)
+        let profiles = aria_tools::Profiles::new(path_guard(config)?, &config.profiles)
             .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
-        let snapshots = aria_tools::Snapshots::new(guard, aria_tools::SnapshotOptions::default());
         agent_config.governor =
-            Some(Arc::new(aria_core::ToolsGovernor::new(Arc::new(profiles), snapshots)));
+            Some(Arc::new(aria_core::ToolsGovernor::new(Arc::new(profiles), snapshots(config)?)));
     }
     agent_config.extract_memories = config.memory.extract;
     // Every recoverable write is snapshotted first, so governed mode runs it without asking.
-    agent_config.snapshotter = Some(Arc::new(GitSnapshots(snapshots(config)?)));
+    agent_config.snapshotter = Some(Arc::new(snapshots(config)?));
     agent_config.snapshots = true;
     // Context building counts with the router's counter, in the primary model's window.
     agent_config.token_counter = TokenCounter {

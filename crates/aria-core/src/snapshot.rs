@@ -1,6 +1,7 @@
 //! The snapshot hook: before a recoverable write runs, everything it may change is snapshotted,
 //! so governed mode can let it run without asking (DESIGN.md principle 2). The loop only knows
-//! this trait; the git implementation lives in `aria-tools` and is wired in `aria-cli`.
+//! this trait; the git implementation lives in `aria-tools` (adapted below) and is wired in
+//! `aria-cli`.
 
 use std::sync::Arc;
 
@@ -28,6 +29,23 @@ pub trait Snapshotter: Send + Sync + std::fmt::Debug {
         args: &Value,
         session_id: &str,
     ) -> Result<Vec<RestorePoint>, SnapshotFailed>;
+}
+
+/// Git snapshots of the repositories under the roots.
+impl Snapshotter for aria_tools::Snapshots {
+    fn before_write(
+        &self,
+        tool: &str,
+        args: &Value,
+        session_id: &str,
+    ) -> Result<Vec<RestorePoint>, SnapshotFailed> {
+        let taken = aria_tools::Snapshots::before_write(self, tool, args, session_id)
+            .map_err(|e| SnapshotFailed(e.to_string()))?;
+        Ok(taken
+            .into_iter()
+            .map(|s| RestorePoint { id: s.id.0, repository: s.repository.display().to_string() })
+            .collect())
+    }
 }
 
 /// Runs [`Snapshotter::before_write`] on the blocking pool.

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use aria_api::{ApprovalMode, Tool};
-use aria_core::{
-    Agent, AgentConfig, RestorePoint, SnapshotFailed, Snapshotter, ToolRegistry, ToolsGovernor,
-};
+use aria_core::{Agent, AgentConfig, ToolRegistry, ToolsGovernor};
 use aria_testkit::memory::MemoryJournal;
 use aria_testkit::scripted::{End, ScriptedProvider, Turn};
 use aria_tools::{FileWrite, PathGuard, Profiles, SensitivePatterns, SnapshotOptions, Snapshots};
@@ -17,27 +15,6 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::harness::TestRedactor;
-
-#[derive(Debug)]
-struct GitSnapshots(Snapshots);
-
-impl Snapshotter for GitSnapshots {
-    fn before_write(
-        &self,
-        tool: &str,
-        args: &serde_json::Value,
-        session_id: &str,
-    ) -> Result<Vec<RestorePoint>, SnapshotFailed> {
-        let taken = self
-            .0
-            .before_write(tool, args, session_id)
-            .map_err(|e| SnapshotFailed(e.to_string()))?;
-        Ok(taken
-            .into_iter()
-            .map(|s| RestorePoint { id: s.id.0, repository: s.repository.display().to_string() })
-            .collect())
-    }
-}
 
 struct Project {
     _tmp: tempfile::TempDir,
@@ -74,9 +51,8 @@ async fn run(p: &Project, turns: Vec<Turn>) -> (aria_api::SessionRecord, Scripte
     let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(FileWrite::new(p.guard.clone()))];
     let snapshots = Snapshots::new(p.guard.clone(), SnapshotOptions::default());
     let profiles = Arc::new(Profiles::new(p.guard.clone(), &Default::default()).unwrap());
-    let mut config = AgentConfig::new("test-model", "You are a test.").with_snapshotter(Arc::new(
-        GitSnapshots(Snapshots::new(p.guard.clone(), SnapshotOptions::default())),
-    ));
+    let mut config = AgentConfig::new("test-model", "You are a test.")
+        .with_snapshotter(Arc::new(Snapshots::new(p.guard.clone(), SnapshotOptions::default())));
     config.mode = ApprovalMode::Governed;
     config.governor = Some(Arc::new(ToolsGovernor::new(profiles, snapshots)));
     let agent = Agent::new(
