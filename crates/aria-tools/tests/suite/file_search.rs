@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::outcome::{failed, refused};
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolOutput};
 use aria_tools::{FileSearch, MAX_SEARCH_OUTPUT_BYTES, PathGuard, SensitivePatterns};
 use pretty_assertions::assert_eq;
@@ -94,22 +95,6 @@ async fn call(tool: &FileSearch, args: Value) -> Result<ToolOutput, ToolError> {
 
 async fn text(tool: &FileSearch, args: Value) -> String {
     call(tool, args).await.unwrap().content
-}
-
-#[track_caller]
-fn refused(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Refused { reason }) => reason,
-        other => panic!("expected Refused, got {other:?}"),
-    }
-}
-
-#[track_caller]
-fn failed(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Failed { message }) => message,
-        other => panic!("expected Failed, got {other:?}"),
-    }
 }
 
 // ---------------------------------------------------------------- what is searched

@@ -9,6 +9,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::fixture::{Fixture, fixture};
+use super::outcome::{failed, refused};
 
 fn tools(fx: &Fixture) -> (FileRead, FileList) {
     let g = Arc::new(fx.guard());
@@ -17,22 +18,6 @@ fn tools(fx: &Fixture) -> (FileRead, FileList) {
 
 async fn call(tool: &dyn Tool, args: Value) -> Result<aria_api::ToolOutput, ToolError> {
     tool.call(args, &ToolContext::default()).await
-}
-
-#[track_caller]
-fn refused(r: Result<aria_api::ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Refused { reason }) => reason,
-        other => panic!("expected Refused, got {other:?}"),
-    }
-}
-
-#[track_caller]
-fn failed(r: Result<aria_api::ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Failed { message }) => message,
-        other => panic!("expected Failed, got {other:?}"),
-    }
 }
 
 // ---------------------------------------------------------------- specs (public contract)

@@ -4,6 +4,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::outcome::refused;
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolOutput};
 use aria_tools::{PathGuard, SensitivePatterns, ShellExecute};
 use pretty_assertions::assert_eq;
@@ -30,14 +31,6 @@ fn env() -> Env {
 
 async fn run(tool: &ShellExecute, command: &str) -> Result<ToolOutput, ToolError> {
     tool.call(json!({ "command": command }), &ToolContext::default()).await
-}
-
-#[track_caller]
-fn refused(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Refused { reason }) => reason,
-        other => panic!("expected Refused, got {other:?}"),
-    }
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use super::outcome::{failed, refused};
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolOutput};
 use aria_tools::{SsrfPolicy, WebFetch};
 use serde_json::json;
@@ -114,22 +115,6 @@ fn loopback_allowed() -> WebFetch {
 
 async fn fetch(tool: &WebFetch, url: &str) -> Result<ToolOutput, ToolError> {
     tool.call(json!({ "url": url }), &ToolContext::default()).await
-}
-
-#[track_caller]
-fn refused(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Refused { reason }) => reason,
-        other => panic!("expected Refused, got {other:?}"),
-    }
-}
-
-#[track_caller]
-fn failed(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Failed { message }) => message,
-        other => panic!("expected Failed, got {other:?}"),
-    }
 }
 
 #[tokio::test]

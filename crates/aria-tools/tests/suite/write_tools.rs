@@ -11,6 +11,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::fixture::{Fixture, fixture};
+use super::outcome::{failed, refused};
 use super::write_snapshot::tree;
 
 fn write_tool(fx: &Fixture) -> FileWrite {
@@ -27,22 +28,6 @@ async fn call(tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
 
 async fn dry(tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
     tool.call(args, &ToolContext { dry_run: true, ..ToolContext::default() }).await
-}
-
-#[track_caller]
-fn refused(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Refused { reason }) => reason,
-        other => panic!("expected Refused, got {other:?}"),
-    }
-}
-
-#[track_caller]
-fn failed(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::Failed { message }) => message,
-        other => panic!("expected Failed, got {other:?}"),
-    }
 }
 
 // ---------------------------------------------------------------- specs (public contract)
