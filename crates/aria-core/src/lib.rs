@@ -27,6 +27,7 @@ mod registry;
 mod run;
 mod snapshot;
 mod workflow;
+mod workflow_dry_run;
 mod workflow_tools;
 
 pub use agent::{Agent, AgentConfig, Answer, AnsweredBy, Price, RunError, SpendGuard};
@@ -49,8 +50,10 @@ pub use output::{
 };
 pub use policy::{Decision, decide};
 pub use registry::{CallError, RegistryError, ToolRegistry};
-pub use snapshot::{RestorePoint, SnapshotFailed, Snapshotter};
+pub use snapshot::{PlannedPoint, RestorePoint, SnapshotFailed, Snapshotter};
 pub use workflow::{
-    CheckOutcome, Governor, Verdict, WorkflowCommit, commit_message, govern, report, retry_prompt,
+    CheckOutcome, Governor, PlannedCheck, Verdict, WorkflowCommit, commit_message, govern, report,
+    retry_prompt,
 };
+pub use workflow_dry_run::{DryRunPlan, DryWrite, RepositoryPlan, dry_run_report};
 pub use workflow_tools::{CHECKS, ToolsGovernor};

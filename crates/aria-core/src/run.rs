@@ -23,6 +23,8 @@ use crate::policy::{Decision, decide};
 
 #[path = "run_context.rs"]
 mod context_step;
+#[path = "run_dry.rs"]
+mod dry;
 #[path = "run_governed.rs"]
 mod governed;
 
@@ -56,6 +58,11 @@ enum Plan {
         args: Value,
         tier: Tier,
     },
+    /// `--dry-run`: described (`run_dry.rs`), never run.
+    Dry {
+        args: Value,
+        tier: Tier,
+    },
     /// The text the model will see for this call.
     Answered(String),
 }
@@ -79,6 +86,8 @@ pub(crate) struct Run<'a> {
     points: Vec<crate::RestorePoint>,
     /// Whether the governed workflow already gave the model its one retry.
     retried: bool,
+    /// `--dry-run`: the changes this run described instead of making.
+    dry: Vec<crate::workflow_dry_run::DryWrite>,
     /// The conversation's summary (compaction); loaded with the recall before the first call.
     summary: Option<aria_api::HistorySummary>,
     /// Profile and memories for this run's user message; `None` until the first call.
@@ -113,6 +122,7 @@ impl<'a> Run<'a> {
             fence: UntrustedFence::random(),
             points: Vec::new(),
             retried: false,
+            dry: Vec::new(),
             summary: None,
             recall: None,
             compaction_failed: false,
@@ -174,6 +184,9 @@ impl<'a> Run<'a> {
             }
             self.transition(SessionState::Validating)?;
             let mut slots = self.validate(response.tool_calls)?;
+            if slots.iter().any(|s| matches!(s.plan, Plan::Dry { .. })) {
+                self.describe_dry(&mut slots).await?;
+            }
             if slots.iter().any(|s| matches!(s.plan, Plan::Ask { .. })) {
                 self.transition(SessionState::AwaitingApproval)?;
                 self.ask_approvals(&mut slots).await?;
@@ -488,18 +501,7 @@ impl<'a> Run<'a> {
                             self.audit_refusal(&call, &args, tier, "policy", &reason)?;
                             Plan::Answered(format!("refused: {reason}"))
                         }
-                        Decision::DryRun => {
-                            self.audit(
-                                "tool.dry_run",
-                                json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier}),
-                            )?;
-                            Plan::Answered(format!(
-                                "[dry run] not executed: `{}` with {} ({} action); nothing was changed",
-                                call.name,
-                                args,
-                                tier.as_str()
-                            ))
-                        }
+                        Decision::DryRun => Plan::Dry { args, tier },
                     }
                 }
             };
@@ -591,9 +593,10 @@ impl<'a> Run<'a> {
         args: Value,
         tier: Tier,
     ) -> Result<String, Stop> {
-        if let Err(refusal) = self.snapshot_before(call, &args, tier).await? {
-            return Ok(refusal);
-        }
+        let points = match self.snapshot_before(call, &args, tier).await? {
+            Ok(points) => points,
+            Err(refusal) => return Ok(refusal),
+        };
         self.audit(
             "tool.start",
             json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier}),
@@ -635,6 +638,13 @@ impl<'a> Run<'a> {
             }
             Some(Ok(Err(ToolError::Fatal { message }))) => ("fatal", message, Value::Null),
         };
+        // The restore point is named in the result, so the model and the user can refer to it.
+        let answer = match outcome {
+            "ok" | "failed" | "timeout" if !points.is_empty() => {
+                format!("{answer}\n{}", crate::snapshot::result_note(&points))
+            }
+            _ => answer,
+        };
         self.trace_tool(call, outcome, duration_ms)?;
         tracing::info!(session = %self.session.id, tool = %call.name, outcome, duration_ms, "tool call");
         self.audit(
@@ -653,50 +663,6 @@ impl<'a> Run<'a> {
                 Err(Stop::Fail(format!("the tool `{}` failed fatally: {answer}", call.name)))
             }
             _ => Ok(answer),
-        }
-    }
-
-    /// Before a recoverable write: snapshot what it may change and audit the restore points.
-    /// `Ok(Err(answer))`: the snapshot failed (or snapshots are on with no snapshotter), so
-    /// the call must not run and `answer` tells the model why.
-    async fn snapshot_before(
-        &mut self,
-        call: &ToolCall,
-        args: &Value,
-        tier: Tier,
-    ) -> Result<Result<(), String>, Stop> {
-        let config = &self.agent.config;
-        if tier != Tier::RecoverableWrite || config.dry_run {
-            return Ok(Ok(()));
-        }
-        let taken = match &config.snapshotter {
-            Some(s) => crate::snapshot::take(s, &call.name, args, &self.session.id).await,
-            None if config.snapshots => Err(crate::snapshot::SnapshotFailed(
-                "snapshots are on but no snapshotter is installed (a bug in ARIA's setup)".into(),
-            )),
-            // Snapshots are off: the policy asked the user before this write.
-            None => return Ok(Ok(())),
-        };
-        match taken {
-            Ok(points) => {
-                self.remember_points(&points);
-                self.audit(
-                    "tool.snapshot",
-                    json!({"call_id": call.id, "name": call.name, "snapshots": points}),
-                )?;
-                Ok(Ok(()))
-            }
-            Err(e) => {
-                self.trace_tool(call, "snapshot_failed", 0)?;
-                self.audit(
-                    "tool.snapshot_failed",
-                    json!({"call_id": call.id, "name": call.name, "error": e.0}),
-                )?;
-                Ok(Err(format!(
-                    "error: not run: the snapshot that makes this change undoable failed, so \
-                     nothing was changed: {e}"
-                )))
-            }
         }
     }
 
@@ -728,7 +694,7 @@ impl<'a> Run<'a> {
             let raw = match slot.plan {
                 Plan::Answered(text) => text,
                 // Unreachable by construction: every Run/Ask slot was answered above.
-                Plan::Run { .. } | Plan::Ask { .. } => {
+                Plan::Run { .. } | Plan::Ask { .. } | Plan::Dry { .. } => {
                     "error: the call was not executed".to_owned()
                 }
             };

@@ -1,15 +1,16 @@
-//! The governed workflow's place in the loop ([`crate::workflow`]): when the model answers
-//! without tool calls after snapshotted writes, check, then commit or restore.
+//! The governed workflow's place in the loop ([`crate::workflow`]): the restore point taken
+//! before each recoverable write, and, when the model answers without tool calls after
+//! snapshotted writes, check, then commit or restore (or, in a dry run, the plan of it all).
 
-use aria_api::{Message, MessageMeta};
-use serde_json::json;
+use aria_api::{Message, MessageMeta, Tier, ToolCall};
+use serde_json::{Value, json};
 
 use super::{Run, Stop};
 use crate::workflow::{self, Verdict};
 
 /// What happens to a final answer.
 pub(super) enum Governed {
-    /// No snapshotted writes, no governor, or a dry run: the answer stands.
+    /// No snapshotted writes, or no governor: the answer stands.
     Nothing,
     /// Checks ran; the answer is completed with this report.
     Report(String),
@@ -29,10 +30,16 @@ impl Run<'_> {
     }
 
     pub(super) async fn governed(&mut self, answer: &str) -> Result<Governed, Stop> {
+        if self.agent.config.dry_run {
+            return Ok(match self.dry_run_plan(answer).await? {
+                Some(plan) => Governed::Report(plan),
+                None => Governed::Nothing,
+            });
+        }
         let Some(governor) = self.agent.config.governor.clone() else {
             return Ok(Governed::Nothing);
         };
-        if self.points.is_empty() || self.agent.config.dry_run {
+        if self.points.is_empty() {
             return Ok(Governed::Nothing);
         }
         let points = std::mem::take(&mut self.points);
@@ -66,5 +73,50 @@ impl Run<'_> {
             return Ok(Governed::Retry);
         }
         Ok(Governed::Report(workflow::report(&verdicts)))
+    }
+
+    /// Before a recoverable write: snapshot what it may change and audit the restore points.
+    /// `Ok(Ok(points))`: the restore points taken (none when nothing needed one);
+    /// `Ok(Err(answer))`: the snapshot failed (or snapshots are on with no snapshotter), so
+    /// the call must not run and `answer` tells the model why.
+    pub(super) async fn snapshot_before(
+        &mut self,
+        call: &ToolCall,
+        args: &Value,
+        tier: Tier,
+    ) -> Result<Result<Vec<crate::RestorePoint>, String>, Stop> {
+        let config = &self.agent.config;
+        if tier != Tier::RecoverableWrite || config.dry_run {
+            return Ok(Ok(Vec::new()));
+        }
+        let taken = match &config.snapshotter {
+            Some(s) => crate::snapshot::take(s, &call.name, args, &self.session.id).await,
+            None if config.snapshots => Err(crate::snapshot::SnapshotFailed(
+                "snapshots are on but no snapshotter is installed (a bug in ARIA's setup)".into(),
+            )),
+            // Snapshots are off: the policy asked the user before this write.
+            None => return Ok(Ok(Vec::new())),
+        };
+        match taken {
+            Ok(points) => {
+                self.remember_points(&points);
+                self.audit(
+                    "tool.snapshot",
+                    json!({"call_id": call.id, "name": call.name, "snapshots": points}),
+                )?;
+                Ok(Ok(points))
+            }
+            Err(e) => {
+                self.trace_tool(call, "snapshot_failed", 0)?;
+                self.audit(
+                    "tool.snapshot_failed",
+                    json!({"call_id": call.id, "name": call.name, "error": e.0}),
+                )?;
+                Ok(Err(format!(
+                    "error: not run: the snapshot that makes this change undoable failed, so \
+                     nothing was changed: {e}"
+                )))
+            }
+        }
     }
 }

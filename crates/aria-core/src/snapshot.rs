@@ -15,6 +15,16 @@ pub struct RestorePoint {
     pub repository: String,
 }
 
+/// A restore point a write would get (dry runs): nothing was taken.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedPoint {
+    pub repository: String,
+    /// The root is not a git repository yet and would be initialised first.
+    pub initialise: bool,
+    /// The branch it would get, the time left as a pattern (`snapshot/file_write-<…>`).
+    pub branch: String,
+}
+
 /// The snapshot could not be taken, so the call must not run; the message says why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -29,6 +39,16 @@ pub trait Snapshotter: Send + Sync + std::fmt::Debug {
         args: &Value,
         session_id: &str,
     ) -> Result<Vec<RestorePoint>, SnapshotFailed>;
+
+    /// What [`Snapshotter::before_write`] would take for `tool(args)`, changing nothing (for
+    /// `--dry-run`). The default says it cannot tell, so a dry run never claims a restore
+    /// point that would not exist.
+    fn plan(&self, tool: &str, args: &Value) -> Result<Vec<PlannedPoint>, SnapshotFailed> {
+        let _ = args;
+        Err(SnapshotFailed(format!(
+            "this snapshotter cannot say what it would snapshot before `{tool}`"
+        )))
+    }
 }
 
 /// Git snapshots of the repositories under the roots.
@@ -46,6 +66,18 @@ impl Snapshotter for aria_tools::Snapshots {
             .map(|s| RestorePoint { id: s.id.0, repository: s.repository.display().to_string() })
             .collect())
     }
+
+    fn plan(&self, tool: &str, args: &Value) -> Result<Vec<PlannedPoint>, SnapshotFailed> {
+        let planned = self.plan_write(tool, args).map_err(|e| SnapshotFailed(e.to_string()))?;
+        Ok(planned
+            .into_iter()
+            .map(|p| PlannedPoint {
+                repository: p.repository.display().to_string(),
+                initialise: p.initialise,
+                branch: p.branch,
+            })
+            .collect())
+    }
 }
 
 /// Runs [`Snapshotter::before_write`] on the blocking pool.
@@ -60,4 +92,25 @@ pub(crate) async fn take(
     tokio::task::spawn_blocking(move || s.before_write(&tool, &args, &session))
         .await
         .unwrap_or_else(|e| Err(SnapshotFailed(format!("the snapshot stopped unexpectedly ({e})"))))
+}
+
+/// Runs [`Snapshotter::plan`] on the blocking pool.
+pub(crate) async fn plan(
+    snapshotter: &Arc<dyn Snapshotter>,
+    tool: &str,
+    args: &Value,
+) -> Result<Vec<PlannedPoint>, SnapshotFailed> {
+    let (s, tool, args) = (Arc::clone(snapshotter), tool.to_owned(), args.clone());
+    tokio::task::spawn_blocking(move || s.plan(&tool, &args)).await.unwrap_or_else(|e| {
+        Err(SnapshotFailed(format!("the snapshot plan stopped unexpectedly ({e})")))
+    })
+}
+
+/// The line added to a write's result so the model and the user can name its restore point.
+pub(crate) fn result_note(points: &[RestorePoint]) -> String {
+    points
+        .iter()
+        .map(|p| format!("snapshot: {} (undo with: aria rollback {})", p.id, p.id))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

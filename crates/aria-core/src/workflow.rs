@@ -20,6 +20,18 @@ pub struct CheckOutcome {
     pub output: String,
 }
 
+/// A check the workflow would run (`--dry-run`): the exact command line and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedCheck {
+    pub profile: String,
+    /// The program and its arguments, as run (no shell): `cargo clippy --all-targets`.
+    pub command: String,
+    /// The working directory it would run in.
+    pub cwd: String,
+    pub timeout_secs: u64,
+    pub network: bool,
+}
+
 /// A commit the workflow made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WorkflowCommit {
@@ -33,6 +45,8 @@ pub trait Governor: Send + Sync + std::fmt::Debug {
     /// Runs the repository's checks in order, stopping after the first failure. Empty when the
     /// repository has no checks (no project detected).
     fn check(&self, repository: &str, session: &str) -> Vec<CheckOutcome>;
+    /// The checks [`Governor::check`] would run for the repository, in order, running none.
+    fn plan(&self, repository: &str) -> Vec<PlannedCheck>;
     /// Commits every change in the repository with `message` (`Type: summary`).
     fn commit(&self, repository: &str, message: &str) -> Result<WorkflowCommit, String>;
     /// Restores the files of the restore point; returns the files it put back.

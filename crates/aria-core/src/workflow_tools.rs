@@ -9,7 +9,7 @@ use aria_tools::profiles::{BUILD_PROJECT, LINT_PROJECT, RUN_TESTS};
 use aria_tools::{Profiles, Snapshots, commit_in, run_profile};
 
 use crate::snapshot::RestorePoint;
-use crate::workflow::{CheckOutcome, Governor, WorkflowCommit};
+use crate::workflow::{CheckOutcome, Governor, PlannedCheck, WorkflowCommit};
 
 /// The checks, in the order they run (seed 004 UJ-002: lint, then build/test).
 pub const CHECKS: &[&str] = &[LINT_PROJECT, BUILD_PROJECT, RUN_TESTS];
@@ -62,6 +62,23 @@ impl Governor for ToolsGovernor {
             }
         }
         out
+    }
+
+    /// The same choice of profiles as [`ToolsGovernor::check`], described instead of run.
+    fn plan(&self, repository: &str) -> Vec<PlannedCheck> {
+        CHECKS
+            .iter()
+            .filter_map(|name| {
+                let chosen = self.profiles.choose(name, repository).ok()?;
+                Some(PlannedCheck {
+                    profile: (*name).to_owned(),
+                    command: chosen.spec.command_line(&Default::default()),
+                    cwd: chosen.cwd.display().to_string(),
+                    timeout_secs: chosen.spec.timeout.as_secs(),
+                    network: chosen.spec.network,
+                })
+            })
+            .collect()
     }
 
     fn commit(&self, repository: &str, message: &str) -> Result<WorkflowCommit, String> {

@@ -46,6 +46,15 @@ fn project() -> Project {
 }
 
 async fn run(p: &Project, turns: Vec<Turn>) -> (aria_api::SessionRecord, ScriptedProvider) {
+    let (session, provider, _) = run_with(p, turns, false).await;
+    (session, provider)
+}
+
+async fn run_with(
+    p: &Project,
+    turns: Vec<Turn>,
+    dry_run: bool,
+) -> (aria_api::SessionRecord, ScriptedProvider, Arc<MemoryJournal>) {
     let provider = ScriptedProvider::new(turns, End::Fail);
     let journal = Arc::new(MemoryJournal::new());
     let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(FileWrite::new(p.guard.clone()))];
@@ -54,18 +63,19 @@ async fn run(p: &Project, turns: Vec<Turn>) -> (aria_api::SessionRecord, Scripte
     let mut config = AgentConfig::new("test-model", "You are a test.")
         .with_snapshotter(Arc::new(Snapshots::new(p.guard.clone(), SnapshotOptions::default())));
     config.mode = ApprovalMode::Governed;
+    config.dry_run = dry_run;
     config.governor = Some(Arc::new(ToolsGovernor::new(profiles, snapshots)));
     let agent = Agent::new(
         Arc::new(provider.clone()),
         Arc::new(ToolRegistry::new(tools).unwrap()),
         journal.clone(),
-        journal,
+        journal.clone(),
         Arc::new(TestRedactor),
         config,
     );
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let session = agent.run("update app.txt", None, &tx, CancellationToken::new()).await.unwrap();
-    (session, provider)
+    (session, provider, journal)
 }
 
 fn head_message(root: &Path) -> String {
@@ -114,6 +124,27 @@ async fn a_failing_test_profile_restores_the_bytes_allows_one_retry_then_reports
     assert!(answer.contains("❌ Rolled back"), "{answer}");
     assert!(answer.contains("run_tests failed"), "{answer}");
     assert!(answer.contains("Changes reverted to snapshot: snapshot/"), "{answer}");
+    // Each write's result named its restore point; the report names the last attempt's.
+    let named: Vec<String> = provider
+        .requests()
+        .last()
+        .unwrap()
+        .messages
+        .iter()
+        .filter(|m| m.role == aria_api::Role::Tool)
+        .filter_map(|m| {
+            let line = m.content.lines().find(|l| l.starts_with("snapshot: "))?;
+            let id = line.strip_prefix("snapshot: ")?.split(' ').next()?.to_owned();
+            assert!(line.ends_with(&format!("(undo with: aria rollback {id})")), "{line}");
+            Some(id)
+        })
+        .collect();
+    assert_eq!(named.len(), 2, "both writes named their snapshot");
+    assert!(named.iter().all(|id| id.starts_with("snapshot/file_write-")), "{named:?}");
+    assert!(
+        answer.contains(&format!("Changes reverted to snapshot: {}\n", named[1])),
+        "the report names the snapshot the model was told about: {answer}"
+    );
     assert!(answer.contains("app.txt is not good"), "the error is shown: {answer}");
     // The model was told after the first failure and got exactly one more attempt.
     let requests = provider.requests();
@@ -123,4 +154,74 @@ async fn a_failing_test_profile_restores_the_bytes_allows_one_retry_then_reports
         .count();
     assert_eq!(requests.len(), 4, "two attempts of write + answer");
     assert!(told >= 2, "the retry prompt reached the model");
+}
+
+/// Every file under `dir`, `.git` (refs, index, objects) included, with its bytes.
+fn every_byte(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn a_dry_run_shows_the_content_snapshot_check_commands_and_commit_and_changes_nothing() {
+    if aria_tools::profiles::find_program("make").is_none() {
+        panic!("this test needs make (CI installs it)");
+    }
+    let p = project();
+    let before = every_byte(&p.root);
+    let (session, provider, journal) = run_with(
+        &p,
+        vec![write("good v2\nsecond line\n"), Turn::text("Updated.\nFix: Bump app.txt to v2")],
+        true,
+    )
+    .await;
+    let answer = session.answer.unwrap();
+    assert_eq!(every_byte(&p.root), before, "a dry run changed the tree or the git refs");
+    let root = p.root.display();
+    for want in [
+        "🔍 Dry run: nothing was changed".to_owned(),
+        "   | write app.txt (20 bytes):\n   | good v2\n   | second line\n".to_owned(),
+        format!("Snapshot first: snapshot/file_write-<YYYY-MM-DD-HHMMSS> in {root}\n"),
+        format!("1. build_project: `make` in {root} (timeout"),
+        format!("2. run_tests: `make test` in {root} (timeout"),
+        "All pass → commit \"Fix: Bump app.txt to v2\"".to_owned(),
+        "One fails → restore snapshot/file_write-<YYYY-MM-DD-HHMMSS> automatically".to_owned(),
+    ] {
+        assert!(answer.contains(&want), "missing {want:?} in:\n{answer}");
+    }
+    assert!(!answer.contains("lint_project"), "a Makefile without `lint` has no lint check");
+    // The model was told the write did not happen and which snapshot it would have had.
+    let told = provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(told.contains("[dry run] not executed") && told.contains("would snapshot"), "{told}");
+    // The decisions are audited: the held-back call with its planned snapshot, then the plan.
+    let events = journal.audit_events();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert!(!kinds.contains(&"tool.start") && !kinds.contains(&"tool.snapshot"), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k.starts_with("workflow.") && *k != "workflow.dry_run"));
+    let call = events.iter().find(|e| e.kind == "tool.dry_run").unwrap();
+    assert_eq!(call.payload["snapshots"][0]["repository"], json!(root.to_string()));
+    let plan = events.iter().find(|e| e.kind == "workflow.dry_run").unwrap();
+    let checks = &plan.payload["workflow"][0]["checks"];
+    assert_eq!(checks[1]["command"], "make test", "{}", plan.payload);
+    assert_eq!(plan.payload["workflow"][0]["commit_message"], "Fix: Bump app.txt to v2");
+}
+
+#[tokio::test]
+async fn a_dry_run_without_changes_adds_no_plan() {
+    let p = project();
+    let (session, _, journal) = run_with(&p, vec![Turn::text("Nothing to do.")], true).await;
+    assert_eq!(session.answer.as_deref(), Some("Nothing to do."));
+    assert!(!journal.audit_kinds().contains(&"workflow.dry_run".to_owned()));
 }

@@ -128,7 +128,7 @@ pub(crate) fn head_commit(repo: &Repository) -> Result<Option<git2::Commit<'_>>,
 }
 
 /// Branch-name safe form of an operation: lower-case letters, digits, `_` and `-`.
-fn slug(operation: &str) -> String {
+pub(super) fn slug(operation: &str) -> String {
     let s: String = operation
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })

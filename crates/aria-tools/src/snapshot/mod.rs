@@ -36,6 +36,7 @@
 
 mod capture;
 mod message;
+mod plan;
 mod restore;
 mod targets;
 mod time;
@@ -52,6 +53,7 @@ use serde::Serialize;
 use crate::guard::path::PathGuard;
 use crate::guard::sensitive::SensitivePatterns;
 
+pub use plan::PlannedSnapshot;
 pub use restore::{Restored, RestoredAction, Rollback};
 
 /// How long snapshot branches are kept by default (seed 004: "30 days retention").

@@ -427,3 +427,56 @@ fn sensitive_files_are_never_copied_into_a_snapshot_nor_touched_by_a_rollback() 
     assert_eq!(fs::read(root.join(".env")).unwrap(), b"API_KEY=sk-secret-2\n");
     assert_eq!(fs::read(root.join("server.key")).unwrap(), b"rotated again\n");
 }
+
+/// Every file under `dir` including `.git` (refs, index, objects), as bytes.
+fn every_byte(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn planning_a_write_names_the_repository_and_branch_and_changes_nothing() {
+    let (_tmp, root) = tmp_root();
+    let inner_dir = root.join("projects/inner");
+    let inner = Repository::init(&inner_dir).unwrap();
+    write(&inner_dir, "lib.rs", b"inner\n");
+    commit_all(&inner, "Initial");
+    write(&root, "notes.md", b"loose\n");
+    let before = every_byte(&root);
+
+    let s = snapshots(&root, SnapshotOptions::default());
+    let args = json!({"path": "projects/inner/lib.rs", "content": "x"});
+    let planned = s.plan_write("file_write", &args).unwrap();
+    assert_eq!(planned.len(), 1);
+    assert_eq!(planned[0].repository, inner_dir);
+    assert!(!planned[0].initialise);
+    assert_eq!(planned[0].branch, "snapshot/file_write-<YYYY-MM-DD-HHMMSS>");
+    assert_eq!(planned[0].targets, [inner_dir.join("lib.rs")]);
+
+    // A root that is not a repository would be initialised; the plan says so and does not.
+    let loose = s.plan_write("file_write", &json!({"path": "notes.md", "content": "y"})).unwrap();
+    assert_eq!(loose.len(), 1);
+    assert_eq!(loose[0].repository, root);
+    assert!(loose[0].initialise);
+    let off = snapshots(&root, SnapshotOptions { auto_init: false, ..SnapshotOptions::default() });
+    let err =
+        off.plan_write("file_write", &json!({"path": "notes.md", "content": "y"})).unwrap_err();
+    assert!(matches!(err, SnapshotError::NotARepository { .. }), "{err}");
+
+    // The plan matches what the real hook then takes.
+    assert_eq!(every_byte(&root), before, "planning wrote nothing, not even a lock file");
+    let taken = s.before_write("file_write", &args, "s").unwrap();
+    assert_eq!(taken[0].repository, planned[0].repository);
+    assert!(taken[0].id.0.starts_with("snapshot/file_write-"), "{}", taken[0].id);
+}
