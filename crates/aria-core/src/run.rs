@@ -177,7 +177,10 @@ impl<'a> Run<'a> {
                 match self.governed(&response.text).await? {
                     governed::Governed::Nothing => return self.complete(response.text),
                     governed::Governed::Report(r) => {
-                        return self.complete(format!("{}\n\n{r}", response.text));
+                        // Streamed too, so a front end that shows the text sees the report.
+                        let tail = format!("\n\n{r}");
+                        let _ = self.events.send(AgentEvent::Text { delta: tail.clone() });
+                        return self.complete(format!("{}{tail}", response.text));
                     }
                     governed::Governed::Retry => continue,
                 }

@@ -46,7 +46,7 @@ fn project() -> Project {
 }
 
 async fn run(p: &Project, turns: Vec<Turn>) -> (aria_api::SessionRecord, ScriptedProvider) {
-    let (session, provider, _) = run_with(p, turns, false).await;
+    let (session, provider, _, _) = run_with(p, turns, false).await;
     (session, provider)
 }
 
@@ -54,7 +54,7 @@ async fn run_with(
     p: &Project,
     turns: Vec<Turn>,
     dry_run: bool,
-) -> (aria_api::SessionRecord, ScriptedProvider, Arc<MemoryJournal>) {
+) -> (aria_api::SessionRecord, ScriptedProvider, Arc<MemoryJournal>, String) {
     let provider = ScriptedProvider::new(turns, End::Fail);
     let journal = Arc::new(MemoryJournal::new());
     let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(FileWrite::new(p.guard.clone()))];
@@ -73,9 +73,15 @@ async fn run_with(
         Arc::new(TestRedactor),
         config,
     );
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let session = agent.run("update app.txt", None, &tx, CancellationToken::new()).await.unwrap();
-    (session, provider, journal)
+    let mut streamed = String::new();
+    while let Ok(event) = rx.try_recv() {
+        if let aria_core::AgentEvent::Text { delta } = event {
+            streamed.push_str(&delta);
+        }
+    }
+    (session, provider, journal, streamed)
 }
 
 fn head_message(root: &Path) -> String {
@@ -181,13 +187,14 @@ async fn a_dry_run_shows_the_content_snapshot_check_commands_and_commit_and_chan
     }
     let p = project();
     let before = every_byte(&p.root);
-    let (session, provider, journal) = run_with(
+    let (session, provider, journal, streamed) = run_with(
         &p,
         vec![write("good v2\nsecond line\n"), Turn::text("Updated.\nFix: Bump app.txt to v2")],
         true,
     )
     .await;
     let answer = session.answer.unwrap();
+    assert_eq!(streamed, answer, "the plan is streamed to front ends that show the text");
     assert_eq!(every_byte(&p.root), before, "a dry run changed the tree or the git refs");
     let root = p.root.display();
     for want in [
@@ -221,7 +228,7 @@ async fn a_dry_run_shows_the_content_snapshot_check_commands_and_commit_and_chan
 #[tokio::test]
 async fn a_dry_run_without_changes_adds_no_plan() {
     let p = project();
-    let (session, _, journal) = run_with(&p, vec![Turn::text("Nothing to do.")], true).await;
+    let (session, _, journal, _) = run_with(&p, vec![Turn::text("Nothing to do.")], true).await;
     assert_eq!(session.answer.as_deref(), Some("Nothing to do."));
     assert!(!journal.audit_kinds().contains(&"workflow.dry_run".to_owned()));
 }
