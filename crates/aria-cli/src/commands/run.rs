@@ -117,6 +117,8 @@ pub async fn consume(
             AgentEvent::ToolFinished { name, outcome, summary, .. } if render != Render::Silent => {
                 if outcome == "ok" {
                     eprintln!("  ✓ {name}");
+                } else if outcome == "dry_run" {
+                    eprintln!("  · {name} {summary}");
                 } else {
                     eprintln!("  ✗ {name} {outcome}: {summary}");
                 }

@@ -1,6 +1,7 @@
 mod check;
 mod cli_basics;
 mod crash_and_cancel;
+mod dry_run;
 mod harness;
 mod memories;
 mod memory_recall;
