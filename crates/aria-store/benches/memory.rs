@@ -3,9 +3,14 @@
 //! For N = 10,000 and 100,000 this builds a store file of N memories with synthetic text (12
 //! words drawn from a Zipf-distributed 20,000-word vocabulary, so common words match many
 //! memories as in real text) and synthetic 384-dimension vectors (the all-MiniLM-L6-v2 size),
-//! then times 300 searches of 4-word queries: hybrid (BM25 top-100 + vector top-100, RRF), and
-//! each retriever alone. The first search, which loads the vectors from SQLite, is reported
-//! separately. Also prints the insert rate (without embedding: the store's own cost).
+//! then, for each place the exact vectors can live (`Residence::Sqlite`, `Residence::Ram`):
+//! - the first search, which loads the vectors from SQLite, and the process RSS after it;
+//! - 300 searches of 4-word queries: hybrid (BM25 top-100 + vector top-100, RRF), and each
+//!   retriever alone, p50/p95/max;
+//! - recall@10 of the vector search against an exact `f32` scan done here, over 100 queries.
+//!
+//! Also prints the insert rate (with vectors, without computing embeddings: the store's own
+//! cost) and the machine's load average, since the figures are only comparable at equal load.
 //!
 //! `cargo bench -p aria-store --bench memory` (`ARIA_BENCH_SIZES=10000` to pick sizes).
 
@@ -15,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aria_api::NoRedact;
-use aria_store::{Embedding, MemoryQuery, NewMemory, SearchMode, Store, Writer};
+use aria_store::{Embedding, MemoryQuery, NewMemory, Residence, SearchMode, Store, Writer};
 
 const DIMS: usize = 384;
 const VOCAB: usize = 20_000;
@@ -73,21 +78,28 @@ fn vector(rng: &mut Rng) -> Vec<f32> {
     (0..DIMS).map(|_| rng.unit() as f32 - 0.5).collect()
 }
 
+/// The seed of the vector stream, separate from the text's so the vectors can be generated
+/// again for the exact reference without keeping 154 MB of them during the timings.
+const VECTOR_SEED: u64 = 0x2545_f491_4f6c_dd1d;
+
 fn build(n: usize, path: &std::path::Path) -> (Store, Duration) {
     let store = Store::open(path, Arc::new(NoRedact)).unwrap();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut vectors_rng = Rng(VECTOR_SEED);
     let zipf = Zipf::new();
     let started = Instant::now();
     let batch = 2_000;
     for start in (0..n).step_by(batch) {
         let count = batch.min(n - start);
         let memories: Vec<NewMemory> = (0..count)
-            .map(|_| {
+            .map(|i| {
                 let words: Vec<String> = (0..12).map(|_| zipf.word(&mut rng)).collect();
-                NewMemory::new(words.join(" "))
+                let mut m = NewMemory::new(words.join(" "));
+                m.id = Some(format!("m{}", start + i));
+                m
             })
             .collect();
-        let vectors: Vec<Vec<f32>> = (0..count).map(|_| vector(&mut rng)).collect();
+        let vectors: Vec<Vec<f32>> = (0..count).map(|_| vector(&mut vectors_rng)).collect();
         store
             .memory_insert_batch(
                 &memories,
@@ -98,6 +110,52 @@ fn build(n: usize, path: &std::path::Path) -> (Store, Duration) {
             .unwrap();
     }
     (store, started.elapsed())
+}
+
+/// The stored vectors again, normalised, as one row-major matrix.
+fn unit_vectors(n: usize) -> Vec<f32> {
+    let mut rng = Rng(VECTOR_SEED);
+    let mut all = Vec::with_capacity(n * DIMS);
+    for _ in 0..n {
+        let v = vector(&mut rng);
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        all.extend(v.iter().map(|x| x / norm));
+    }
+    all
+}
+
+/// The exact top 10 by a plain `f32` scan, as memory ids.
+fn exact_top10(all: &[f32], query: &[f32]) -> Vec<String> {
+    let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let q: Vec<f32> = query.iter().map(|x| x / norm).collect();
+    let mut scored: Vec<(f32, usize)> = all
+        .chunks_exact(DIMS)
+        .enumerate()
+        .map(|(i, row)| (row.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>(), i))
+        .collect();
+    scored.select_nth_unstable_by(9, |a, b| b.0.total_cmp(&a.0));
+    scored.truncate(10);
+    scored.into_iter().map(|(_, i)| format!("m{i}")).collect()
+}
+
+/// VmRSS and VmHWM of this process, in MB.
+fn rss_mb() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -120,9 +178,11 @@ fn main() {
         let dir = tempfile::tempdir().unwrap();
         let (store, took) = build(n, &dir.path().join("bench.db"));
         println!(
-            "\nN = {n}: inserted in {:.1} s ({:.0} memories/s, audited, without embedding)",
+            "\nN = {n}: inserted in {:.1} s ({:.0} memories/s with their vectors, audited, \
+             embedding not included); load average {}",
             took.as_secs_f64(),
-            n as f64 / took.as_secs_f64()
+            n as f64 / took.as_secs_f64(),
+            load_average()
         );
         let mut rng = Rng(42);
         let zipf = Zipf::new();
@@ -132,39 +192,68 @@ fn main() {
                 (words.join(" "), vector(&mut rng))
             })
             .collect();
-        let first = Instant::now();
-        let q = &queries[0];
-        store
-            .memory_search(&MemoryQuery::new(
-                &q.0,
-                Some(Embedding { model: MODEL, vector: &q.1 }),
-                10,
-            ))
-            .unwrap();
-        println!("  first search (loads the vectors from SQLite): {}", ms(first.elapsed()));
-        for (label, mode) in [
-            ("hybrid", SearchMode::Hybrid),
-            ("bm25 only", SearchMode::Text),
-            ("vector only", SearchMode::Vector),
-        ] {
-            let mut times: Vec<Duration> = Vec::with_capacity(queries.len());
-            let mut found = 0usize;
-            for (text, v) in &queries {
-                let mut query =
-                    MemoryQuery::new(text, Some(Embedding { model: MODEL, vector: v }), 10);
-                query.mode = mode;
-                let t = Instant::now();
-                found += store.memory_search(&query).unwrap().len();
-                times.push(t.elapsed());
-            }
-            times.sort();
+        let all = unit_vectors(n);
+        let references: Vec<Vec<String>> =
+            queries.iter().take(100).map(|(_, v)| exact_top10(&all, v)).collect();
+        drop(all);
+        for residence in [Residence::Sqlite, Residence::Ram] {
+            store.set_memory_vector_residence(residence);
+            let (rss_before, _) = rss_mb();
+            let first = Instant::now();
+            let q = &queries[0];
+            store
+                .memory_search(&MemoryQuery::new(
+                    &q.0,
+                    Some(Embedding { model: MODEL, vector: &q.1 }),
+                    10,
+                ))
+                .unwrap();
+            let load = first.elapsed();
+            let (rss, hwm) = rss_mb();
             println!(
-                "  {label:<12} p50 {:>9}  p95 {:>9}  max {:>9}  ({} queries, {:.1} hits/query)",
-                ms(percentile(&times, 0.50)),
-                ms(percentile(&times, 0.95)),
-                ms(*times.last().unwrap()),
-                times.len(),
-                found as f64 / times.len() as f64
+                "  exact vectors in {residence:?}: first search (loads the vectors) {}; \
+                 VmRSS {rss:.0} MB (+{:.0} MB), VmHWM {hwm:.0} MB; load average {}",
+                ms(load),
+                rss - rss_before,
+                load_average()
+            );
+            for (label, mode) in [
+                ("hybrid", SearchMode::Hybrid),
+                ("bm25 only", SearchMode::Text),
+                ("vector only", SearchMode::Vector),
+            ] {
+                let mut times: Vec<Duration> = Vec::with_capacity(queries.len());
+                let mut found = 0usize;
+                for (text, v) in &queries {
+                    let mut query =
+                        MemoryQuery::new(text, Some(Embedding { model: MODEL, vector: v }), 10);
+                    query.mode = mode;
+                    let t = Instant::now();
+                    found += store.memory_search(&query).unwrap().len();
+                    times.push(t.elapsed());
+                }
+                times.sort();
+                println!(
+                    "    {label:<12} p50 {:>9}  p95 {:>9}  max {:>9}  ({} queries, {:.1} hits/query)",
+                    ms(percentile(&times, 0.50)),
+                    ms(percentile(&times, 0.95)),
+                    ms(*times.last().unwrap()),
+                    times.len(),
+                    found as f64 / times.len() as f64
+                );
+            }
+            let mut matched = 0usize;
+            for ((_, v), exact) in queries.iter().zip(&references) {
+                let mut query =
+                    MemoryQuery::new("", Some(Embedding { model: MODEL, vector: v }), 10);
+                query.mode = SearchMode::Vector;
+                let hits = store.memory_search(&query).unwrap();
+                matched += hits.iter().filter(|h| exact.contains(&h.memory.id)).count();
+            }
+            println!(
+                "    recall@10 of the vector search vs an exact f32 scan: {:.4} ({} queries)",
+                matched as f64 / (10 * references.len()) as f64,
+                references.len()
             );
         }
     }

@@ -80,6 +80,7 @@ pub use memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,
     normalize_text,
 };
+pub use memory_index::Residence;
 pub use memory_search::{
     Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, fts_query,
 };

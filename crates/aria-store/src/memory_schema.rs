@@ -6,7 +6,10 @@
 //!   A memory whose status is `deleted` is taken *out* of the index, so forgotten content can
 //!   never be matched by a text search, whatever filter a caller passes.
 //! - `memory_embeddings`: one vector per (memory, embedding model), f32 little-endian. Vectors of
-//!   two models are never compared: a search names its model.
+//!   two models are never compared: a search names its model. Step 5 ([`ROWID_EMBEDDINGS`])
+//!   made it a rowid table: as a `WITHOUT ROWID` table (step 4) each 1.5 KB vector spilled to
+//!   an overflow page of its own, and loading 100,000 of them took seconds; in a rowid table
+//!   two rows share a page and a load reads the pages in order.
 //! - `memory_state`: a generation counter bumped by triggers on every change that affects the
 //!   vector index (a vector added or removed, a status, kind or categories change), so a process
 //!   holding an in-memory copy of the vectors can tell that another process changed them.
@@ -69,14 +72,46 @@ pub(crate) const STATEMENTS: &[&str] = &[
         generation INTEGER NOT NULL
     ) STRICT",
     "INSERT INTO memory_state (id, generation) VALUES (1, 0)",
-    "CREATE TRIGGER memory_embeddings_bump_insert AFTER INSERT ON memory_embeddings
-     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
-    "CREATE TRIGGER memory_embeddings_bump_update AFTER UPDATE ON memory_embeddings
-     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
-    "CREATE TRIGGER memory_embeddings_bump_delete AFTER DELETE ON memory_embeddings
-     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+    EMBEDDINGS_BUMP_INSERT,
+    EMBEDDINGS_BUMP_UPDATE,
+    EMBEDDINGS_BUMP_DELETE,
     "CREATE TRIGGER memories_bump_update AFTER UPDATE OF status, kind, categories ON memories
      BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
     "CREATE TRIGGER memories_bump_delete AFTER DELETE ON memories
      BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+];
+
+// The generation bumps of `memory_embeddings`, shared by steps 4 and 5 (dropping the table in
+// step 5 drops its triggers, so they are created again, with the same text).
+const EMBEDDINGS_BUMP_INSERT: &str =
+    "CREATE TRIGGER memory_embeddings_bump_insert AFTER INSERT ON memory_embeddings
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END";
+const EMBEDDINGS_BUMP_UPDATE: &str =
+    "CREATE TRIGGER memory_embeddings_bump_update AFTER UPDATE ON memory_embeddings
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END";
+const EMBEDDINGS_BUMP_DELETE: &str =
+    "CREATE TRIGGER memory_embeddings_bump_delete AFTER DELETE ON memory_embeddings
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END";
+
+/// Schema step 5: `memory_embeddings` as a rowid table (same columns and constraints, the key
+/// `(rid, model)` now a `UNIQUE` constraint), rows copied over in key order. The generation
+/// moves on, so a process holding vectors loaded before reloads them.
+pub(crate) const ROWID_EMBEDDINGS: &[&str] = &[
+    "CREATE TABLE memory_embeddings_v5 (
+        rid INTEGER NOT NULL REFERENCES memories(rid) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        dims INTEGER NOT NULL CHECK (dims > 0),
+        vector BLOB NOT NULL CHECK (length(vector) = 4 * dims),
+        created_at TEXT NOT NULL,
+        UNIQUE (rid, model)
+    ) STRICT",
+    "INSERT INTO memory_embeddings_v5 (rid, model, dims, vector, created_at)
+     SELECT rid, model, dims, vector, created_at FROM memory_embeddings ORDER BY rid, model",
+    "DROP TABLE memory_embeddings",
+    "ALTER TABLE memory_embeddings_v5 RENAME TO memory_embeddings",
+    "CREATE INDEX memory_embeddings_model ON memory_embeddings(model, rid)",
+    EMBEDDINGS_BUMP_INSERT,
+    EMBEDDINGS_BUMP_UPDATE,
+    EMBEDDINGS_BUMP_DELETE,
+    "UPDATE memory_state SET generation = generation + 1 WHERE id = 1",
 ];

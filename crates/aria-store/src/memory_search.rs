@@ -14,7 +14,7 @@ use crate::memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, SELECT_MEMORY, decode_vector, generation,
     get_by_id, normalize_text, read_memory,
 };
-use crate::memory_index::{RowMeta, VectorIndex, cosine};
+use crate::memory_index::{Residence, RowMeta, VectorIndex, VectorSource, cosine};
 use crate::store::Store;
 
 /// The RRF constant (Cormack et al. 2009; seed 000 and the design fix k = 60).
@@ -233,11 +233,16 @@ impl Store {
         filter: &MemoryFilter,
         n: usize,
     ) -> Result<Vec<(i64, f32)>, StoreError> {
-        let current = generation(conn)?;
+        // One read transaction: the generation, and the vectors a rescore reads, agree.
+        let tx = conn.unchecked_transaction().map_err(sql("starting a vector search"))?;
+        let current = generation(&tx)?;
+        let residence = self.memory_vector_residence();
         let mut slot = self.vector_index();
-        let fresh = slot.as_ref().is_some_and(|i| i.model == e.model && i.generation == current);
+        let fresh = slot.as_ref().is_some_and(|i| {
+            i.model == e.model && i.generation == current && i.residence() == residence
+        });
         if !fresh {
-            *slot = Some(load_index(conn, e.model)?);
+            *slot = Some(load_index(&tx, e.model, residence)?);
         }
         let Some(index) = slot.as_ref() else { return Ok(Vec::new()) };
         if index.len() > 0 && index.dims != e.vector.len() {
@@ -249,7 +254,8 @@ impl Store {
                 index.dims
             )));
         }
-        Ok(index.search(e.vector, n, &|m| filter.keeps(m)))
+        let mut source = StoredVectors { conn: &tx, model: e.model, buffer: Vec::new() };
+        index.search(e.vector, n, &|m| filter.keeps(m), &mut source)
     }
 
     /// Reads, inside a write transaction, what the index needs to follow the write.
@@ -533,14 +539,16 @@ fn meta_of(status: &str, kind: &str, categories: &str) -> Option<RowMeta> {
     })
 }
 
-/// Loads every live vector of `model`, with the generation it reflects, in one read
-/// transaction (so the two agree). One sequential pass over `memory_embeddings` in key order
-/// (the table is clustered on `(rid, model)`, so walking it beats one lookup per row through
-/// the `(model, rid)` index), each blob decoded straight into the index's matrix: no
-/// allocation per row.
-fn load_index(conn: &Connection, model: &str) -> Result<VectorIndex, StoreError> {
-    let tx = conn.unchecked_transaction().map_err(sql("starting to load vectors"))?;
-    let generation = generation(&tx)?;
+/// Loads every live vector of `model`, with the generation it reflects, inside the caller's
+/// read transaction (so the two agree). One sequential pass over the pages of
+/// `memory_embeddings` (walking the rowid table beats one lookup per row through the
+/// `(model, rid)` index), each blob decoded straight into the index: no allocation per row.
+fn load_index(
+    tx: &Connection,
+    model: &str,
+    residence: Residence,
+) -> Result<VectorIndex, StoreError> {
+    let generation = generation(tx)?;
     let rows_hint: i64 = tx
         .query_row("SELECT count(*) FROM memories WHERE status <> 'deleted'", [], |r| r.get(0))
         .map_err(sql("counting vectors"))?;
@@ -548,7 +556,7 @@ fn load_index(conn: &Connection, model: &str) -> Result<VectorIndex, StoreError>
         .prepare(
             "SELECT e.rid, e.dims, e.vector, m.status, m.kind, m.categories \
              FROM memory_embeddings e NOT INDEXED JOIN memories m ON m.rid = e.rid \
-             WHERE e.model = ?1 AND m.status <> 'deleted' ORDER BY e.rid",
+             WHERE e.model = ?1 AND m.status <> 'deleted'",
         )
         .map_err(sql("loading vectors"))?;
     let mut rows = stmt.query([model]).map_err(sql("loading vectors"))?;
@@ -567,14 +575,49 @@ fn load_index(conn: &Connection, model: &str) -> Result<VectorIndex, StoreError>
         .map_err(sql("loading vectors"))?;
         let meta = meta.ok_or_else(|| bad(rid))?;
         let index = index.get_or_insert_with(|| {
-            let mut index = VectorIndex::new(model, usize::try_from(dims).unwrap_or(0), generation);
+            let dims = usize::try_from(dims).unwrap_or(0);
+            let mut index = VectorIndex::new(model, dims, generation, residence);
             index.reserve(usize::try_from(rows_hint).unwrap_or(0));
             index
         });
         // A zero vector (or one of another length than the first) is not indexed, as upsert.
         index.push_le_bytes(rid, meta, blob);
     }
-    Ok(index.unwrap_or_else(|| VectorIndex::new(model, 0, generation)))
+    Ok(index.unwrap_or_else(|| VectorIndex::new(model, 0, generation, residence)))
+}
+
+/// The stored vectors of one model, read back for a rescore ([`Residence::Sqlite`]).
+struct StoredVectors<'c> {
+    conn: &'c Connection,
+    model: &'c str,
+    buffer: Vec<f32>,
+}
+
+impl VectorSource for StoredVectors<'_> {
+    fn fetch(&mut self, rids: &[i64], sink: &mut dyn FnMut(i64, &[f32])) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT rid, vector FROM memory_embeddings \
+                 WHERE model = ?1 AND rid IN (SELECT value FROM json_each(?2))",
+            )
+            .map_err(sql("reading vectors to rescore"))?;
+        let mut rows = stmt
+            .query(params![self.model, json!(rids).to_string()])
+            .map_err(sql("reading vectors to rescore"))?;
+        while let Some(row) = rows.next().map_err(sql("reading vectors to rescore"))? {
+            let rid: i64 = row.get(0).map_err(sql("reading vectors to rescore"))?;
+            let blob = row
+                .get_ref(1)
+                .and_then(|v| Ok(v.as_blob()?))
+                .map_err(sql("reading vectors to rescore"))?;
+            self.buffer.clear();
+            self.buffer
+                .extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            sink(rid, &self.buffer);
+        }
+        Ok(())
+    }
 }
 
 fn rows_by_rid(

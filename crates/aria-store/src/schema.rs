@@ -139,6 +139,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "long-term memories, their full-text index and embeddings",
         statements: crate::memory_schema::STATEMENTS,
     },
+    Migration {
+        version: 5,
+        description: "memory vectors in a rowid table (fast sequential loads)",
+        statements: crate::memory_schema::ROWID_EMBEDDINGS,
+    },
 ];
 
 /// The version this build writes.

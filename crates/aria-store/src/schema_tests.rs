@@ -126,3 +126,107 @@ fn a_failing_step_rolls_back_and_names_the_version() {
         .unwrap();
     assert_eq!(audit, 0, "step 2 must be all or nothing");
 }
+
+/// A database at version 4 (vectors in a `WITHOUT ROWID` table) with memories in it: after
+/// `Store::open` migrates it, every vector is still there and found by search, the table is a
+/// rowid table, writes of vectors work, and the schema equals a fresh database's.
+#[test]
+fn migrating_a_version_4_database_keeps_its_memories_and_vectors() {
+    use crate::{Embedding, MemoryQuery, NewMemory, SearchMode, Writer};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v4.db");
+    let blob = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    {
+        let mut conn = Connection::open(&path).unwrap();
+        assert_eq!(migrate_to(&mut conn, 4).unwrap(), 4);
+        let at = "2025-06-01T00:00:00.000Z";
+        for (rid, id, content, status) in [
+            (1, "blue", "my favourite colour is blue", "active"),
+            (2, "tea", "prefers green tea in the morning", "active"),
+            (3, "gone", "an old address", "deleted"),
+        ] {
+            conn.execute(
+                "INSERT INTO memories (rid, id, content, normalized, kind, importance, confidence, \
+                 status, created_at, updated_at) VALUES (?1, ?2, ?3, ?3, 'fact', 0.5, 1, ?4, ?5, ?5)",
+                params![rid, id, content, status, at],
+            )
+            .unwrap();
+        }
+        for (rid, model, v) in [
+            (1, "m", vec![1.0f32, 0.0, 0.0]),
+            (2, "m", vec![0.0, 1.0, 0.0]),
+            (2, "other", vec![0.5, 0.5]),
+        ] {
+            conn.execute(
+                "INSERT INTO memory_embeddings (rid, model, dims, vector, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![rid, model, v.len() as i64, blob(&v), at],
+            )
+            .unwrap();
+        }
+    }
+
+    let store = Store::open(&path, Arc::new(NoRedact)).unwrap();
+    assert_eq!(store.schema_version().unwrap(), latest_version());
+    let conn = Connection::open(&path).unwrap();
+    let table: String = conn
+        .query_row("SELECT sql FROM sqlite_master WHERE name = 'memory_embeddings'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(!table.contains("WITHOUT ROWID"), "{table}");
+    let rows: Vec<(i64, String, Vec<u8>)> = conn
+        .prepare("SELECT rid, model, vector FROM memory_embeddings ORDER BY rid, model")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (1, "m".to_owned(), blob(&[1.0, 0.0, 0.0])),
+            (2, "m".to_owned(), blob(&[0.0, 1.0, 0.0])),
+            (2, "other".to_owned(), blob(&[0.5, 0.5])),
+        ]
+    );
+
+    // Found by vectors (in both residences), by text, and compared by similarity.
+    let search = |vector: &[f32], mode: SearchMode, text: &str| {
+        let mut query = MemoryQuery::new(text, Some(Embedding { model: "m", vector }), 5);
+        query.mode = mode;
+        store.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect::<Vec<_>>()
+    };
+    for residence in [crate::Residence::Ram, crate::Residence::Sqlite] {
+        store.set_memory_vector_residence(residence);
+        assert_eq!(search(&[0.1, 0.9, 0.0], SearchMode::Vector, ""), ["tea", "blue"]);
+    }
+    assert_eq!(search(&[1.0, 0.0, 0.0], SearchMode::Text, "favourite colour"), ["blue"]);
+    assert_eq!(store.memory_similarity("blue", "tea", "m").unwrap(), Some(0.0));
+    // Writing vectors works on the new table, replacing by (rid, model) as before.
+    let new = store
+        .memory_insert(
+            &NewMemory::new("likes the sea"),
+            Some(Embedding { model: "m", vector: &[0.0, 0.0, 2.0] }),
+            Writer::USER,
+        )
+        .unwrap();
+    assert_eq!(search(&[0.0, 0.1, 1.0], SearchMode::Vector, "")[0], new.id);
+    let tea = vec![("tea".to_owned(), vec![0.0f32, 0.0, 1.0])];
+    assert_eq!(store.memory_put_embeddings("m", &tea, Writer::USER).unwrap(), 1);
+    let vectors_of_tea: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM memory_embeddings WHERE rid = 2 AND model = 'm'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(vectors_of_tea, 1);
+    assert_eq!(store.memory_similarity(&new.id, "tea", "m").unwrap(), Some(1.0));
+    drop(store);
+
+    let mut fresh = Connection::open_in_memory().unwrap();
+    migrate_to(&mut fresh, latest_version()).unwrap();
+    assert_eq!(schema_of(&conn), schema_of(&fresh));
+}

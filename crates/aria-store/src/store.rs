@@ -8,7 +8,7 @@ use aria_api::Redact;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{StoreError, sql};
-use crate::memory_index::VectorIndex;
+use crate::memory_index::{Residence, VectorIndex};
 use crate::schema;
 
 /// How long a writer waits for another process's write lock before giving up with
@@ -38,6 +38,8 @@ pub struct Store {
     /// The vectors of the last embedding model searched (see `memory_index.rs`). Locked after
     /// `conn` when both are needed, never before.
     vectors: Mutex<Option<VectorIndex>>,
+    /// Where the next loaded index keeps its exact vectors.
+    residence: Mutex<Residence>,
 }
 
 impl Store {
@@ -54,6 +56,7 @@ impl Store {
             redactor,
             path: Some(path.to_owned()),
             vectors: Mutex::new(None),
+            residence: Mutex::new(Residence::default()),
         })
     }
 
@@ -63,7 +66,13 @@ impl Store {
         let mut conn = Connection::open_in_memory().map_err(open_err)?;
         configure(&conn, false)?;
         schema::migrate_to(&mut conn, schema::latest_version())?;
-        Ok(Store { conn: Mutex::new(conn), redactor, path: None, vectors: Mutex::new(None) })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            redactor,
+            path: None,
+            vectors: Mutex::new(None),
+            residence: Mutex::new(Residence::default()),
+        })
     }
 
     /// The database file, or `None` in memory.
@@ -91,6 +100,20 @@ impl Store {
     /// only ever replaced whole or changed by infallible in-memory operations.
     pub(crate) fn vector_index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
         self.vectors.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Where the vector index keeps the exact vectors it rescores with (see
+    /// [`Residence`]); takes effect at once (the index is reloaded on the next search).
+    pub fn set_memory_vector_residence(&self, residence: Residence) {
+        *self.residence.lock().unwrap_or_else(PoisonError::into_inner) = residence;
+        let mut index = self.vector_index();
+        if index.as_ref().is_some_and(|i| i.residence() != residence) {
+            *index = None;
+        }
+    }
+
+    pub(crate) fn memory_vector_residence(&self) -> Residence {
+        *self.residence.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn redactor(&self) -> &dyn Redact {

@@ -1,0 +1,332 @@
+use std::collections::HashMap;
+
+use super::*;
+
+fn meta(kind: MemoryKind) -> RowMeta {
+    RowMeta { status: MemoryStatus::Active, kind, categories: vec![] }
+}
+
+fn any(_: &RowMeta) -> bool {
+    true
+}
+
+/// The stored vectors by rid, as a database would give them back; counts what it was asked.
+#[derive(Default)]
+struct MapSource {
+    rows: HashMap<i64, Vec<f32>>,
+    fetched: usize,
+}
+
+impl VectorSource for MapSource {
+    fn fetch(&mut self, rids: &[i64], sink: &mut dyn FnMut(i64, &[f32])) -> Result<(), StoreError> {
+        self.fetched += rids.len();
+        for rid in rids {
+            if let Some(v) = self.rows.get(rid) {
+                sink(*rid, v);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The index in both residences, fed the same rows, and the stored vectors.
+struct Both {
+    ram: VectorIndex,
+    sqlite: VectorIndex,
+    source: MapSource,
+}
+
+impl Both {
+    fn new(dims: usize) -> Both {
+        Both {
+            ram: VectorIndex::new("m", dims, 0, Residence::Ram),
+            sqlite: VectorIndex::new("m", dims, 0, Residence::Sqlite),
+            source: MapSource::default(),
+        }
+    }
+
+    fn upsert(&mut self, rid: i64, kind: MemoryKind, v: &[f32]) {
+        self.ram.upsert(rid, meta(kind), v);
+        self.sqlite.upsert(rid, meta(kind), v);
+        self.source.rows.insert(rid, v.to_vec());
+    }
+
+    /// Searches both, checks they agree with each other and with the exact `f32` scan.
+    fn check(&mut self, q: &[f32], k: usize, keep: Keep<'_>) -> Vec<(i64, f32)> {
+        let ram = self.ram.search(q, k, keep, &mut NoSource).unwrap();
+        let sqlite = self.sqlite.search(q, k, keep, &mut self.source).unwrap();
+        let exact = exact_scan(&self.source.rows, &self.ram, q, k, keep);
+        assert_eq!(ram, exact, "ram residence vs exact scan, k = {k}");
+        assert_eq!(sqlite, exact, "sqlite residence vs exact scan, k = {k}");
+        exact
+    }
+}
+
+/// A source that must not be read (the RAM residence never does).
+struct NoSource;
+
+impl VectorSource for NoSource {
+    fn fetch(&mut self, _: &[i64], _: &mut dyn FnMut(i64, &[f32])) -> Result<(), StoreError> {
+        panic!("the RAM residence read the database")
+    }
+}
+
+/// Brute force: every row normalised and scored in `f32`, sorted by (score desc, rid asc).
+fn exact_scan(
+    rows: &HashMap<i64, Vec<f32>>,
+    index: &VectorIndex,
+    q: &[f32],
+    k: usize,
+    keep: Keep<'_>,
+) -> Vec<(i64, f32)> {
+    let Some(q) = normalized(q, index.dims) else { return Vec::new() };
+    let mut scored: Vec<(i64, f32)> = rows
+        .iter()
+        .filter(|(rid, _)| keep(&index.metas[index.slots[rid]]))
+        .filter_map(|(&rid, v)| normalized(v, index.dims).map(|u| (rid, dot(&q, &u))))
+        .collect();
+    if k == 0 {
+        return Vec::new();
+    }
+    top_k(&mut scored, k);
+    scored
+}
+
+struct Lcg(u64);
+
+impl Lcg {
+    /// Uniform in [-0.5, 0.5).
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+    }
+    fn vector(&mut self, dims: usize) -> Vec<f32> {
+        (0..dims).map(|_| self.next()).collect()
+    }
+}
+
+#[test]
+fn search_ranks_by_cosine_and_respects_the_filter() {
+    let mut both = Both::new(3);
+    both.upsert(1, MemoryKind::Fact, &[1.0, 0.0, 0.0]);
+    both.upsert(2, MemoryKind::Preference, &[0.6, 0.8, 0.0]);
+    both.upsert(3, MemoryKind::Fact, &[0.0, 0.0, 5.0]);
+    let hits = both.check(&[2.0, 0.1, 0.0], 2, &any);
+    assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 2]);
+    assert!((hits[0].1 - 0.99875).abs() < 1e-4, "{hits:?}");
+    let facts = both.check(&[0.6, 0.8, 0.0], 5, &|m| m.kind == MemoryKind::Fact);
+    assert_eq!(facts.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 3]);
+}
+
+#[test]
+fn remove_and_replace_keep_slots_consistent() {
+    for residence in [Residence::Ram, Residence::Sqlite] {
+        let mut index = VectorIndex::new("m", 2, 0, residence);
+        let mut source = MapSource::default();
+        for rid in 0..5 {
+            index.upsert(rid, meta(MemoryKind::Fact), &[1.0, rid as f32]);
+            source.rows.insert(rid, vec![1.0, rid as f32]);
+        }
+        index.remove(1);
+        index.remove(4);
+        index.remove(42);
+        index.upsert(3, meta(MemoryKind::Fact), &[-1.0, 0.0]);
+        source.rows.insert(3, vec![-1.0, 0.0]);
+        assert_eq!(index.len(), 3);
+        assert_eq!(index.codes.len(), 6);
+        assert_eq!(index.exact.len(), if residence == Residence::Ram { 6 } else { 0 });
+        let hits = index.search(&[-1.0, 0.0], 1, &any, &mut source).unwrap();
+        assert_eq!(hits, vec![(3, 1.0)]);
+        let all: Vec<i64> = index
+            .search(&[1.0, 0.0], 10, &any, &mut source)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
+        assert_eq!(all, vec![0, 2, 3]);
+    }
+}
+
+#[test]
+fn zero_and_wrong_length_vectors_are_not_indexed_or_searched() {
+    let mut index = VectorIndex::new("m", 2, 0, Residence::Ram);
+    index.upsert(1, meta(MemoryKind::Fact), &[0.0, 0.0]);
+    index.upsert(2, meta(MemoryKind::Fact), &[1.0, 0.0, 0.0]);
+    assert_eq!(index.len(), 0);
+    index.upsert(3, meta(MemoryKind::Fact), &[1.0, 0.0]);
+    assert!(index.search(&[0.0, 0.0], 3, &any, &mut NoSource).unwrap().is_empty());
+    assert!(index.search(&[1.0], 3, &any, &mut NoSource).unwrap().is_empty());
+    assert!(index.search(&[1.0, 0.0], 0, &any, &mut NoSource).unwrap().is_empty());
+}
+
+/// Random data on both sides of the parallel threshold, several `k`, with and without a
+/// filter: the exact top-k every time, and on such data the certificate holds after the first
+/// pass (only the candidates are read back, no second pass).
+#[test]
+fn random_data_gives_the_exact_top_k_from_the_candidates_alone() {
+    let dims = 48;
+    let mut rng = Lcg(7);
+    for rows in [500, PARALLEL_ROWS + 1000] {
+        let mut both = Both::new(dims);
+        for rid in 0..rows as i64 {
+            let kind = if rid % 3 == 0 { MemoryKind::Event } else { MemoryKind::Fact };
+            both.upsert(rid, kind, &rng.vector(dims));
+        }
+        for k in [1, 10, 100] {
+            for _ in 0..5 {
+                let q = rng.vector(dims);
+                both.source.fetched = 0;
+                let hits = both.check(&q, k, &any);
+                assert_eq!(hits.len(), k);
+                let m = (k * OVERSAMPLE).max(MIN_CANDIDATES);
+                assert_eq!(both.source.fetched, m, "rows = {rows}, k = {k}: a second pass ran");
+                let events = both.check(&q, k, &|m| m.kind == MemoryKind::Event);
+                assert_eq!(events.len(), k);
+                assert!(events.iter().all(|(rid, _)| rid % 3 == 0));
+            }
+        }
+    }
+}
+
+/// Many copies of one vector (exact ties across the candidate cut): ties go to the lower rid,
+/// which needs the second pass, and it finds them.
+#[test]
+fn identical_vectors_tie_by_rid_across_the_candidate_cut() {
+    let dims = 32;
+    let mut rng = Lcg(11);
+    let mut both = Both::new(dims);
+    let same = rng.vector(dims);
+    // Background rows first, then 600 identical rows with rids in shuffled order.
+    for rid in 0..3000i64 {
+        both.upsert(10_000 + rid, MemoryKind::Fact, &rng.vector(dims));
+    }
+    let mut rids: Vec<i64> = (0..600).collect();
+    for i in (1..rids.len()).rev() {
+        let j = ((rng.next() + 0.5) * (i + 1) as f32) as usize % (i + 1);
+        rids.swap(i, j);
+    }
+    for &rid in &rids {
+        both.upsert(rid, MemoryKind::Fact, &same);
+    }
+    for k in [1, 10, 150] {
+        let hits = both.check(&same, k, &any);
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), (0..k as i64).collect::<Vec<_>>());
+    }
+}
+
+/// Near-ties: rows that differ from the query's best match by less than the quantisation
+/// error, and rows whose int8 codes lose most of their information (one large component), so
+/// the approximate order is wrong; the answer is still the exact one.
+#[test]
+fn near_ties_and_badly_quantised_rows_still_give_the_exact_top_k() {
+    let dims = 64;
+    let mut rng = Lcg(3);
+    let mut both = Both::new(dims);
+    let q = rng.vector(dims);
+    for rid in 0..2000i64 {
+        let v: Vec<f32> = match rid % 4 {
+            // The query plus noise far below one int8 step.
+            0 => q.iter().map(|x| x + rng.next() * 1e-4).collect(),
+            // One dominant component: every other component quantises to 0 or ±1.
+            1 => {
+                let mut v: Vec<f32> = rng.vector(dims).iter().map(|x| x * 0.02).collect();
+                v[(rid as usize) % dims] = 1.0;
+                v
+            }
+            // The query mixed with a random direction.
+            2 => q.iter().zip(rng.vector(dims)).map(|(a, b)| a + 0.05 * b).collect(),
+            _ => rng.vector(dims),
+        };
+        both.upsert(rid, MemoryKind::Fact, &v);
+    }
+    for k in [1, 10, 100, 600] {
+        let hits = both.check(&q, k, &any);
+        assert_eq!(hits.len(), k);
+    }
+    let mut axis = vec![0.0; dims];
+    axis[5] = 1.0;
+    both.check(&axis, 10, &any);
+}
+
+#[test]
+fn a_filter_that_keeps_fewer_rows_than_k_returns_them_all() {
+    let mut both = Both::new(8);
+    let mut rng = Lcg(5);
+    for rid in 0..400i64 {
+        let kind = if rid < 3 { MemoryKind::Skill } else { MemoryKind::Fact };
+        both.upsert(rid, kind, &rng.vector(8));
+    }
+    let hits = both.check(&rng.vector(8), 10, &|m| m.kind == MemoryKind::Skill);
+    assert_eq!(hits.len(), 3);
+}
+
+#[test]
+fn rows_missing_from_the_database_are_left_out_not_invented() {
+    let mut index = VectorIndex::new("m", 4, 0, Residence::Sqlite);
+    let mut source = MapSource::default();
+    for rid in 0..10i64 {
+        let v = [1.0, rid as f32, 0.5, -1.0];
+        index.upsert(rid, meta(MemoryKind::Fact), &v);
+        if rid != 9 {
+            source.rows.insert(rid, v.to_vec());
+        }
+    }
+    let hits = index.search(&[1.0, 9.0, 0.5, -1.0], 3, &any, &mut source).unwrap();
+    assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![8, 7, 6]);
+}
+
+#[test]
+fn push_le_bytes_indexes_what_upsert_would_and_refuses_bad_blobs() {
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let mut pushed = VectorIndex::new("m", 2, 0, Residence::Ram);
+    let mut upserted = VectorIndex::new("m", 2, 0, Residence::Ram);
+    for (rid, v) in [(1, [3.0f32, 4.0]), (2, [0.0, -2.0]), (5, [1.0, 1.0])] {
+        assert!(pushed.push_le_bytes(rid, meta(MemoryKind::Fact), &bytes(&v)));
+        upserted.upsert(rid, meta(MemoryKind::Fact), &v);
+    }
+    assert_eq!(pushed.exact, upserted.exact);
+    assert_eq!((&pushed.codes, &pushed.scales), (&upserted.codes, &upserted.scales));
+    let search = |i: &VectorIndex| i.search(&[0.6, 0.8], 3, &any, &mut NoSource).unwrap();
+    assert_eq!(search(&pushed), search(&upserted));
+    // Wrong length, zero, not finite, already present: nothing indexed, nothing left behind.
+    assert!(!pushed.push_le_bytes(6, meta(MemoryKind::Fact), &bytes(&[1.0, 2.0, 3.0])));
+    assert!(!pushed.push_le_bytes(7, meta(MemoryKind::Fact), &bytes(&[0.0, 0.0])));
+    assert!(!pushed.push_le_bytes(8, meta(MemoryKind::Fact), &bytes(&[f32::NAN, 1.0])));
+    assert!(!pushed.push_le_bytes(1, meta(MemoryKind::Fact), &bytes(&[1.0, 0.0])));
+    assert_eq!((pushed.len(), pushed.exact.len(), pushed.codes.len()), (3, 6, 6));
+    assert_eq!(pushed.search(&[3.0, 4.0], 1, &any, &mut NoSource).unwrap(), vec![(1, 1.0)]);
+}
+
+#[test]
+fn quantize_bounds_the_residual_and_idot_matches_the_naive_sum() {
+    let mut rng = Lcg(9);
+    for dims in [1, 15, 16, 17, 384] {
+        let x = normalized(&rng.vector(dims), dims).unwrap();
+        let mut codes = vec![0i8; dims];
+        let (scale, error) = quantize(&x, &mut codes);
+        let residual: f64 = x
+            .iter()
+            .zip(&codes)
+            .map(|(&v, &c)| (f64::from(v) - f64::from(scale) * f64::from(c)).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(f64::from(error) >= residual, "{error} < {residual}");
+        assert!(error <= scale * (dims as f32).sqrt(), "half a step per component at most");
+        assert!(codes.iter().any(|&c| c.unsigned_abs() == 127));
+        let other: Vec<i8> = (0..dims).map(|i| (i as i32 * 37 % 255 - 127) as i8).collect();
+        let naive: i32 = codes.iter().zip(&other).map(|(&a, &b)| i32::from(a) * i32::from(b)).sum();
+        assert_eq!(idot(&codes, &other), naive);
+    }
+    let full = vec![-127i8; 384];
+    assert_eq!(idot(&full, &full), 127 * 127 * 384);
+    assert_eq!(quantize(&[0.0, 0.0], &mut [1, 1]), (0.0, 0.0));
+}
+
+#[test]
+fn dot_matches_the_naive_sum() {
+    let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.1).collect();
+    let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    assert!((dot(&a, &b) - naive).abs() < 1e-3);
+    assert!((cosine(&[1.0, 0.0], &[0.0, 2.0])).abs() < 1e-6);
+}
