@@ -10,6 +10,8 @@ use super::{RedirectMode, classify};
 /// Asserts the tier of every line and that the reason names what decided it.
 fn check(cases: &[(&str, Tier, &str)]) {
     for (line, tier, because) in cases {
+        // Whenever the fast path takes the line, it judges it like the tree-sitter path.
+        super::fast_tests::assert_agrees(line);
         let c = classify(line);
         assert_eq!((line, c.tier), (line, *tier), "reason was: {}", c.reason);
         assert!(

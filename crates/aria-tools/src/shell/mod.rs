@@ -6,7 +6,11 @@
 //!   lists. Subshells, command and process substitution, `eval`, functions, loops, heredocs,
 //!   background jobs and anything that does not parse are refused with a [`ShellRefusal`] that
 //!   names the construct. Expansions ARIA does not perform (`$VAR`, globs, `~`, braces) are
-//!   kept and flagged on the [`Word`].
+//!   kept and flagged on the [`Word`]. The common simple shapes (plain and quoted words,
+//!   `NAME=value` prefixes, `|`, `&&`, `||`, `;`, plain redirects) skip tree-sitter: a small
+//!   lexer (`fast.rs`, [`parse_fast`]) builds the same AST in about a tenth of the time and
+//!   hands everything else to the grammar; [`parse_reference`] and [`classify_reference`]
+//!   force the grammar, for the differential tests and the fuzz target.
 //! - [`classify`] judges every command with the table in `rules.rs` (classification is data:
 //!   one list of programs with per-argument rules, plus analyzers for `rm`, `chmod`, `find`,
 //!   `sed`, `awk`, `git`, wrappers and interpreters). The tier of a line is the maximum over
@@ -19,6 +23,7 @@
 mod analyze;
 mod ast;
 mod classify;
+mod fast;
 mod git;
 mod judge;
 mod parse;
@@ -31,9 +36,12 @@ pub use ast::{
     ShellRefusal, SimpleCommand, Step, Word,
 };
 pub use classify::{CheckReport, Classification, CommandReport, RedirectReport, classify};
+pub use fast::{classify_reference, parse_fast, parse_reference};
 pub use parse::{MAX_COMMAND_LINE, MAX_COMMANDS, parse};
 
 #[cfg(test)]
 mod classify_tests;
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod parse_tests;

@@ -22,7 +22,7 @@ pub const MAX_COMMAND_LINE: usize = 64 * 1024;
 pub const MAX_COMMANDS: usize = 256;
 
 /// Shell builtins that have no program of their own (or only make sense inside a shell).
-const SHELL_ONLY: &[&str] = &[
+pub(super) const SHELL_ONLY: &[&str] = &[
     ".",
     "source",
     "eval",
@@ -98,9 +98,15 @@ pub fn parse(command_line: &str) -> Result<super::ast::Script, ShellRefusal> {
             ),
         ));
     }
-    let script = match pipe_segments(command_line) {
-        Some(segments) => stitch(&segments).or_else(|_| parse_tree(command_line))?,
-        None => parse_tree(command_line)?,
+    // The hand-written lexer for the common simple shapes first (`fast.rs`: the same AST, or
+    // `None` to leave the line to the grammar).
+    let fast = if super::fast::enabled() { super::fast::parse_fast(command_line) } else { None };
+    let script = match fast {
+        Some(script) => script,
+        None => match pipe_segments(command_line) {
+            Some(segments) => stitch(&segments).or_else(|_| parse_tree(command_line))?,
+            None => parse_tree(command_line)?,
+        },
     };
     if script.commands().count() > MAX_COMMANDS {
         return Err(ShellRefusal::new(

@@ -5,6 +5,7 @@ use pretty_assertions::assert_eq;
 use super::{RedirectMode, RedirectTarget, RunIf, Segment, parse};
 
 fn argv(line: &str) -> Vec<Vec<Vec<String>>> {
+    super::fast_tests::assert_agrees(line);
     let script = parse(line).unwrap();
     script
         .steps
