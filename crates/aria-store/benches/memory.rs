@@ -3,10 +3,12 @@
 //! For N = 10,000 and 100,000 this builds a store file of N memories with synthetic text (12
 //! words drawn from a Zipf-distributed 20,000-word vocabulary, so common words match many
 //! memories as in real text) and synthetic 384-dimension vectors (the all-MiniLM-L6-v2 size),
-//! then, for each place the exact vectors can live (`Residence::Sqlite`, `Residence::Ram`):
-//! - the first search, which loads the vectors from SQLite, and the process RSS after it;
-//! - 300 searches of 4-word queries: hybrid (BM25 top-100 + vector top-100, RRF), and each
-//!   retriever alone, p50/p95/max;
+//! then opens it twice, once per place the exact vectors can live (`Residence::Sqlite`,
+//! `Residence::Ram`), and prints:
+//! - the first search of each, which loads the vectors from SQLite, and the RSS after it;
+//! - 300 searches of 4-word queries: hybrid (BM25 top-100 + vector top-100, RRF), hybrid with
+//!   a kind filter, and each retriever alone, on both handles, interleaved query by query,
+//!   p50/p95/max; then the same for 300 queries made only of the 30 most common words;
 //! - recall@10 of the vector search against an exact `f32` scan done here, over 100 queries.
 //!
 //! Also prints the insert rate (with vectors, without computing embeddings: the store's own
@@ -20,7 +22,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aria_api::NoRedact;
-use aria_store::{Embedding, MemoryQuery, NewMemory, Residence, SearchMode, Store, Writer};
+use aria_store::{
+    Embedding, MemoryFilter, MemoryKind, MemoryQuery, NewMemory, Residence, SearchMode, Store,
+    Writer,
+};
 
 const DIMS: usize = 384;
 const VOCAB: usize = 20_000;
@@ -58,20 +63,24 @@ impl Zipf {
     }
     fn word(&self, rng: &mut Rng) -> String {
         let u = rng.unit();
-        let rank = self.0.partition_point(|&c| c < u);
-        // Pronounceable, distinct, and untouched by the porter stemmer's suffix rules.
-        let mut n = rank;
-        let mut w = String::from("w");
-        loop {
-            w.push(b"bcdfghjkmnpqrstvz"[n % 17] as char);
-            w.push(b"aeiou"[(n / 17) % 5] as char);
-            n /= 85;
-            if n == 0 {
-                break;
-            }
-        }
-        w
+        word_of(self.0.partition_point(|&c| c < u))
     }
+}
+
+/// The word of a frequency rank (0 = the most common).
+fn word_of(rank: usize) -> String {
+    // Pronounceable, distinct, and untouched by the porter stemmer's suffix rules.
+    let mut n = rank;
+    let mut w = String::from("w");
+    loop {
+        w.push(b"bcdfghjkmnpqrstvz"[n % 17] as char);
+        w.push(b"aeiou"[(n / 17) % 5] as char);
+        n /= 85;
+        if n == 0 {
+            break;
+        }
+    }
+    w
 }
 
 fn vector(rng: &mut Rng) -> Vec<f32> {
@@ -192,12 +201,20 @@ fn main() {
                 (words.join(" "), vector(&mut rng))
             })
             .collect();
-        let all = unit_vectors(n);
-        let references: Vec<Vec<String>> =
-            queries.iter().take(100).map(|(_, v)| exact_top10(&all, v)).collect();
-        drop(all);
-        for residence in [Residence::Sqlite, Residence::Ram] {
-            store.set_memory_vector_residence(residence);
+        // Four of the 30 most frequent words: each matches thousands of memories.
+        let common: Vec<(String, Vec<f32>)> = (0..300)
+            .map(|_| {
+                let words: Vec<String> =
+                    (0..4).map(|_| word_of((rng.next() % 30) as usize)).collect();
+                (words.join(" "), vector(&mut rng))
+            })
+            .collect();
+        // Two handles on the file, one per residence, so the two are timed side by side.
+        let ram = Store::open(&dir.path().join("bench.db"), Arc::new(NoRedact)).unwrap();
+        store.set_memory_vector_residence(Residence::Sqlite);
+        ram.set_memory_vector_residence(Residence::Ram);
+        let stores = [(Residence::Sqlite, &store), (Residence::Ram, &ram)];
+        for (residence, store) in stores {
             let (rss_before, _) = rss_mb();
             let first = Instant::now();
             let q = &queries[0];
@@ -217,31 +234,15 @@ fn main() {
                 rss - rss_before,
                 load_average()
             );
-            for (label, mode) in [
-                ("hybrid", SearchMode::Hybrid),
-                ("bm25 only", SearchMode::Text),
-                ("vector only", SearchMode::Vector),
-            ] {
-                let mut times: Vec<Duration> = Vec::with_capacity(queries.len());
-                let mut found = 0usize;
-                for (text, v) in &queries {
-                    let mut query =
-                        MemoryQuery::new(text, Some(Embedding { model: MODEL, vector: v }), 10);
-                    query.mode = mode;
-                    let t = Instant::now();
-                    found += store.memory_search(&query).unwrap().len();
-                    times.push(t.elapsed());
-                }
-                times.sort();
-                println!(
-                    "    {label:<12} p50 {:>9}  p95 {:>9}  max {:>9}  ({} queries, {:.1} hits/query)",
-                    ms(percentile(&times, 0.50)),
-                    ms(percentile(&times, 0.95)),
-                    ms(*times.last().unwrap()),
-                    times.len(),
-                    found as f64 / times.len() as f64
-                );
-            }
+        }
+        time_modes(&stores, &queries, "");
+        time_modes(&stores, &common, ", common words");
+        // The exact reference, computed after the RSS readings (it holds every vector).
+        let all = unit_vectors(n);
+        let references: Vec<Vec<String>> =
+            queries.iter().take(100).map(|(_, v)| exact_top10(&all, v)).collect();
+        drop(all);
+        for (residence, store) in stores {
             let mut matched = 0usize;
             for ((_, v), exact) in queries.iter().zip(&references) {
                 let mut query =
@@ -251,10 +252,61 @@ fn main() {
                 matched += hits.iter().filter(|h| exact.contains(&h.memory.id)).count();
             }
             println!(
-                "    recall@10 of the vector search vs an exact f32 scan: {:.4} ({} queries)",
+                "  recall@10 of the vector search ({residence:?}) vs an exact f32 scan: {:.4} \
+                 ({} queries)",
                 matched as f64 / (10 * references.len()) as f64,
                 references.len()
             );
         }
+    }
+}
+
+/// Times every query in each mode and residence, interleaved query by query (so changes of
+/// the machine's load hit them alike), and prints p50/p95/max of each.
+fn time_modes(stores: &[(Residence, &Store)], queries: &[(String, Vec<f32>)], label: &str) {
+    let filtered = MemoryFilter {
+        kinds: vec![MemoryKind::Fact, MemoryKind::Preference],
+        ..MemoryFilter::default()
+    };
+    let modes: [(&str, SearchMode, Option<&MemoryFilter>); 4] = [
+        ("hybrid", SearchMode::Hybrid, None),
+        ("hybrid+kinds", SearchMode::Hybrid, Some(&filtered)),
+        ("bm25 only", SearchMode::Text, None),
+        ("vector only", SearchMode::Vector, None),
+    ];
+    let runs: Vec<(usize, usize)> =
+        (0..stores.len()).flat_map(|s| (0..modes.len()).map(move |m| (s, m))).collect();
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(queries.len()); runs.len()];
+    let mut found = vec![0usize; runs.len()];
+    for (i, (text, v)) in queries.iter().enumerate() {
+        for j in 0..runs.len() {
+            let at = (i + j) % runs.len();
+            let (s, m) = runs[at];
+            let (_, mode, filter) = modes[m];
+            let mut query = MemoryQuery::new(text, Some(Embedding { model: MODEL, vector: v }), 10);
+            query.mode = mode;
+            if let Some(f) = filter {
+                query.filter = f.clone();
+            }
+            let t = Instant::now();
+            found[at] += stores[s].1.memory_search(&query).unwrap().len();
+            times[at].push(t.elapsed());
+        }
+    }
+    for (at, &(s, m)) in runs.iter().enumerate() {
+        if stores[s].0 == Residence::Sqlite && modes[m].1 == SearchMode::Text {
+            continue; // The same as with the other residence: BM25 reads no vectors.
+        }
+        let times = &mut times[at];
+        times.sort();
+        println!(
+            "    {:<38} p50 {:>9}  p95 {:>9}  max {:>9}  ({} queries, {:.1} hits/query)",
+            format!("{}{label} ({:?})", modes[m].0, stores[s].0),
+            ms(percentile(times, 0.50)),
+            ms(percentile(times, 0.95)),
+            ms(*times.last().unwrap()),
+            times.len(),
+            found[at] as f64 / times.len() as f64
+        );
     }
 }
