@@ -408,3 +408,58 @@ fn a_query_of_only_common_words_ranks_the_newest_matching_rows() {
     assert_eq!(hits[0].memory.content, "weather weather weather newest");
     assert!(hits.iter().all(|h| h.memory.content != "weather weather weather oldest"));
 }
+
+/// Enough memories that the vector search rescores only some of them: both residences return
+/// the same hits, and the one that reads the exact vectors back from SQLite follows updates,
+/// forgets and new vectors made after it loaded.
+#[test]
+fn both_residences_agree_and_follow_writes() {
+    let store = store();
+    let mut seed = 17u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+    };
+    let memories: Vec<NewMemory> =
+        (0..400).map(|i| NewMemory::new(format!("memory number {i}"))).collect();
+    let vectors: Vec<Vec<f32>> = (0..400).map(|_| (0..8).map(|_| next()).collect()).collect();
+    let ids = store
+        .memory_insert_batch(&memories, Some(M), |i| Some(vectors[i].as_slice()), Writer::USER)
+        .unwrap();
+    let q: Vec<f32> = (0..8).map(|_| next()).collect();
+    let search = |store: &Store, residence: crate::Residence, vector: &[f32]| {
+        store.set_memory_vector_residence(residence);
+        let mut query = MemoryQuery::new("", Some(Embedding { model: M, vector }), 20);
+        query.mode = SearchMode::Vector;
+        store
+            .memory_search(&query)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.memory.id, h.similarity.unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let ram = search(&store, crate::Residence::Ram, &q);
+    let sqlite = search(&store, crate::Residence::Sqlite, &q);
+    assert_eq!(ram.len(), 20);
+    assert_eq!(ram, sqlite);
+
+    // With the SQLite residence loaded: the best hit forgotten, another one re-embedded to be
+    // the query itself, a third one's text changed (its vector dropped).
+    let best = ram[0].0.clone();
+    store.memory_forget(&best, Writer::USER).unwrap();
+    let moved = ids[7].clone();
+    store.memory_put_embeddings(M, &[(moved.clone(), q.clone())], Writer::USER).unwrap();
+    let changed = ram[1].0.clone();
+    let update = MemoryUpdate { content: Some("new words".into()), ..MemoryUpdate::default() };
+    store.memory_update(&changed, &update, None, Writer::USER).unwrap();
+    let after = search(&store, crate::Residence::Sqlite, &q);
+    assert_eq!(after[0], (moved.clone(), 1.0));
+    assert!(after.iter().all(|(id, _)| *id != best && *id != changed), "{after:?}");
+    assert_eq!(after, search(&store, crate::Residence::Ram, &q));
+    // The closest stored vector to a far query is still the same in both.
+    let far: Vec<f32> = q.iter().map(|x| -x).collect();
+    assert_eq!(
+        search(&store, crate::Residence::Sqlite, &far),
+        search(&store, crate::Residence::Ram, &far)
+    );
+}
