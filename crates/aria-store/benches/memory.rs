@@ -276,14 +276,14 @@ fn compare_layouts(path: &std::path::Path) {
     )
     .unwrap();
     drop(conn);
-    let read_all = |table: &str| {
+    let read_all = |table: &str, order: &str| {
         let conn = rusqlite::Connection::open(path).unwrap();
         let started = Instant::now();
         let mut stmt = conn
             .prepare(&format!(
                 "SELECT e.rid, e.dims, e.vector, m.status, m.kind, m.categories \
                  FROM {table} e NOT INDEXED JOIN memories m ON m.rid = e.rid \
-                 WHERE e.model = ?1 AND m.status <> 'deleted'"
+                 WHERE e.model = ?1 AND m.status <> 'deleted' {order}"
             ))
             .unwrap();
         let mut rows = stmt.query([MODEL]).unwrap();
@@ -295,18 +295,21 @@ fn compare_layouts(path: &std::path::Path) {
     };
     let mut new = Vec::new();
     let mut old = Vec::new();
+    let mut old_ordered = Vec::new();
     for _ in 0..3 {
-        new.push(read_all("memory_embeddings"));
-        old.push(read_all("old_embeddings"));
+        new.push(read_all("memory_embeddings", ""));
+        old.push(read_all("old_embeddings", ""));
+        old_ordered.push(read_all("old_embeddings", "ORDER BY e.rid"));
     }
     let best = |v: &[(Duration, usize)]| v.iter().map(|x| x.0).min().unwrap();
     assert_eq!(new[0].1, old[0].1);
     println!(
-        "  reading every vector ({} MB): rowid table (schema 5) {}, WITHOUT ROWID (schema 4) {} \
-         (best of 3 each, alternating)",
+        "  reading every vector ({} MB): rowid table (schema 5) {}, WITHOUT ROWID (schema 4) {}, \
+         the same with the old load's ORDER BY rid {} (best of 3 each, alternating)",
         new[0].1 / 1_000_000,
         ms(best(&new)),
-        ms(best(&old))
+        ms(best(&old)),
+        ms(best(&old_ordered))
     );
 }
 

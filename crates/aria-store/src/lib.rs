@@ -9,7 +9,10 @@
 //! what a secret looks like (it calls the [`aria_api::Redact`] it was opened with on every
 //! audit payload), and is synchronous: async callers use `spawn_blocking` for long calls.
 //! Long-term memories (`memory*.rs`): FTS5 BM25 and exact vector search fused with reciprocal
-//! rank fusion; the vectors of the model being searched are held in memory, loaded from SQLite.
+//! rank fusion; the vectors of the model being searched are held in memory as int8 codes
+//! (loaded from SQLite), scanned first, and the best candidates rescored with the exact `f32`
+//! vectors (in memory, or read back from SQLite: [`Residence`]) under an error bound that makes
+//! the answer the exact top-k.
 //! Jobs, caches and the outbox will arrive as later migrations.
 //!
 //! The key design decision: **the audit chain is defined on bytes, not on a serde data

@@ -254,7 +254,7 @@ impl VectorIndex {
         let mut q_codes = vec![0i8; self.dims];
         let (q_scale, q_error) = quantize(&q, &mut q_codes);
         let query = Query { codes: &q_codes, scale: q_scale };
-        let m = k.saturating_mul(OVERSAMPLE).max(MIN_CANDIDATES);
+        let m = k.saturating_mul(OVERSAMPLE).max(MIN_CANDIDATES).min(self.rids.len());
         let (candidates, kept) = self.first_pass(&query, m, keep);
         let slots: Vec<usize> = candidates.iter().map(|c| c.0).collect();
         let mut scored = self.rescore(&q, &slots, source)?;
@@ -315,7 +315,7 @@ impl VectorIndex {
         m: usize,
         keep: Keep<'_>,
     ) -> (Vec<(usize, f32)>, usize) {
-        let mut best: Vec<(usize, f32)> = Vec::with_capacity(2 * m);
+        let mut best: Vec<(usize, f32)> = Vec::with_capacity(m.saturating_mul(2).min(to - from));
         let mut floor = f32::NEG_INFINITY;
         let mut kept = 0;
         for slot in from..to {
@@ -328,7 +328,7 @@ impl VectorIndex {
                 continue;
             }
             best.push((slot, a));
-            if best.len() == 2 * m {
+            if best.len() >= m.saturating_mul(2) {
                 self.best(&mut best, m);
                 floor = best.iter().map(|b| b.1).fold(f32::INFINITY, f32::min);
             }

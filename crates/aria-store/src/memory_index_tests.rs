@@ -258,6 +258,8 @@ fn a_filter_that_keeps_fewer_rows_than_k_returns_them_all() {
     }
     let hits = both.check(&rng.vector(8), 10, &|m| m.kind == MemoryKind::Skill);
     assert_eq!(hits.len(), 3);
+    // A `k` far beyond the rows (a caller's limit) returns them all.
+    assert_eq!(both.check(&rng.vector(8), usize::MAX / 2, &any).len(), 400);
 }
 
 #[test]
