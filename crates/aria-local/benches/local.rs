@@ -88,6 +88,56 @@ fn kernel_vs_candle() {
     );
 }
 
+/// The run-time selected kernels against the portable ones, interleaved, for the shapes and
+/// formats the chat model multiplies by: Q4_1 1536x576 (feed-forward) and Q8_0 4096x576 (a
+/// slice of the tied 49152x576 output head), one activation row (generation) and eight (a
+/// prompt chunk).
+fn kernel_vs_portable() {
+    use candle_core::quantized::{GgmlDType, QTensor};
+    use candle_core::{Device, Tensor};
+    let isa = quant::Isa::detect();
+    for (dtype, rows, cols, m) in [
+        (GgmlDType::Q4_1, 1536, 576, 1),
+        (GgmlDType::Q8_0, 4096, 576, 1),
+        (GgmlDType::Q4_1, 1536, 576, 8),
+    ] {
+        let vals: Vec<f32> =
+            (0..rows * cols).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect();
+        let w = Tensor::from_vec(vals, (rows, cols), &Device::Cpu).unwrap();
+        let q = QTensor::quantize(&w, dtype).unwrap();
+        let mut ours = quant::QMatrix::with_capacity(dtype, rows, cols).unwrap();
+        ours.push_bytes(&q.data().unwrap());
+        let x: Vec<f32> = (0..cols * m).map(|i| (i as f32 * 0.37).sin()).collect();
+        let mut acts = Vec::new();
+        let mut out = vec![0f32; rows * m];
+        let iters = 2_000_000 / (rows * m);
+        let (mut best_isa, mut best_portable) = (f64::MAX, f64::MAX);
+        for _ in 0..5 {
+            for (kernels, best) in
+                [(isa, &mut best_isa), (quant::Isa::Portable, &mut best_portable)]
+            {
+                let t = Instant::now();
+                for _ in 0..iters {
+                    quant::quantize_rows(&x, cols, &mut acts);
+                    let product = quant::Product { w: &ours, out_t: &mut out };
+                    quant::matmul_t_with(kernels, vec![product], &acts);
+                }
+                *best = best.min(t.elapsed().as_secs_f64() / iters as f64);
+            }
+        }
+        let gmacs = |s: f64| (rows * cols * m) as f64 / s / 1e9;
+        let kind = if matches!(isa, quant::Isa::Portable) { "portable" } else { "AVX2" };
+        println!(
+            "{dtype:?} {rows}x{cols} x{m} rows: {:>8.1} us {kind} ({:.1} GMAC/s), {:.1} us portable ({:.1} GMAC/s): {:.2}x",
+            best_isa * 1e6,
+            gmacs(best_isa),
+            best_portable * 1e6,
+            gmacs(best_portable),
+            best_portable / best_isa
+        );
+    }
+}
+
 /// candle's `quantized_llama` generating greedily on the same file, alternated with ours.
 fn candle_generation(gguf: &Path, chat: &LocalChatProvider, ours: &mut Vec<f64>) {
     use candle_core::quantized::gguf_file;
@@ -151,6 +201,12 @@ fn request(system: &str, user: &str, max_tokens: u32) -> ChatRequest {
 }
 
 fn main() {
+    if std::env::var_os("ARIA_BENCH_KERNELS_ONLY").is_some() {
+        println!("load average: {}", load_average());
+        kernel_vs_candle();
+        kernel_vs_portable();
+        return;
+    }
     let dir = models_dir();
     let gguf =
         ModelCatalog::builtin().resolve_chat_model(aria_local::DEFAULT_CHAT_MODEL, &dir).unwrap();
@@ -158,6 +214,7 @@ fn main() {
     println!("aria-local bench: {} ({threads} threads)", gguf.display());
     println!("load average: {}", load_average());
     kernel_vs_candle();
+    kernel_vs_portable();
 
     let t = Instant::now();
     let chat = LocalChatProvider::load(

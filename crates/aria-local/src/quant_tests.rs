@@ -176,3 +176,142 @@ fn formats_without_a_kernel_or_partial_blocks_are_refused() {
     assert!(supported(GgmlDType::Q4_1) && supported(GgmlDType::Q8_0));
     assert!(!supported(GgmlDType::F32));
 }
+
+/// Random Q4_1 and Q8_0 weight blocks and activation blocks, every fourth one at the extremes
+/// (nibbles 0 and 15, weights -128 and 127, activations -127 and 127: the range
+/// [`quantize_row`] produces).
+fn random_blocks(n: usize, seed: u64) -> (Vec<BlockQ4_1>, Vec<BlockQ8_0>, Vec<ActBlock>) {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let scale = |bits: u64| f16::from_f32((bits % 1000) as f32 / 1e4 - 0.05);
+    let (mut w4, mut w8, mut acts) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        let extreme = i % 4 == 3;
+        let mut qs4 = [0u8; QK / 2];
+        let mut qs8 = [0i8; QK];
+        let mut qa = [0i8; QK];
+        for j in 0..QK {
+            let r = next();
+            if j < QK / 2 {
+                qs4[j] = if extreme { [0x00, 0xFF, 0x0F, 0xF0][(r % 4) as usize] } else { r as u8 };
+            }
+            qs8[j] = if extreme { [-128, 127][(r >> 8) as usize % 2] } else { (r >> 16) as i8 };
+            qa[j] = if extreme {
+                [-127, 127][(r >> 24) as usize % 2]
+            } else {
+                i8::try_from(((r >> 32) % 255) as i64 - 127).unwrap_or(0)
+            };
+        }
+        w4.push(BlockQ4_1 { d: scale(next()), m: scale(next()), qs: qs4 });
+        w8.push(BlockQ8_0 { d: scale(next()), qs: qs8 });
+        let d = (next() % 1000) as f32 / 1e5;
+        let sum: i32 = qa.iter().map(|q| i32::from(*q)).sum();
+        acts.push(ActBlock { d, s: sum as f32 * d, qs: qa });
+    }
+    (w4, w8, acts)
+}
+
+/// `Σ |terms|` of the float sum behind `W[r] · act`: what rounding errors scale with.
+fn magnitude(w: &QMatrix, r: usize, act: &[ActBlock]) -> f32 {
+    let nb = w.cols / QK;
+    match &w.blocks {
+        Blocks::Q4_1(v) => v[r * nb..(r + 1) * nb]
+            .iter()
+            .zip(act)
+            .map(|(b, a)| {
+                (sumi_q4_1(b, a) as f32 * b.d.to_f32() * a.d).abs() + (b.m.to_f32() * a.s).abs()
+            })
+            .sum(),
+        Blocks::Q8_0(v) => v[r * nb..(r + 1) * nb]
+            .iter()
+            .zip(act)
+            .map(|(b, a)| (sumi_q8_0(b, a) as f32 * b.d.to_f32() * a.d).abs())
+            .sum(),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn avx2() -> Option<pulp::x86::V3> {
+    let token = pulp::x86::V3::try_new();
+    if token.is_none() {
+        eprintln!("skipped: this CPU has no AVX2/FMA, so only the portable kernels ever run");
+    }
+    token
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_block_sums_equal_the_portable_integer_sums() {
+    let Some(s) = avx2() else { return };
+    let (w4, w8, acts) = random_blocks(4000, 12);
+    let (mut nonzero, mut extreme) = (0, 0);
+    for ((b4, b8), a) in w4.iter().zip(&w8).zip(&acts) {
+        let (q4, q8) = (sumi_q4_1(b4, a), sumi_q8_0(b8, a));
+        assert_eq!(simd::lane_sum(s.vectorize(|| simd::lanes_q4_1(s, b4, a))), q4, "{b4:?} {a:?}");
+        assert_eq!(simd::lane_sum(s.vectorize(|| simd::lanes_q8_0(s, b8, a))), q8, "{b8:?} {a:?}");
+        nonzero += usize::from(q4 != 0 && q8 != 0);
+        extreme += usize::from(b8.qs.contains(&-128) && a.qs.contains(&-127));
+    }
+    assert!(nonzero > 3700 && extreme > 900, "{nonzero} {extreme}");
+    // The largest sums there are: every product at its extreme, both signs.
+    for (w, a, q4, q8) in [
+        (-128i8, 127i8, 15 * 127 * 32, -128 * 127 * 32),
+        (127, -127, -15 * 127 * 32, -127 * 127 * 32),
+        (-128, -127, -15 * 127 * 32, 128 * 127 * 32),
+    ] {
+        let b4 = BlockQ4_1 { d: f16::ONE, m: f16::ZERO, qs: [0xFF; QK / 2] };
+        let b8 = BlockQ8_0 { d: f16::ONE, qs: [w; QK] };
+        let act = ActBlock { d: 1.0, s: 0.0, qs: [a; QK] };
+        assert_eq!(simd::lane_sum(s.vectorize(|| simd::lanes_q4_1(s, &b4, &act))), q4);
+        assert_eq!(simd::lane_sum(s.vectorize(|| simd::lanes_q8_0(s, &b8, &act))), q8);
+        assert_eq!((sumi_q4_1(&b4, &act), sumi_q8_0(&b8, &act)), (q4, q8));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_products_match_the_portable_kernels_for_every_matrix_the_model_has() {
+    let Some(s) = avx2() else { return };
+    // SmolLM2's matrices: Q4_1 q/o (576x576), k/v (192x576), gate/up (1536x576), down
+    // (576x1536); the tied output head is Q8_0 x576 (49152 rows, a slice here). 96 columns is
+    // an odd number of blocks (the kernels' tail).
+    let shapes = [
+        (GgmlDType::Q4_1, 576, 576),
+        (GgmlDType::Q4_1, 192, 576),
+        (GgmlDType::Q4_1, 1536, 576),
+        (GgmlDType::Q4_1, 576, 1536),
+        (GgmlDType::Q8_0, 1024, 576),
+        (GgmlDType::Q4_1, 40, 96),
+        (GgmlDType::Q8_0, 40, 96),
+    ];
+    for (seed, (dtype, rows, cols)) in (20..).zip(shapes) {
+        let (_, w) = both(dtype, rows, cols, seed);
+        let nb = cols / QK;
+        for m in [1, 3] {
+            let mut acts = Vec::new();
+            quantize_rows(&values(m * cols, seed + 100), cols, &mut acts);
+            let (mut portable, mut fast) = (vec![f32::NAN; rows * m], vec![f32::NAN; rows * m]);
+            matmul_t_with(Isa::Portable, vec![Product { w: &w, out_t: &mut portable }], &acts);
+            matmul_t_with(Isa::Avx2(s), vec![Product { w: &w, out_t: &mut fast }], &acts);
+            for r in 0..rows {
+                for i in 0..m {
+                    let (a, b) = (fast[r * m + i], portable[r * m + i]);
+                    // Two orders of summing the same rounded terms.
+                    let bound = 2.0
+                        * (nb + 4) as f32
+                        * f32::EPSILON
+                        * magnitude(&w, r, &acts[i * nb..(i + 1) * nb]);
+                    assert!(
+                        (a - b).abs() <= bound,
+                        "{dtype:?} {rows}x{cols} m={m} {r},{i}: {a} vs {b}"
+                    );
+                }
+            }
+        }
+    }
+}

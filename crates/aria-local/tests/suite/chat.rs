@@ -33,17 +33,32 @@ fn text_of(events: &[ChatEvent]) -> String {
 /// where numbers are"; the top-two logit margins at those tokens are 0.02 to 0.08).
 /// Such ties follow the last bits of the arithmetic: activations are quantised to 8 bits before
 /// every product, so candle's `quantized_llama` itself moves logits by up to 0.5 between
-/// running a prompt in one chunk or two.
+/// running a prompt in one chunk or two. Likewise the AVX2 kernels (chosen at run time) and the
+/// portable ones add the same block products in another order, which takes the other side of
+/// two ties here (e.g. `"thanko"`: 27.59 vs 27.57 for the next token, where the portable order
+/// has 27.44 vs 27.38 for a third); simply reversing the portable kernel's order of blocks moves
+/// logits as much. So the snapshot has one answer per kernel where they differ.
 #[test]
 fn greedy_answers_match_the_snapshot() {
     let provider = chat().with_options(LocalChatOptions { repeat_penalty: 1.0, ..greedy() });
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2 = false;
+    let per_kernel = |avx2_answer: &'static str, portable: &'static str| {
+        if avx2 { avx2_answer } else { portable }
+    };
     let cases: &[(&str, &str, bool)] = &[
         (
             "Name the largest planet in the solar system.",
             "The largest planet in the solar system is Neptune, but it's actually Uranus.",
             true,
         ),
-        ("Translate 'thank you' into Spanish.", "Inserir \"Para comer\" in Spanish.", true),
+        (
+            "Translate 'thank you' into Spanish.",
+            per_kernel("Inserir \"thanko\" en español.", "Inserir \"Para comer\" in Spanish."),
+            true,
+        ),
         (
             "How do I list files in a directory on Linux?",
             "To list files in a directory on Linux, you can use the `ls` command. Here's a simple example:\n\n```bash\nls /path",
@@ -51,7 +66,10 @@ fn greedy_answers_match_the_snapshot() {
         ),
         (
             "What is 2 + 2?",
-            "The answer to this classic math problem is 4.\n\nIn mathematics, 2 + 2 is an identity, also known as the identity of ",
+            per_kernel(
+                "The answer to this classic math problem is 4.",
+                "The answer to this classic math problem is 4.\n\nIn mathematics, 2 + 2 is an identity, also known as the identity of ",
+            ),
             true,
         ),
     ];
