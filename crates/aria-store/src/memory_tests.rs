@@ -312,22 +312,30 @@ fn touch_counts_accesses_and_list_orders_by_update() {
 
 #[test]
 fn the_vector_index_follows_writes_made_by_another_store_on_the_same_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("a.db");
-    let one = Store::open(&path, Arc::new(NoRedact)).unwrap();
-    let two = Store::open(&path, Arc::new(NoRedact)).unwrap();
-    let x = add(&one, "x", Some(&[1.0, 0.0]));
-    let q = Embedding { model: M, vector: &[0.0, 1.0] };
-    let mut query = MemoryQuery::new("", Some(q), 1);
-    query.mode = SearchMode::Vector;
-    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, x.id);
-    let y = add(&two, "y", Some(&[0.0, 1.0]));
-    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, y.id, "one reloaded");
-    two.memory_forget(&y.id, Writer::USER).unwrap();
-    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, x.id, "one saw the forget");
-    // And writes through `one` keep its own index current without a reload.
-    let z = add(&one, "z", Some(&[0.1, 1.0]));
-    assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, z.id);
+    for residence in [crate::Residence::Ram, crate::Residence::Sqlite] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.db");
+        let one = Store::open(&path, Arc::new(NoRedact)).unwrap();
+        one.set_memory_vector_residence(residence);
+        let two = Store::open(&path, Arc::new(NoRedact)).unwrap();
+        let x = add(&one, "x", Some(&[1.0, 0.0]));
+        let q = Embedding { model: M, vector: &[0.0, 1.0] };
+        let mut query = MemoryQuery::new("", Some(q), 1);
+        query.mode = SearchMode::Vector;
+        assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, x.id);
+        let y = add(&two, "y", Some(&[0.0, 1.0]));
+        assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, y.id, "one reloaded");
+        two.memory_forget(&y.id, Writer::USER).unwrap();
+        assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, x.id, "one saw the forget");
+        // Another process re-embeds x to match the query exactly.
+        two.memory_put_embeddings(M, &[(x.id.clone(), vec![0.0, 3.0])], Writer::USER).unwrap();
+        let hit = one.memory_search(&query).unwrap().remove(0);
+        assert_eq!((hit.memory.id.as_str(), hit.similarity), (x.id.as_str(), Some(1.0)));
+        // And writes through `one` keep its own index current without a reload.
+        let z = add(&one, "z", Some(&[-0.1, 1.0]));
+        query.embedding = Some(Embedding { model: M, vector: &[-1.0, 1.0] });
+        assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, z.id, "{residence:?}");
+    }
 }
 
 #[test]
