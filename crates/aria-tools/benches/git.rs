@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use aria_api::{Tool, ToolContext};
 use aria_tools::{GitStatus, PathGuard, SensitivePatterns};
-use git2::{IndexAddOption, Repository, Signature};
+use git2::{IndexAddOption, Repository, Signature, StatusOptions, StatusShow};
 
 const RUNS: usize = 7;
 
@@ -95,6 +95,8 @@ fn main() {
         ms(best)
     );
 
+    breakdown(&root.join("big"));
+
     let git = Command::new("git").arg("--version").output();
     if git.map(|o| o.status.success()).unwrap_or(false) {
         let mut theirs = Vec::new();
@@ -114,7 +116,118 @@ fn main() {
             "  ratio git_status / git status (median): {:.2}",
             median.as_secs_f64() / median_git.as_secs_f64()
         );
+        touched(&rt, &tool, &root.join("big"), files);
     } else {
         println!("  git status: skipped, the git program is not installed");
+    }
+}
+
+/// Every file's mtime moved, no content changed (a `touch`, a tool that rewrites identical
+/// files): the index's stat cache no longer matches, so both sides must read and hash every
+/// file once. `git status` then writes the refreshed stat data into the index; `git_status`
+/// into its private copy (`tools/git_stat_cache.rs`), never the user's index. The plain
+/// libgit2 status (the tool before the cache) is measured first, as it pays on every call.
+fn touched(rt: &tokio::runtime::Runtime, tool: &GitStatus, dir: &Path, files: usize) {
+    let later = std::time::SystemTime::now() + Duration::from_secs(5);
+    for i in 0..files {
+        let p = dir.join(format!("d{:03}/f{i:06}.txt", i % 1000));
+        fs::File::options().write(true).open(&p).unwrap().set_modified(later).unwrap();
+    }
+    let ctx = ToolContext::default();
+    let mut plain = Vec::new();
+    for _ in 0..2 {
+        let repo = Repository::open(dir).unwrap();
+        let mut o = StatusOptions::new();
+        o.include_untracked(true).recurse_untracked_dirs(false).exclude_submodules(true);
+        let start = Instant::now();
+        repo.statuses(Some(&mut o)).unwrap();
+        plain.push(start.elapsed());
+    }
+    let mut ours = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        rt.block_on(tool.call(serde_json::json!({"path": "big"}), &ctx)).unwrap();
+        ours.push(start.elapsed());
+    }
+    let mut theirs = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let out = Command::new("git")
+            .args(["status", "--porcelain=v1"])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        theirs.push(start.elapsed());
+        assert!(out.status.success());
+    }
+    let show = |t: &[Duration]| t.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(", ");
+    println!("  after touching every file (mtime only), runs in order:");
+    println!("    libgit2 status, user's index (before): {}", show(&plain));
+    println!("    git_status (git2, private stat cache): {}", show(&ours));
+    println!("    git status --porcelain:                {} (rewrites the index)", show(&theirs));
+}
+
+/// Where the time goes: libgit2's status with the tool's options against the user's index
+/// (what `git_status` did before its private stat cache), each half of it, and variants, measured interleaved (one round of every variant, then the next round) so a load
+/// change on a shared machine hits them alike.
+fn breakdown(dir: &Path) {
+    let base = || {
+        let mut o = StatusOptions::new();
+        o.include_untracked(true)
+            .recurse_untracked_dirs(false)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        o
+    };
+    type Variant = (&'static str, Box<dyn Fn() -> usize>);
+    let status = move |tweak: fn(&mut StatusOptions)| {
+        let dir = dir.to_path_buf();
+        move || {
+            let repo = Repository::open(&dir).unwrap();
+            let mut o = base();
+            tweak(&mut o);
+            repo.statuses(Some(&mut o)).unwrap().len()
+        }
+    };
+    let variants: Vec<Variant> = vec![
+        ("the user's index as is (before)", Box::new(status(|_| {}))),
+        (
+            "  HEAD↔index only",
+            Box::new(status(|o| {
+                o.show(StatusShow::Index);
+            })),
+        ),
+        (
+            "  index↔working tree only",
+            Box::new(status(|o| {
+                o.show(StatusShow::Workdir);
+            })),
+        ),
+        (
+            "  without untracked files",
+            Box::new(status(|o| {
+                o.include_untracked(false);
+            })),
+        ),
+        (
+            "  no index reload (no_refresh)",
+            Box::new(status(|o| {
+                o.no_refresh(true);
+            })),
+        ),
+    ];
+    let mut times: Vec<Vec<Duration>> = variants.iter().map(|_| Vec::new()).collect();
+    let mut counts = vec![0; variants.len()];
+    for _ in 0..RUNS {
+        for (i, (_, run)) in variants.iter().enumerate() {
+            let start = Instant::now();
+            counts[i] = run();
+            times[i].push(start.elapsed());
+        }
+    }
+    println!("  breakdown (libgit2 statuses, interleaved):");
+    for ((name, _), (t, n)) in variants.iter().zip(times.into_iter().zip(counts)) {
+        let (median, best) = stats(t);
+        println!("    {name:<34} median {} best {} ({n} entries)", ms(median), ms(best));
     }
 }

@@ -4,12 +4,15 @@
 use std::sync::Arc;
 
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
-use git2::{BranchType, Repository, Status, StatusOptions};
+use git2::{BranchType, Repository, RepositoryOpenFlags, Status, StatusOptions};
 use serde_json::{Value, json};
 
 use crate::guard::path::PathGuard;
 use crate::tools::git_repo::{self, MAX_REPOS, Repo, Selection};
 use crate::tools::{blocking, roots_sentence};
+
+#[path = "git_stat_cache.rs"]
+mod stat_cache;
 
 /// Entries listed per section; the counts are always complete.
 pub const MAX_STATUS_ENTRIES: usize = 200;
@@ -123,16 +126,20 @@ pub(crate) struct RepoStatus {
 }
 
 impl RepoStatus {
+    /// The status of `r`, read against ARIA's private stat cache of the index
+    /// ([`stat_cache`]) when it can be used, so files whose stat data changed but not their
+    /// content are hashed once, not on every call; the user's index is never written.
     pub(crate) fn read(r: &Repo) -> Result<RepoStatus, ToolError> {
         let repo = &r.repo;
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(false)
-            .include_ignored(false)
-            .exclude_submodules(true);
-        let statuses = repo
-            .statuses(Some(&mut opts))
-            .map_err(|e| git_repo::git_error("read the status", &e))?;
+        let statuses = match stat_cache::attach(repo) {
+            Some(_cache) => match statuses(repo, true) {
+                Ok(found) => found,
+                // The cache could not be refreshed (another process holds its lock, a full
+                // disk): read the status against the user's index as it is.
+                Err(_) => statuses(&reopen(r)?, false)?,
+            },
+            None => statuses(repo, false)?,
+        };
         let mut out = RepoStatus {
             workdir: r.workdir.display().to_string(),
             branch: git_repo::branch(repo),
@@ -141,9 +148,7 @@ impl RepoStatus {
             snapshots: snapshot_branches(repo),
             ..RepoStatus::default()
         };
-        for entry in statuses.iter() {
-            let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
-            let s = entry.status();
+        for (s, path) in statuses {
             if s.is_conflicted() {
                 out.conflicted.push(path);
                 continue;
@@ -265,6 +270,30 @@ fn worktree_code(s: Status) -> Option<char> {
     } else {
         None
     }
+}
+
+/// The status with untracked files (untracked directories not recursed into), without
+/// ignored files and submodules, in path order. `refresh`: write refreshed stat data into the
+/// repository's index — only ever set when that index is ARIA's private copy.
+fn statuses(repo: &Repository, refresh: bool) -> Result<Vec<(Status, String)>, ToolError> {
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false)
+        .exclude_submodules(true)
+        .update_index(refresh);
+    let statuses =
+        repo.statuses(Some(&mut opts)).map_err(|e| git_repo::git_error("read the status", &e))?;
+    Ok(statuses
+        .iter()
+        .map(|e| (e.status(), String::from_utf8_lossy(e.path_bytes()).into_owned()))
+        .collect())
+}
+
+/// A fresh handle on the repository, with the user's own index.
+fn reopen(r: &Repo) -> Result<Repository, ToolError> {
+    Repository::open_ext(&r.workdir, RepositoryOpenFlags::NO_SEARCH, &[] as &[&std::path::Path])
+        .map_err(|e| git_repo::git_error("open the repository", &e))
 }
 
 fn head_line(repo: &Repository) -> Option<String> {

@@ -393,3 +393,165 @@ async fn the_first_commit_of_an_empty_repository_works() {
     assert_eq!(commit.parent_count(), 0);
     assert_eq!(commit.summary().unwrap(), Some("Docs: readme"));
 }
+
+/// What one combined libgit2 status says, sorted into the tool's sections (the reference the
+/// tool's two-threaded status must match).
+fn reference_sections(repo: &Repository) -> [Vec<String>; 4] {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true).recurse_untracked_dirs(false).exclude_submodules(true);
+    let (mut staged, mut unstaged, mut untracked, mut conflicted) =
+        (vec![], vec![], vec![], vec![]);
+    let word = |s: git2::Status, index: bool| -> Option<&'static str> {
+        let (new, modified, deleted, typechange) = if index {
+            (
+                git2::Status::INDEX_NEW,
+                git2::Status::INDEX_MODIFIED,
+                git2::Status::INDEX_DELETED,
+                git2::Status::INDEX_TYPECHANGE,
+            )
+        } else {
+            (
+                git2::Status::empty(),
+                git2::Status::WT_MODIFIED,
+                git2::Status::WT_DELETED,
+                git2::Status::WT_TYPECHANGE,
+            )
+        };
+        [(new, "new:"), (modified, "modified:"), (deleted, "deleted:"), (typechange, "typechange:")]
+            .into_iter()
+            .find(|(flag, _)| !flag.is_empty() && s.contains(*flag))
+            .map(|(_, w)| w)
+    };
+    for e in repo.statuses(Some(&mut opts)).unwrap().iter() {
+        let (s, path) = (e.status(), e.path().unwrap().to_owned());
+        if s.is_conflicted() {
+            conflicted.push(path);
+        } else if s.is_wt_new() {
+            untracked.push(path);
+        } else {
+            if let Some(w) = word(s, true) {
+                staged.push(format!("{w} {path}"));
+            }
+            if let Some(w) = word(s, false) {
+                unstaged.push(format!("{w} {path}"));
+            }
+        }
+    }
+    [staged, unstaged, untracked, conflicted]
+}
+
+#[tokio::test]
+async fn status_matches_one_combined_libgit2_status_on_a_messy_tree_and_writes_nothing() {
+    let r = root();
+    let dir = r.root.join("proj");
+    let files = [
+        ("a.txt", "a\n"),
+        ("both.txt", "both\n"),
+        ("c.txt", "base\n"),
+        ("gone.txt", "bye\n"),
+        ("unstaged_gone.txt", "bye\n"),
+        ("sub/keep.txt", "keep\n"),
+        (".gitignore", "*.log\n"),
+    ];
+    let repo = repo(&dir, &files);
+    // A conflicted merge: `other` and HEAD both change c.txt.
+    let base = repo.head().unwrap().peel_to_commit().unwrap();
+    let sig = Signature::now("Tester", "tester@example.invalid").unwrap();
+    let mut tb = repo.treebuilder(Some(&base.tree().unwrap())).unwrap();
+    tb.insert("c.txt", repo.blob(b"theirs\n").unwrap(), 0o100644).unwrap();
+    let theirs_tree = repo.find_tree(tb.write().unwrap()).unwrap();
+    let theirs = repo
+        .commit(Some("refs/heads/other"), &sig, &sig, "Fix: theirs", &theirs_tree, &[&base])
+        .unwrap();
+    write(&dir.join("c.txt"), "ours\n");
+    commit_all(&repo, "Fix: ours");
+    repo.merge(&[&repo.find_annotated_commit(theirs).unwrap()], None, None).unwrap();
+    // Every other kind of change, some on the same file in both halves.
+    write(&dir.join("a.txt"), "a changed\n");
+    write(&dir.join("both.txt"), "both staged\n");
+    stage(&repo, "both.txt");
+    write(&dir.join("both.txt"), "both staged then changed\n");
+    write(&dir.join("added.txt"), "added\n");
+    stage(&repo, "added.txt");
+    let mut index = repo.index().unwrap();
+    index.remove_path(Path::new("gone.txt")).unwrap();
+    index.write().unwrap();
+    fs::remove_file(dir.join("gone.txt")).unwrap();
+    fs::remove_file(dir.join("unstaged_gone.txt")).unwrap();
+    write(&dir.join("new.txt"), "new\n");
+    write(&dir.join("newdir/x.txt"), "x\n");
+    write(&dir.join("debug.log"), "ignored\n");
+    let index_before = fs::read(dir.join(".git/index")).unwrap();
+
+    let out = text(call(&GitStatus::new(r.guard.clone()), json!({"path": "proj"})).await);
+    let [staged, unstaged, untracked, conflicted] = reference_sections(&repo);
+    assert!(!staged.is_empty() && !unstaged.is_empty() && !untracked.is_empty());
+    assert_eq!(conflicted, ["c.txt"], "the fixture has a conflict");
+    assert!(unstaged.contains(&"modified: both.txt".to_owned()), "{unstaged:?}");
+    assert!(staged.contains(&"modified: both.txt".to_owned()), "{staged:?}");
+    for (title, items) in [
+        ("staged", staged),
+        ("not staged", unstaged),
+        ("untracked", untracked),
+        ("conflicted", conflicted),
+    ] {
+        let mut want = format!("{title} ({}):\n", items.len());
+        for item in items {
+            want.push_str(&format!("  {item}\n"));
+        }
+        assert!(out.contains(&want), "expected\n{want}in\n{out}");
+    }
+    assert!(!out.contains("debug.log"), "{out}");
+    assert_eq!(fs::read(dir.join(".git/index")).unwrap(), index_before, "status wrote the index");
+}
+
+/// ARIA's private copies of the index under `.git/aria/`.
+fn status_caches(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir.join(".git/aria")) else { return vec![] };
+    entries.map(|e| e.unwrap().path()).collect()
+}
+
+#[tokio::test]
+async fn touched_files_are_hashed_once_into_a_private_stat_cache_never_into_the_users_index() {
+    let r = root();
+    let dir = r.root.join("proj");
+    let repo = repo(&dir, &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]);
+    // Every file touched, none changed: the index's stat data no longer matches.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(10);
+    for f in ["a.txt", "b.txt", "c.txt"] {
+        fs::File::options().write(true).open(dir.join(f)).unwrap().set_modified(later).unwrap();
+    }
+    let user_index = fs::read(dir.join(".git/index")).unwrap();
+    let tool = GitStatus::new(r.guard.clone());
+    let out = text(call(&tool, json!({"path": "proj"})).await);
+    assert!(out.contains("working tree clean"), "{out}");
+    assert_eq!(
+        fs::read(dir.join(".git/index")).unwrap(),
+        user_index,
+        "the user's index was written"
+    );
+    // The private copy holds the refreshed stat data, so the next status hashes nothing.
+    let caches = status_caches(&dir);
+    assert_eq!(caches.len(), 1, "{caches:?}");
+    let cached = git2::Index::open(&caches[0]).unwrap();
+    let entry = cached.get_path(Path::new("a.txt"), 0).unwrap();
+    let mtime = fs::metadata(dir.join("a.txt")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(i64::from(entry.mtime.seconds()), mtime.mtime(), "the stat cache was refreshed");
+    let user = git2::Index::open(&dir.join(".git/index")).unwrap();
+    assert_ne!(
+        i64::from(user.get_path(Path::new("a.txt"), 0).unwrap().mtime.seconds()),
+        mtime.mtime()
+    );
+    assert!(text(call(&tool, json!({"path": "proj"})).await).contains("working tree clean"));
+
+    // The user stages a change: the copy is of an older index and is replaced, not used.
+    write(&dir.join("b.txt"), "b staged\n");
+    stage(&repo, "b.txt");
+    // A change of the same size, in the same second as the last status: still seen.
+    write(&dir.join("c.txt"), "C\n");
+    let out = text(call(&tool, json!({"path": "proj"})).await);
+    assert!(out.contains("staged (1):\n  modified: b.txt\n"), "{out}");
+    assert!(out.contains("not staged (1):\n  modified: c.txt\n"), "{out}");
+    assert_eq!(status_caches(&dir).len(), 1, "the stale copy is removed");
+}
