@@ -240,12 +240,43 @@ impl VectorIndex {
     /// exactly what scoring every row in `f32` would return (see the module docs). Empty when
     /// the query has the wrong length or is zero. `source` is only read with
     /// [`Residence::Sqlite`].
+    #[cfg(test)]
     pub fn search(
         &self,
         query: &[f32],
         k: usize,
         keep: Keep<'_>,
         source: &mut dyn VectorSource,
+    ) -> Result<Vec<(i64, f32)>, StoreError> {
+        self.search_alongside(query, k, keep, source, &mut || {})
+    }
+
+    /// [`VectorIndex::search`], running `alongside` exactly once on the calling thread while
+    /// other threads do the first pass (the hybrid search runs BM25 there): on two cores the
+    /// two retrievers overlap instead of queueing.
+    pub fn search_alongside(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: Keep<'_>,
+        source: &mut dyn VectorSource,
+        alongside: &mut dyn FnMut(),
+    ) -> Result<Vec<(i64, f32)>, StoreError> {
+        let mut alongside = Some(alongside);
+        let result = self.search_inner(query, k, keep, source, &mut alongside);
+        if let Some(run) = alongside {
+            run();
+        }
+        result
+    }
+
+    fn search_inner(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: Keep<'_>,
+        source: &mut dyn VectorSource,
+        alongside: &mut Option<&mut dyn FnMut()>,
     ) -> Result<Vec<(i64, f32)>, StoreError> {
         let Some(q) = normalized(query, self.dims) else { return Ok(Vec::new()) };
         if k == 0 || self.rids.is_empty() {
@@ -255,7 +286,7 @@ impl VectorIndex {
         let (q_scale, q_error) = quantize(&q, &mut q_codes);
         let query = Query { codes: &q_codes, scale: q_scale };
         let m = k.saturating_mul(OVERSAMPLE).max(MIN_CANDIDATES).min(self.rids.len());
-        let (candidates, kept) = self.first_pass(&query, m, keep);
+        let (candidates, kept) = self.first_pass(&query, m, keep, alongside);
         let slots: Vec<usize> = candidates.iter().map(|c| c.0).collect();
         let mut scored = self.rescore(&q, &slots, source)?;
         top_k(&mut scored, k);
@@ -287,18 +318,33 @@ impl VectorIndex {
     }
 
     /// The best `m` approximate scores among the rows that pass `keep`, as (slot, score), and
-    /// how many rows passed.
-    fn first_pass(&self, q: &Query<'_>, m: usize, keep: Keep<'_>) -> (Vec<(usize, f32)>, usize) {
+    /// how many rows passed. Runs `alongside` (taking it) while the threads scan.
+    fn first_pass(
+        &self,
+        q: &Query<'_>,
+        m: usize,
+        keep: Keep<'_>,
+        alongside: &mut Option<&mut dyn FnMut()>,
+    ) -> (Vec<(usize, f32)>, usize) {
         let rows = self.rids.len();
         if rows < PARALLEL_ROWS {
             return self.scan(q, 0, rows, m, keep);
         }
         let mid = rows / 2;
+        // A panic in the scan is a bug; surface it instead of returning half the rows.
+        let join = |h: std::thread::ScopedJoinHandle<'_, (Vec<(usize, f32)>, usize)>| {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        };
         let ((mut a, kept_a), (b, kept_b)) = std::thread::scope(|s| {
             let left = s.spawn(|| self.scan(q, 0, mid, m, keep));
-            let right = self.scan(q, mid, rows, m, keep);
-            // A panic in the scan is a bug; surface it instead of returning half the rows.
-            (left.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), right)
+            if let Some(run) = alongside.take() {
+                let right = s.spawn(|| self.scan(q, mid, rows, m, keep));
+                run();
+                (join(left), join(right))
+            } else {
+                let right = self.scan(q, mid, rows, m, keep);
+                (join(left), right)
+            }
         });
         a.extend(b);
         self.best(&mut a, m);

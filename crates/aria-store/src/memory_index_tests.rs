@@ -332,3 +332,36 @@ fn dot_matches_the_naive_sum() {
     assert!((dot(&a, &b) - naive).abs() < 1e-3);
     assert!((cosine(&[1.0, 0.0], &[0.0, 2.0])).abs() < 1e-6);
 }
+
+/// The work run alongside the first pass (BM25, in a hybrid search) runs exactly once whatever
+/// path the search takes: empty index, unusable query, one thread, two threads.
+#[test]
+fn the_alongside_work_runs_exactly_once_on_every_path() {
+    let dims = 8;
+    let mut rng = Lcg(13);
+    let mut small = VectorIndex::new("m", dims, 0, Residence::Ram);
+    let mut large = VectorIndex::new("m", dims, 0, Residence::Ram);
+    for rid in 0..(PARALLEL_ROWS + 10) as i64 {
+        let v = rng.vector(dims);
+        if rid < 50 {
+            small.upsert(rid, meta(MemoryKind::Fact), &v);
+        }
+        large.upsert(rid, meta(MemoryKind::Fact), &v);
+    }
+    let empty = VectorIndex::new("m", dims, 0, Residence::Ram);
+    let q = rng.vector(dims);
+    let cases: [(&VectorIndex, Vec<f32>, usize); 5] = [
+        (&empty, q.clone(), 5),
+        (&small, vec![0.0; dims], 5),
+        (&small, q.clone(), 0),
+        (&small, q.clone(), 5),
+        (&large, q.clone(), 5),
+    ];
+    for (i, (index, query, k)) in cases.into_iter().enumerate() {
+        let mut runs = 0;
+        let hits =
+            index.search_alongside(&query, k, &any, &mut NoSource, &mut || runs += 1).unwrap();
+        assert_eq!(runs, 1, "case {i}");
+        assert_eq!(hits, index.search(&query, k, &any, &mut NoSource).unwrap(), "case {i}");
+    }
+}

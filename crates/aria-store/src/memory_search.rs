@@ -125,14 +125,22 @@ impl Store {
     pub fn memory_search(&self, query: &MemoryQuery<'_>) -> Result<Vec<MemoryHit>, StoreError> {
         let n = query.candidates.max(query.limit);
         let conn = self.conn();
-        let text = match query.mode {
-            SearchMode::Vector => Vec::new(),
-            _ => text_candidates(&conn, query.text, &query.filter, n)?,
+        let wants_text = query.mode != SearchMode::Vector;
+        // BM25 runs on this thread while other threads scan the vectors.
+        let mut text: Option<Result<Vec<i64>, StoreError>> = None;
+        let mut run_text = || {
+            if wants_text {
+                text = Some(text_candidates(&conn, query.text, &query.filter, n));
+            }
         };
         let vector = match (query.mode, query.embedding) {
-            (SearchMode::Text, _) | (_, None) => Vec::new(),
-            (_, Some(e)) => self.vector_candidates(&conn, e, &query.filter, n)?,
+            (SearchMode::Text, _) | (_, None) => {
+                run_text();
+                Vec::new()
+            }
+            (_, Some(e)) => self.vector_candidates(&conn, e, &query.filter, n, &mut run_text)?,
         };
+        let text = text.transpose()?.unwrap_or_default();
         let fused = fuse(&text, &vector, query.limit);
         let rows = rows_by_rid(&conn, fused.iter().map(|f| f.rid))?;
         Ok(fused
@@ -184,7 +192,7 @@ impl Store {
             statuses: vec![MemoryStatus::Active, MemoryStatus::Archived],
             ..MemoryFilter::default()
         };
-        let best = self.vector_candidates(&conn, e, &filter, 1)?;
+        let best = self.vector_candidates(&conn, e, &filter, 1, &mut || {})?;
         let Some(&(rid, similarity)) = best.first().filter(|b| b.1 >= min_similarity) else {
             return Ok(None);
         };
@@ -232,6 +240,7 @@ impl Store {
         e: Embedding<'_>,
         filter: &MemoryFilter,
         n: usize,
+        alongside: &mut dyn FnMut(),
     ) -> Result<Vec<(i64, f32)>, StoreError> {
         // One read transaction: the generation, and the vectors a rescore reads, agree.
         let tx = conn.unchecked_transaction().map_err(sql("starting a vector search"))?;
@@ -255,7 +264,7 @@ impl Store {
             )));
         }
         let mut source = StoredVectors { conn: &tx, model: e.model, buffer: Vec::new() };
-        index.search(e.vector, n, &|m| filter.keeps(m), &mut source)
+        index.search_alongside(e.vector, n, &|m| filter.keeps(m), &mut source, alongside)
     }
 
     /// Reads, inside a write transaction, what the index needs to follow the write.
