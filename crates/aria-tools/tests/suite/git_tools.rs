@@ -442,6 +442,13 @@ fn reference_sections(repo: &Repository) -> [Vec<String>; 4] {
 
 #[tokio::test]
 async fn status_matches_one_combined_libgit2_status_on_a_messy_tree_and_writes_nothing() {
+    // With and without a conflict (staged changes then come with it or not).
+    for conflict in [true, false] {
+        messy_status_matches(conflict).await;
+    }
+}
+
+async fn messy_status_matches(conflict: bool) {
     let r = root();
     let dir = r.root.join("proj");
     let files = [
@@ -465,7 +472,11 @@ async fn status_matches_one_combined_libgit2_status_on_a_messy_tree_and_writes_n
         .unwrap();
     write(&dir.join("c.txt"), "ours\n");
     commit_all(&repo, "Fix: ours");
-    repo.merge(&[&repo.find_annotated_commit(theirs).unwrap()], None, None).unwrap();
+    if conflict {
+        repo.merge(&[&repo.find_annotated_commit(theirs).unwrap()], None, None).unwrap();
+    }
+    write(&dir.join("sub/keep.txt"), "keep staged\n");
+    stage(&repo, "sub/keep.txt");
     // Every other kind of change, some on the same file in both halves.
     write(&dir.join("a.txt"), "a changed\n");
     write(&dir.join("both.txt"), "both staged\n");
@@ -482,11 +493,27 @@ async fn status_matches_one_combined_libgit2_status_on_a_messy_tree_and_writes_n
     write(&dir.join("newdir/x.txt"), "x\n");
     write(&dir.join("debug.log"), "ignored\n");
     let index_before = fs::read(dir.join(".git/index")).unwrap();
+    let objects = |dir: &Path| {
+        let mut all = vec![];
+        for d in fs::read_dir(dir.join(".git/objects")).unwrap() {
+            let d = d.unwrap().path();
+            if d.is_dir() {
+                all.extend(fs::read_dir(&d).unwrap().map(|f| f.unwrap().path()));
+            }
+        }
+        all.sort();
+        all
+    };
+    let objects_before = objects(&dir);
 
     let out = text(call(&GitStatus::new(r.guard.clone()), json!({"path": "proj"})).await);
     let [staged, unstaged, untracked, conflicted] = reference_sections(&repo);
     assert!(!staged.is_empty() && !unstaged.is_empty() && !untracked.is_empty());
-    assert_eq!(conflicted, ["c.txt"], "the fixture has a conflict");
+    let want_conflicts: &[&str] = if conflict { &["c.txt"] } else { &[] };
+    assert_eq!(conflicted, want_conflicts);
+    assert!(staged.contains(&"new: added.txt".to_owned()), "{staged:?}");
+    assert!(staged.contains(&"deleted: gone.txt".to_owned()), "{staged:?}");
+    assert!(staged.contains(&"modified: sub/keep.txt".to_owned()), "{staged:?}");
     assert!(unstaged.contains(&"modified: both.txt".to_owned()), "{unstaged:?}");
     assert!(staged.contains(&"modified: both.txt".to_owned()), "{staged:?}");
     for (title, items) in [
@@ -495,6 +522,10 @@ async fn status_matches_one_combined_libgit2_status_on_a_messy_tree_and_writes_n
         ("untracked", untracked),
         ("conflicted", conflicted),
     ] {
+        if items.is_empty() {
+            assert!(!out.contains(&format!("{title} (")), "{out}");
+            continue;
+        }
         let mut want = format!("{title} ({}):\n", items.len());
         for item in items {
             want.push_str(&format!("  {item}\n"));
@@ -503,6 +534,7 @@ async fn status_matches_one_combined_libgit2_status_on_a_messy_tree_and_writes_n
     }
     assert!(!out.contains("debug.log"), "{out}");
     assert_eq!(fs::read(dir.join(".git/index")).unwrap(), index_before, "status wrote the index");
+    assert_eq!(objects(&dir), objects_before, "status wrote objects into the repository");
 }
 
 /// ARIA's private copies of the index under `.git/aria/`.
