@@ -1,13 +1,15 @@
 //! Fuzzes the shell parser and classifier with arbitrary UTF-8.
 //!
 //! Invariants checked besides "never crashes": a line `parse` refuses is classified
-//! `blocked`, every verdict has a reason, and a line whose program word is `sudo` is never
-//! anything but `blocked`.
+//! `blocked`, every verdict has a reason, a line whose program word is `sudo` is never
+//! anything but `blocked`, and whenever the hand-written fast path accepts a line, its AST,
+//! `parse` and `classify` equal the tree-sitter path's (`parse_reference`,
+//! `classify_reference`): the fast path may only ever be more conservative, never different.
 
 #![no_main]
 
 use aria_api::Tier;
-use aria_tools::shell::{classify, parse};
+use aria_tools::shell::{classify, classify_reference, parse, parse_fast, parse_reference};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -21,5 +23,10 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(c.tier, Tier::Blocked);
             }
         }
+    }
+    if let Some(fast) = parse_fast(line) {
+        assert_eq!(Ok(fast), parse_reference(line), "fast path vs tree-sitter on {line:?}");
+        assert_eq!(parse(line), parse_reference(line), "parse on {line:?}");
+        assert_eq!(c, classify_reference(line), "classify on {line:?}");
     }
 });
