@@ -6,8 +6,10 @@
 //! count, and the ratio. The workspace builds with `target-cpu=native` (`.cargo/config.toml`).
 //!
 //! Besides the provider's figures it prints, in the same run and interleaved so machine load
-//! hits both alike: the Q4_1 matrix-vector kernel against candle's, and whole-model generation
-//! against candle's `quantized_llama` (what the provider ran on before). `uptime`'s load is
+//! hits both alike: the Q4_1 matrix-vector kernel against candle's, the run-time selected
+//! kernels (AVX2 where the CPU has it) against the portable ones, and whole-model generation
+//! against candle's `quantized_llama` (what the provider ran on before).
+//! `ARIA_BENCH_KERNELS_ONLY=1` prints only the kernel lines (quick, no model needed). `uptime`'s load is
 //! printed with the figures: other builds on a small machine move them a lot.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a bench binary reports on stdout
 

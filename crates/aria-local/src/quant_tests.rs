@@ -279,7 +279,8 @@ fn avx2_products_match_the_portable_kernels_for_every_matrix_the_model_has() {
     let Some(s) = avx2() else { return };
     // SmolLM2's matrices: Q4_1 q/o (576x576), k/v (192x576), gate/up (1536x576), down
     // (576x1536); the tied output head is Q8_0 x576 (49152 rows, a slice here). 96 columns is
-    // an odd number of blocks (the kernels' tail).
+    // an odd number of blocks (the kernels' tail). m = 4 and 9 run the prompt kernels that
+    // take four activation rows at once (9: two groups and one row left).
     let shapes = [
         (GgmlDType::Q4_1, 576, 576),
         (GgmlDType::Q4_1, 192, 576),
@@ -292,7 +293,7 @@ fn avx2_products_match_the_portable_kernels_for_every_matrix_the_model_has() {
     for (seed, (dtype, rows, cols)) in (20..).zip(shapes) {
         let (_, w) = both(dtype, rows, cols, seed);
         let nb = cols / QK;
-        for m in [1, 3] {
+        for m in [1, 3, 4, 9] {
             let mut acts = Vec::new();
             quantize_rows(&values(m * cols, seed + 100), cols, &mut acts);
             let (mut portable, mut fast) = (vec![f32::NAN; rows * m], vec![f32::NAN; rows * m]);
@@ -311,6 +312,32 @@ fn avx2_products_match_the_portable_kernels_for_every_matrix_the_model_has() {
                         "{dtype:?} {rows}x{cols} m={m} {r},{i}: {a} vs {b}"
                     );
                 }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_prompt_kernels_give_each_row_exactly_the_single_row_result() {
+    let Some(s) = avx2() else { return };
+    for (seed, (dtype, rows, cols)) in (40..).zip([
+        (GgmlDType::Q4_1, 48, 576),
+        (GgmlDType::Q4_1, 40, 96),
+        (GgmlDType::Q8_0, 48, 576),
+        (GgmlDType::Q8_0, 40, 96),
+    ]) {
+        let (_, w) = both(dtype, rows, cols, seed);
+        let m = 9;
+        let mut acts = Vec::new();
+        quantize_rows(&values(m * cols, seed + 100), cols, &mut acts);
+        let mut grouped = vec![f32::NAN; rows * m];
+        matmul_t_with(Isa::Avx2(s), vec![Product { w: &w, out_t: &mut grouped }], &acts);
+        for (i, act) in acts.chunks_exact(cols / QK).enumerate() {
+            let mut single = vec![f32::NAN; rows];
+            matmul_t_with(Isa::Avx2(s), vec![Product { w: &w, out_t: &mut single }], act);
+            for r in 0..rows {
+                assert_eq!(grouped[r * m + i].to_bits(), single[r].to_bits(), "{dtype:?} {r},{i}");
             }
         }
     }
