@@ -27,6 +27,12 @@ pub(crate) struct Rule {
     pub(crate) check: Check,
 }
 
+/// Every match of a [`Check::EnvValue`] rule lies on one line and its name contains one of
+/// these, ASCII case-insensitively (or a non-ASCII case variant of `k`/`s`, `K` and `ſ`, which the
+/// redactor checks for separately). The redactor runs the rule's regex only on lines that
+/// contain one: keep this list in step with the names in the `env_secret` pattern.
+pub(crate) const ENV_KEYWORDS: &[&str] = &["key", "token", "secret", "pass", "pwd", "credential"];
+
 pub(crate) const RULES: &[Rule] = &[
     Rule {
         // The whole block; a block cut off by truncation is removed to the end of the text.

@@ -4,10 +4,16 @@
 //! 1. **Known values** (API keys ARIA was configured with) are replaced literally. They go first
 //!    and on their own so that a pattern match starting earlier can never cut one in half and
 //!    leave its tail in the text.
-//! 2. **Patterns** for well-known token formats, all alternatives of one `regex::Regex` so that
-//!    text with no secret costs a single scan. Some matches get a second look in code (the
-//!    regex crate has no look-around): `.env`-style assignments must not eat ordinary source
-//!    code such as `let token = get_token();`, and `sk-…` must contain a digit.
+//! 2. **Patterns** for well-known token formats, as alternatives of two `regex::Regex`es: the
+//!    token formats in one, the `.env`-style assignment rule in the other. Ordinary code and
+//!    logs match the assignment rule often (`let token = get_token();`, `"prompt_tokens":12`)
+//!    and the token formats almost never, so each regex keeps its next match cached while the
+//!    other one's matches are judged, and captures are only computed for the match that comes
+//!    first (ties go to the earlier rule, exactly like one alternation of all rules). The
+//!    assignment rule only runs on lines that contain one of its keywords (`key`, `token`,
+//!    `pass`, ...), found with one case-insensitive Aho-Corasick scan. Some
+//!    matches get a second look in code (the regex crate has no look-around): `.env`-style
+//!    assignments must not eat ordinary source code, and `sk-…` must contain a digit.
 //! 3. **High-entropy tokens** (seed 000 §4.3, see `entropy.rs`): one byte loop over what is
 //!    left, judging only runs of 64+ token characters.
 //!
@@ -18,11 +24,13 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 use regex::{Captures, Regex, RegexBuilder};
 
 use crate::guard::entropy::find_high_entropy;
-use crate::guard::secret_rules::{Check, RULES};
+use crate::guard::secret_rules::{Check, ENV_KEYWORDS, RULES};
 
 /// Known values shorter than this are ignored: redacting `true` or `1234` everywhere would
 /// destroy text and protect nothing.
@@ -40,6 +48,55 @@ struct Slots {
     separator: Option<usize>,
 }
 
+/// One compiled regex over a contiguous run of [`RULES`], with each rule's group indices.
+#[derive(Debug, Clone)]
+struct Group {
+    re: Regex,
+    slots: Vec<Slots>,
+    /// For the `.env`-style rule: its keywords ([`ENV_KEYWORDS`]). Its matches lie on one line
+    /// and contain one, so the regex runs only on lines with a keyword.
+    keywords: Option<AhoCorasick>,
+}
+
+impl Group {
+    /// The leftmost match at or after `pos`. `folds`: the text contains `K`
+    /// (U+212A) or `ſ` (U+017F), which `(?i)` matches as `k`/`s`: then the prefilter is off.
+    fn find(&self, text: &str, pos: usize, folds: bool) -> Option<(usize, usize)> {
+        let Some(keywords) = self.keywords.as_ref().filter(|_| !folds) else {
+            return self.re.find_at(text, pos).map(|m| (m.start(), m.end()));
+        };
+        let bytes = text.as_bytes();
+        let mut from = pos;
+        while from < text.len() {
+            let at = keywords.find(Input::new(text).span(from..text.len()))?.start();
+            // A match containing this keyword starts within the run of name characters
+            // before it; no match starts between `from` and that run (it would need a
+            // keyword of its own, and `at` is the first one).
+            let mut start = at;
+            while start > from && is_name_byte(bytes[start - 1]) {
+                start -= 1;
+            }
+            // Matches never cross a line end, so the rest of this line decides.
+            let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            if let Some(m) = self.re.find_at(&text[..line_end], start) {
+                return Some((m.start(), m.end()));
+            }
+            from = line_end + 1;
+        }
+        None
+    }
+}
+
+/// A character of an assignment's name in the `env_secret` pattern (`[A-Za-z0-9_.-]`).
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// The non-ASCII characters `(?i)` matches as ASCII letters (`K` for `k`, `ſ` for `s`).
+fn has_case_folds(text: &str) -> bool {
+    !text.is_ascii() && text.contains(['\u{212A}', '\u{17F}'])
+}
+
 /// What replaces all text if a regex could not be built (fail closed).
 const BROKEN: &str = "[REDACTED:redactor-unavailable]";
 
@@ -48,8 +105,8 @@ pub struct SecretRedactor {
     /// `Err(())` when the known-values regex could not be built: then everything is redacted.
     known: Result<Option<Regex>, ()>,
     known_count: usize,
-    patterns: Result<Regex, ()>,
-    slots: Vec<Slots>,
+    /// In rule order: a match of an earlier group wins a tie with a later one.
+    patterns: Result<Vec<Group>, ()>,
 }
 
 impl fmt::Debug for SecretRedactor {
@@ -57,7 +114,10 @@ impl fmt::Debug for SecretRedactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SecretRedactor")
             .field("known_values", &self.known_count)
-            .field("rules", &self.slots.len())
+            .field(
+                "rules",
+                &self.patterns.as_ref().map_or(0, |g| g.iter().map(|g| g.slots.len()).sum()),
+            )
             .field("working", &(self.known.is_ok() && self.patterns.is_ok()))
             .finish()
     }
@@ -85,10 +145,29 @@ impl SecretRedactor {
             let alternation = known.iter().map(|v| regex::escape(v)).collect::<Vec<_>>().join("|");
             build(&alternation).map(Some)
         };
-        let (source, names) = combined_source();
-        let patterns = build(&source);
-        let slots = patterns.as_ref().map(|re| slots_for(re, &names)).unwrap_or_default();
-        SecretRedactor { known: known_re, known_count, patterns, slots }
+        let patterns = rule_groups()
+            .into_iter()
+            .map(|range| {
+                let (source, names) = combined_source(range.clone());
+                let re = build(&source)?;
+                let slots = slots_for(&re, &names, range.clone());
+                let env = RULES[range].iter().all(|r| r.check == Check::EnvValue);
+                let keywords = if env {
+                    let built = AhoCorasick::builder()
+                        .ascii_case_insensitive(true)
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .build(ENV_KEYWORDS)
+                        .map_err(|e| {
+                            tracing::error!(error = %e, "could not build the keyword prefilter");
+                        })?;
+                    Some(built)
+                } else {
+                    None
+                };
+                Ok(Group { re, slots, keywords })
+            })
+            .collect();
+        SecretRedactor { known: known_re, known_count, patterns }
     }
 
     /// Redacts like [`aria_api::Redact::redact`] and lists the kind of every replacement: known
@@ -129,16 +208,39 @@ impl SecretRedactor {
 
     fn redact_patterns<'a>(
         &self,
-        re: &Regex,
+        groups: &[Group],
         text: &'a str,
         kinds: &mut Vec<&'static str>,
     ) -> Cow<'a, str> {
         let mut out = Output { text, buf: None, copied: 0 };
         let mut pos = 0;
+        // Per group, the start of its leftmost match from some earlier `pos` (`Some(None)`: no
+        // match at all). It stays the leftmost match for every later `pos` up to its start.
+        let mut next: Vec<Option<Option<(usize, usize)>>> = vec![None; groups.len()];
+        let folds = has_case_folds(text);
         while pos <= text.len() {
-            let Some(caps) = re.captures_at(text, pos) else { break };
+            let mut first: Option<((usize, usize), &Group)> = None;
+            for (cached, group) in next.iter_mut().zip(groups) {
+                let start = match *cached {
+                    Some(Some((start, _))) if start < pos => None,
+                    known => known,
+                }
+                .unwrap_or_else(|| group.find(text, pos, folds));
+                *cached = Some(start);
+                if let Some(found) = start
+                    && first.is_none_or(|((best, _), _)| found.0 < best)
+                {
+                    first = Some((found, group));
+                }
+            }
+            let Some(((start, end), group)) = first else { break };
+            // The same leftmost-first match, now with its groups. The `.env` rule has no
+            // assertion at its end, so the text after the match cannot change it: cutting the
+            // haystack there keeps the capture search as short as the match.
+            let haystack = if group.keywords.is_some() { &text[..end] } else { text };
+            let Some(caps) = group.re.captures_at(haystack, start) else { break };
             let Some((slots, whole)) =
-                self.slots.iter().find_map(|s| caps.get(s.whole).map(|m| (s, m)))
+                group.slots.iter().find_map(|s| caps.get(s.whole).map(|m| (s, m)))
             else {
                 break;
             };
@@ -150,7 +252,7 @@ impl SecretRedactor {
             // resumes after it: scan that part on its own so a token inside it is not missed.
             if value_start > whole.start() && value_start - whole.start() < text.len() {
                 let key = &text[whole.start()..value_start];
-                if let Cow::Owned(clean) = self.redact_patterns(re, key, kinds) {
+                if let Cow::Owned(clean) = self.redact_patterns(groups, key, kinds) {
                     out.replace(whole.start(), value_start, &clean);
                 }
             }
@@ -320,14 +422,35 @@ fn build(source: &str) -> Result<Regex, ()> {
     })
 }
 
-/// Joins all rules into one alternation. Each rule becomes group `r{i}`; its named sub-groups
-/// (`(?P<VALUE>`, `(?P<KEYQ>`, `(?P<SEP>`) are renamed `r{i}_{NAME}_{n}` to stay unique.
-/// Returns the source and, per rule, the renamed group names.
-fn combined_source() -> (String, Vec<Vec<String>>) {
-    let mut source = String::new();
-    let mut names = Vec::with_capacity(RULES.len());
+/// The rules split into contiguous runs, one regex each: every `.env`-style rule on its own
+/// (frequent matches in code), the token formats together.
+fn rule_groups() -> Vec<Range<usize>> {
+    let mut groups = Vec::new();
+    let mut start = 0;
     for (i, rule) in RULES.iter().enumerate() {
-        if i > 0 {
+        if rule.check == Check::EnvValue {
+            if start < i {
+                groups.push(start..i);
+            }
+            groups.push(i..i + 1);
+            start = i + 1;
+        }
+    }
+    if start < RULES.len() {
+        groups.push(start..RULES.len());
+    }
+    groups
+}
+
+/// Joins the rules in `range` into one alternation. Rule `i` becomes group `r{i}`; its named
+/// sub-groups (`(?P<VALUE>`, `(?P<KEYQ>`, `(?P<SEP>`) are renamed `r{i}_{NAME}_{n}` to stay
+/// unique. Returns the source and, per rule of the range, the renamed group names.
+fn combined_source(range: Range<usize>) -> (String, Vec<Vec<String>>) {
+    let mut source = String::new();
+    let mut names = Vec::with_capacity(range.len());
+    let first = range.start;
+    for (i, rule) in RULES.iter().enumerate().take(range.end).skip(first) {
+        if i > first {
             source.push('|');
         }
         let mut rule_names = Vec::new();
@@ -349,14 +472,17 @@ fn combined_source() -> (String, Vec<Vec<String>>) {
     (source, names)
 }
 
-fn slots_for(re: &Regex, names: &[Vec<String>]) -> Vec<Slots> {
+fn slots_for(re: &Regex, names: &[Vec<String>], range: Range<usize>) -> Vec<Slots> {
     let index = |name: &str| re.capture_names().position(|n| n == Some(name));
+    let first = range.start;
     RULES
         .iter()
         .enumerate()
+        .take(range.end)
+        .skip(first)
         .filter_map(|(i, rule)| {
             let whole = index(&format!("r{i}"))?;
-            let sub = names.get(i)?;
+            let sub = names.get(i - first)?;
             let of = |tag: &str| -> Vec<usize> {
                 let prefix = format!("r{i}_{tag}_");
                 sub.iter().filter(|n| n.starts_with(&prefix)).filter_map(|n| index(n)).collect()
@@ -374,14 +500,24 @@ fn slots_for(re: &Regex, names: &[Vec<String>]) -> Vec<Slots> {
 }
 
 #[cfg(test)]
+#[path = "secrets_tests.rs"]
+mod split_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_rules_compile_and_every_rule_has_its_groups() {
-        let (source, names) = combined_source();
-        let re = Regex::new(&source).unwrap();
-        let slots = slots_for(&re, &names);
+        let mut slots = Vec::new();
+        let groups = rule_groups();
+        assert_eq!(groups.first().map(|g| g.start), Some(0));
+        assert!(groups.windows(2).all(|w| w[0].end == w[1].start), "{groups:?}");
+        for range in groups {
+            let (source, names) = combined_source(range.clone());
+            let re = Regex::new(&source).unwrap();
+            slots.extend(slots_for(&re, &names, range));
+        }
         assert_eq!(slots.len(), RULES.len());
         for s in &slots {
             if s.check == Check::EnvValue {
@@ -402,7 +538,7 @@ mod tests {
     #[test]
     fn a_broken_redactor_fails_closed() {
         use aria_api::Redact;
-        let r = SecretRedactor { known: Err(()), known_count: 1, patterns: Err(()), slots: vec![] };
+        let r = SecretRedactor { known: Err(()), known_count: 1, patterns: Err(()) };
         assert_eq!(r.redact("anything at all"), BROKEN);
         assert_eq!(r.redact(""), "");
     }
