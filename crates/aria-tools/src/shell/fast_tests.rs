@@ -126,6 +126,8 @@ fn shapes_outside_the_subset_go_to_the_grammar() {
         "ls =~",
         "ls a == b",
         "- 2>&1",
+        "_=ff= f= _",
+        "_= x",
         "!ls",
     ] {
         assert!(parse_fast(line).is_none(), "{line:?} must be left to the grammar");
