@@ -138,21 +138,25 @@ impl VectorIndex {
                 self.metas[slot] = meta;
                 slot
             }
-            None => {
-                let slot = self.rids.len();
-                self.slots.insert(rid, slot);
-                self.rids.push(rid);
-                self.metas.push(meta);
-                self.codes.resize(self.codes.len() + self.dims, 0);
-                self.scales.push(0.0);
-                self.errors.push(0.0);
-                if self.residence == Residence::Ram {
-                    self.exact.resize(self.exact.len() + self.dims, 0.0);
-                }
-                slot
-            }
+            None => self.push_slot(rid, meta),
         };
         self.set_row(slot, &unit);
+    }
+
+    /// Adds an empty slot (zero codes, scale and error) for `rid`, which is not in the index yet;
+    /// the caller fills it with [`VectorIndex::set_row`].
+    fn push_slot(&mut self, rid: i64, meta: RowMeta) -> usize {
+        let slot = self.rids.len();
+        self.slots.insert(rid, slot);
+        self.rids.push(rid);
+        self.metas.push(meta);
+        self.codes.resize(self.codes.len() + self.dims, 0);
+        self.scales.push(0.0);
+        self.errors.push(0.0);
+        if self.residence == Residence::Ram {
+            self.exact.resize(self.exact.len() + self.dims, 0.0);
+        }
+        slot
     }
 
     /// Appends a row not yet in the index straight from its stored form (`f32` little-endian),
@@ -168,16 +172,7 @@ impl VectorIndex {
         unit.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
         let ok = normalize_in_place(&mut unit);
         if ok {
-            let slot = self.rids.len();
-            self.slots.insert(rid, slot);
-            self.rids.push(rid);
-            self.metas.push(meta);
-            self.codes.resize(self.codes.len() + self.dims, 0);
-            self.scales.push(0.0);
-            self.errors.push(0.0);
-            if self.residence == Residence::Ram {
-                self.exact.resize(self.exact.len() + self.dims, 0.0);
-            }
+            let slot = self.push_slot(rid, meta);
             self.set_row(slot, &unit);
         }
         self.scratch = unit;
