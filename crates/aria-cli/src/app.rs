@@ -41,9 +41,14 @@ pub fn db_path(config: &Config) -> PathBuf {
 
 pub fn open_store(config: &Config, redactor: Arc<dyn Redact>) -> CliResult<Arc<Store>> {
     let path = db_path(config);
-    Store::open(&path, redactor).map(Arc::new).map_err(|e| {
+    let store = Store::open(&path, redactor).map_err(|e| {
         CliError::failed(anyhow::anyhow!("cannot open the ARIA database {}: {e}", path.display()))
-    })
+    })?;
+    store.set_memory_vector_residence(match config.memory.vectors {
+        config::VectorResidence::Ram => aria_store::Residence::Ram,
+        config::VectorResidence::Sqlite => aria_store::Residence::Sqlite,
+    });
+    Ok(Arc::new(store))
 }
 
 pub fn path_guard(config: &Config) -> CliResult<Arc<PathGuard>> {

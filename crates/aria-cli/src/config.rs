@@ -10,7 +10,7 @@ use aria_api::{ApprovalMode, Limits};
 use serde::{Deserialize, Serialize};
 
 mod memory;
-pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, resolve_memory};
+pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
 
 /// A configuration problem. Exit code 2.
 #[derive(Debug, thiserror::Error)]

@@ -206,6 +206,34 @@ fn unknown_memory_keys_and_embedders_are_config_errors() {
     assert!(text(&out.stderr).contains("embeder"), "{}", text(&out.stderr));
 }
 
+#[test]
+fn vectors_kept_in_sqlite_search_like_vectors_in_ram() {
+    let server = MockOllama::new(vec![]).serve();
+    let aria = Aria::new();
+    let base = format!(
+        "embedder = \"ollama\"\nembedding_base_url = \"{}\"\nembedding_model = \"mock-model\"\nembedding_dims = 8",
+        server.url()
+    );
+    let ram = config_with(&aria, &base);
+    for text in ["My favorite color is blue", "The dentist is on Tuesday", "Rust builds are slow"] {
+        ok(&run(&aria, &ram, &["add", text]));
+    }
+    let in_ram = search_ids(&aria, &ram, "dentist Tuesday");
+    let sqlite = config_with(&aria, &format!("{base}\nvectors = \"sqlite\""));
+    let shown = json_of(
+        &aria.run(NO_SERVER, &["--config", sqlite.to_str().unwrap(), "config", "show", "--json"]),
+    );
+    assert_eq!(shown["memory"]["vectors"], "sqlite", "{shown}");
+    let in_sqlite = search_ids(&aria, &sqlite, "dentist Tuesday");
+    assert_eq!(in_sqlite, in_ram);
+    assert_eq!(in_ram.len(), 3, "every memory is found by one retriever or the other");
+
+    let bad = config_with(&aria, &format!("{base}\nvectors = \"disk\""));
+    let out = run(&aria, &bad, &["list"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("vectors `disk` is unknown"), "{}", text(&out.stderr));
+}
+
 /// Where `make test-wheels` leaves the model wheels (see aria-local's tests).
 fn wheels_dir() -> PathBuf {
     std::env::var_os("ARIA_TEST_WHEELS")
