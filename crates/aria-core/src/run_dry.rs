@@ -25,14 +25,12 @@ impl Run<'_> {
                 write.snapshots =
                     crate::snapshot::plan(s, &call.name, &args).await.map_err(|e| e.0);
             }
-            let (snapshots, snapshot_error) = match &write.snapshots {
-                Ok(points) => (json!(points), None),
-                Err(e) => (json!([]), Some(e.clone())),
-            };
+            let described = json!(write);
             self.audit(
                 "tool.dry_run",
                 json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier,
-                       "snapshots": snapshots, "snapshot_error": snapshot_error}),
+                       "snapshots": described["snapshots"],
+                       "snapshot_error": described["snapshot_error"]}),
             )?;
             let mut answer = format!(
                 "[dry run] not executed: `{}` with {} ({} action); nothing was changed",

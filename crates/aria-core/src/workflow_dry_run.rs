@@ -12,8 +12,10 @@ use crate::workflow::PlannedCheck;
 /// How much of one change's text the report shows.
 const MAX_SHOWN_CHARS: usize = 10_000;
 
-/// One change the model asked for that the dry run did not make.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One change the model asked for that the dry run did not make. Serialised (in the audit log)
+/// with `snapshots` always a list and `snapshot_error` the reason none could be planned, or
+/// null, as `tool.dry_run` records them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DryWrite {
     pub tool: String,
     /// The tier's name (`recoverable_write`, `irreversible`).
@@ -24,6 +26,23 @@ pub struct DryWrite {
     /// The restore points it would get first, or why none could be planned. Empty when the
     /// call is not snapshotted (an irreversible action).
     pub snapshots: Result<Vec<PlannedPoint>, String>,
+}
+
+impl Serialize for DryWrite {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let (points, error): (&[PlannedPoint], Option<&str>) = match &self.snapshots {
+            Ok(points) => (points, None),
+            Err(e) => (&[], Some(e)),
+        };
+        let mut st = serializer.serialize_struct("DryWrite", 5)?;
+        st.serialize_field("tool", &self.tool)?;
+        st.serialize_field("tier", &self.tier)?;
+        st.serialize_field("shown", &self.shown)?;
+        st.serialize_field("snapshots", points)?;
+        st.serialize_field("snapshot_error", &error)?;
+        st.end()
+    }
 }
 
 impl DryWrite {
@@ -217,6 +236,23 @@ mod tests {
         assert!(dry_run_report(&p).contains("The governed workflow is off"));
         p.writes[0].snapshots = Err("outside the roots".into());
         assert!(dry_run_report(&p).contains("cannot be planned (outside the roots)"));
+    }
+
+    #[test]
+    fn the_audited_plan_lists_snapshots_and_names_a_planning_error() {
+        let mut p = plan();
+        let audited = serde_json::to_value(&p).unwrap();
+        assert_eq!(
+            audited["writes"][0],
+            json!({"tool": "file_write", "tier": "recoverable_write", "shown": p.writes[0].shown,
+                   "snapshots": [{"repository": "/r", "initialise": false,
+                                  "branch": "snapshot/file_write-<YYYY-MM-DD-HHMMSS>"}],
+                   "snapshot_error": null})
+        );
+        p.writes[0].snapshots = Err("outside the roots".into());
+        let audited = serde_json::to_value(&p).unwrap();
+        assert_eq!(audited["writes"][0]["snapshots"], json!([]));
+        assert_eq!(audited["writes"][0]["snapshot_error"], "outside the roots");
     }
 
     #[test]
