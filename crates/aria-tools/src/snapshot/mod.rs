@@ -319,8 +319,8 @@ impl Snapshots {
 
     /// Snapshots every repository a tool call may write, before it runs (the agent loop's
     /// hook): for a call with a `path` argument, the repository containing that path; for
-    /// `shell_execute`, the repositories of the paths it writes, or every root when they are
-    /// not all known; otherwise every root.
+    /// `shell_execute`, the repositories of the paths it writes, and for `apply_patch`, those of
+    /// the files it names, or every root when they are not all known; otherwise every root.
     pub fn before_write(
         &self,
         tool: &str,

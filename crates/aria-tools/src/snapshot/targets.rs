@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::guard::path::PathGuard;
 use crate::shell;
+use crate::tools::apply_patch::ApplyPatch;
 use crate::tools::shell_execute::ShellExecute;
 
 /// `(where to look for the repository, the paths about to be written)` per place the call may
@@ -19,6 +20,8 @@ pub(crate) fn write_targets(
     let every_root = || guard.roots().iter().map(|r| (r.clone(), Vec::new())).collect::<Vec<_>>();
     let written: Option<Vec<String>> = if tool == ShellExecute::NAME {
         args.get("command").and_then(Value::as_str).map(shell_writes)
+    } else if tool == ApplyPatch::NAME {
+        args.get("patch").and_then(Value::as_str).and_then(patch_files)
     } else {
         args.get("path").and_then(Value::as_str).map(|p| vec![p.to_owned()])
     };
@@ -30,6 +33,11 @@ pub(crate) fn write_targets(
         out.push((path.clone(), vec![path]));
     }
     out
+}
+
+/// The files a patch creates, changes or deletes; `None` when it does not parse.
+fn patch_files(patch: &str) -> Option<Vec<String>> {
+    crate::patch::parse(patch).ok().map(|p| p.files.into_iter().map(|f| f.path).collect())
 }
 
 /// The files a command line writes: what the classifier found (`touch a`, `cp x dest`, ...)

@@ -307,6 +307,44 @@ fn the_repository_that_contains_the_written_path_is_snapshotted() {
 }
 
 #[test]
+fn a_patch_snapshots_the_repositories_of_the_files_it_names() {
+    let (_tmp, root) = tmp_root();
+    let outer = Repository::init(&root).unwrap();
+    write(&root, "top.txt", b"top\n");
+    commit_all(&outer, "Initial");
+    let inner_dir = root.join("projects/inner");
+    let inner = Repository::init(&inner_dir).unwrap();
+    write(&inner_dir, "lib.rs", b"inner\n");
+    commit_all(&inner, "Initial");
+    let s = snapshots(&root, SnapshotOptions::default());
+
+    // Only the nested repository: one snapshot there, naming both files.
+    let patch = "--- a/projects/inner/lib.rs\n+++ b/projects/inner/lib.rs\n@@ -1 +1 @@\n-inner\n+patched\n\
+                 --- /dev/null\n+++ b/projects/inner/new.rs\n@@ -0,0 +1 @@\n+new\n";
+    let taken = s.before_write("apply_patch", &json!({ "patch": patch }), "s").unwrap();
+    assert_eq!(taken.len(), 1, "{taken:?}");
+    assert_eq!(taken[0].repository, inner_dir);
+    assert_eq!(taken[0].targets, ["lib.rs", "new.rs"]);
+    let planned = s.plan_write("apply_patch", &json!({ "patch": patch })).unwrap();
+    assert_eq!(planned.len(), 1);
+    assert_eq!(planned[0].repository, inner_dir);
+
+    // Files in both repositories: one snapshot in each.
+    let both = "--- a/top.txt\n+++ b/top.txt\n@@ -1 +1 @@\n-top\n+TOP\n\
+                --- a/projects/inner/lib.rs\n+++ b/projects/inner/lib.rs\n@@ -1 +1 @@\n-inner\n+x\n";
+    let taken = s.before_write("apply_patch", &json!({ "patch": both }), "s").unwrap();
+    let mut repos: Vec<_> = taken.iter().map(|t| t.repository.clone()).collect();
+    repos.sort();
+    assert_eq!(repos, [root.clone(), inner_dir.clone()]);
+
+    // A patch that does not parse names no file: the roots are snapshotted, as for any call
+    // whose targets are unknown (the tool then refuses the patch).
+    let taken = s.before_write("apply_patch", &json!({"patch": "not a diff"}), "s").unwrap();
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].repository, root);
+}
+
+#[test]
 fn a_shell_write_snapshots_the_repositories_of_the_paths_it_writes() {
     let (_tmp, root) = tmp_root();
     let s = snapshots(&root, SnapshotOptions::default());
