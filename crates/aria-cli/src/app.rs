@@ -136,10 +136,9 @@ pub fn agent(
     let p = &config.provider;
     let built = provider(config)?;
     // Long-term memory: recalled into every request, filled by extraction and the memory tools.
-    let memory: Arc<dyn MemoryBackend> = Arc::new(crate::memory::StoreMemory::new(
-        store.clone(),
-        crate::memory::agent_embedder(config),
-    ));
+    let embedder = crate::memory::agent_embedder(config);
+    let memory: Arc<dyn MemoryBackend> =
+        Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder.clone()));
     let mut tools = tools(config)?;
     tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone()));
     let registry = ToolRegistry::new(tools)
@@ -169,6 +168,9 @@ pub fn agent(
             Some(Arc::new(aria_core::ToolsGovernor::new(Arc::new(profiles), snapshots(config)?)));
     }
     agent_config.extract_memories = config.memory.extract;
+    // Small models see only the tools that fit the request, ranked with memory's embedder.
+    agent_config.tool_selection =
+        p.max_tools.map(|max| Arc::new(aria_core::ToolSelection::new(max, embedder.clone())));
     // Every recoverable write is snapshotted first, so governed mode runs it without asking.
     agent_config.snapshotter = Some(Arc::new(snapshots(config)?));
     agent_config.snapshots = true;

@@ -91,6 +91,9 @@ pub struct RawProvider {
     pub tool_choice: Option<String>,
     /// OpenAI-compatible: allow several tool calls in one answer.
     pub parallel_tool_calls: Option<bool>,
+    /// Offer the model at most this many tools per request, those that best fit the user's
+    /// message; 0 offers all (default: 4 for the embedded model, all for the others).
+    pub max_tools: Option<usize>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -222,6 +225,9 @@ pub struct ProviderConfig {
     pub context_window: Option<u64>,
     pub tool_choice: Option<String>,
     pub parallel_tool_calls: Option<bool>,
+    /// At most this many tools offered per request, chosen for the user's message; `None`
+    /// offers all.
+    pub max_tools: Option<usize>,
     /// True when the provider was chosen because nothing else was configured.
     #[serde(skip)]
     pub chosen_by_default: bool,
@@ -356,6 +362,9 @@ pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
 pub const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
 /// The embedded model's provider name.
 pub const LOCAL_PROVIDER: &str = "local";
+/// How many tools the embedded model is shown per request: a 135M model chooses better among
+/// a few, and reads the prompt several times faster.
+pub const DEFAULT_LOCAL_MAX_TOOLS: usize = 4;
 /// The default embedded chat model (a catalog name in `aria-local`).
 pub const DEFAULT_LOCAL_MODEL: &str = "smollm2-135m-instruct";
 /// Provider names this build understands.
@@ -692,6 +701,12 @@ fn resolve_provider(
         .or_else(|| env.var("OLLAMA_BASE_URL"))
         .map(|v| aria_models::OllamaConfig::host_url(&v))
         .unwrap_or_else(|| DEFAULT_OLLAMA_URL.into());
+    let max_tools = match raw.max_tools {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if name == LOCAL_PROVIDER => Some(DEFAULT_LOCAL_MAX_TOOLS),
+        None => None,
+    };
     Ok(ProviderConfig {
         name,
         model,
@@ -711,6 +726,7 @@ fn resolve_provider(
         context_window: raw.context_window,
         tool_choice: raw.tool_choice,
         parallel_tool_calls: raw.parallel_tool_calls,
+        max_tools,
         chosen_by_default,
     })
 }

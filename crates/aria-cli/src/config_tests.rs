@@ -225,3 +225,14 @@ fn profiles_are_checked_when_the_config_is_read() {
         assert!(err.contains(needle), "{text}: {err}");
     }
 }
+
+#[test]
+fn the_embedded_model_sees_a_few_tools_others_see_all_unless_configured() {
+    let max_tools = |text: &str| {
+        resolve_text(text, &env(&[]), &Overrides::default()).unwrap().provider.max_tools
+    };
+    assert_eq!(max_tools("[provider]\nname = \"local\"\n"), Some(DEFAULT_LOCAL_MAX_TOOLS));
+    assert_eq!(max_tools("[provider]\nname = \"local\"\nmax_tools = 0\n"), None);
+    assert_eq!(max_tools("[provider]\nname = \"ollama\"\n"), None);
+    assert_eq!(max_tools("[provider]\nname = \"ollama\"\nmax_tools = 6\n"), Some(6));
+}

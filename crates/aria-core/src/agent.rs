@@ -104,6 +104,9 @@ pub struct AgentConfig {
     pub extract_memories: bool,
     /// How long one extraction may take.
     pub extraction_timeout: Duration,
+    /// Offer the model only the tools that best fit the user's message (small models); `None`
+    /// offers every tool.
+    pub tool_selection: Option<Arc<crate::ToolSelection>>,
 }
 
 impl AgentConfig {
@@ -138,6 +141,7 @@ impl AgentConfig {
             memory_search_limit: 10,
             extract_memories: true,
             extraction_timeout: Duration::from_secs(60),
+            tool_selection: None,
         }
     }
 }

@@ -26,6 +26,7 @@ mod policy;
 mod registry;
 mod run;
 mod snapshot;
+mod tool_select;
 mod workflow;
 mod workflow_dry_run;
 mod workflow_tools;
@@ -51,6 +52,7 @@ pub use output::{
 pub use policy::{Decision, decide};
 pub use registry::{CallError, RegistryError, ToolRegistry};
 pub use snapshot::{PlannedPoint, RestorePoint, SnapshotFailed, Snapshotter};
+pub use tool_select::{Selected, ToolSelection};
 pub use workflow::{
     CheckOutcome, Governor, PlannedCheck, Verdict, WorkflowCommit, commit_message, govern, report,
     retry_prompt,

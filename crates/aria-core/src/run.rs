@@ -92,6 +92,9 @@ pub(crate) struct Run<'a> {
     summary: Option<aria_api::HistorySummary>,
     /// Profile and memories for this run's user message; `None` until the first call.
     recall: Option<context_step::Recall>,
+    /// The tools offered to the model for this run, when a [`crate::ToolSelection`] chose
+    /// them (at the first call; tools called later are added).
+    offered: Option<Vec<aria_api::ToolSpec>>,
     /// A compaction failed this run: later calls truncate without trying again.
     compaction_failed: bool,
     /// Journal ids of this run's user message and the model's messages, for provenance.
@@ -125,6 +128,7 @@ impl<'a> Run<'a> {
             dry: Vec::new(),
             summary: None,
             recall: None,
+            offered: None,
             compaction_failed: false,
             message_ids: Vec::new(),
         }

@@ -34,7 +34,7 @@ impl Run<'_> {
             let recall = self.recall().await?;
             self.recall = Some(recall);
         }
-        let tools = self.agent.tools.specs();
+        let tools = self.offered_tools().await?;
         let mut assembled = self.assemble(&tools);
         if assembled.needs_compaction() && !self.compaction_failed && self.compact().await? {
             assembled = self.assemble(&tools);
@@ -57,6 +57,48 @@ impl Run<'_> {
             max_tokens: config.max_output_tokens,
             temperature: config.temperature,
         })
+    }
+
+    /// Every tool, or the ones [`crate::ToolSelection`] picks for the user's message (chosen
+    /// once per run, audited as `tools.selected`), plus any tool called since that message.
+    async fn offered_tools(&mut self) -> Result<Vec<aria_api::ToolSpec>, Stop> {
+        let all = self.agent.tools.specs();
+        let Some(selection) = self.agent.config.tool_selection.clone() else { return Ok(all) };
+        // Calls made since the user's message (this run's, or an interrupted run's on resume).
+        let called: Vec<String> = self
+            .history
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.name.clone()))
+            .collect();
+        if let Some(offered) = &mut self.offered {
+            for spec in all.iter().filter(|t| called.contains(&t.name)) {
+                if !offered.iter().any(|o| o.name == spec.name) {
+                    offered.push(spec.clone());
+                }
+            }
+            return Ok(offered.clone());
+        }
+        let query = self
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let chosen = selection.select(&query, &all, &called).await;
+        self.audit(
+            "tools.selected",
+            json!({
+                "offered": chosen.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+                "of": all.len(),
+                "max": selection.max(),
+                "ranked_by": chosen.ranked_by,
+            }),
+        )?;
+        self.offered = Some(chosen.tools.clone());
+        Ok(chosen.tools)
     }
 
     fn covered(&self) -> usize {

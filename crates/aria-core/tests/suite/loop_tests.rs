@@ -378,3 +378,27 @@ async fn an_interrupted_session_resumes_and_in_flight_calls_are_marked() {
     let unknown = r.agent.resume("nope", &tx, CancellationToken::new()).await;
     assert!(matches!(unknown, Err(RunError::UnknownSession(_))));
 }
+
+#[tokio::test]
+async fn a_tool_selection_offers_the_fitting_tools_plus_those_called() {
+    let tools = ["file_read", "git_log", "web_fetch"]
+        .map(|n| TestTool::new(n, Tier::Read, Behaviour::Echo))
+        .to_vec();
+    let r = rig(
+        vec![Turn::tool("git_log", json!({"path": "."})), Turn::text("Done.")],
+        End::Fail,
+        tools,
+        |c| c.tool_selection = Some(std::sync::Arc::new(aria_core::ToolSelection::new(1, None))),
+    );
+    let s = r.run("read notes.txt").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    let offered = |i: usize| -> Vec<String> {
+        r.provider.requests()[i].tools.iter().map(|t| t.name.clone()).collect()
+    };
+    assert_eq!(offered(0), ["file_read"]);
+    // The model called a tool it was not shown (validation allows every registered tool): it
+    // is offered from then on, so its call and result make sense to the model.
+    assert_eq!(offered(1), ["file_read", "git_log"]);
+    let kinds = r.journal.audit_kinds();
+    assert_eq!(kinds.iter().filter(|k| *k == "tools.selected").count(), 1, "{kinds:?}");
+}

@@ -1,0 +1,152 @@
+//! Offering a small model only the tools that fit the request.
+//!
+//! Every tool's name, description and JSON Schema go into the prompt of every model call. A
+//! large model reads seventeen tools at little cost; the embedded 135M model spends most of its
+//! time on them (about 4,000 prompt tokens) and, shown all of them, often picks one that has
+//! nothing to do with the question. [`ToolSelection`] ranks the tools against the user's
+//! message — by meaning with the memory embedder when there is one, else by shared words — and
+//! the run offers the best `max` of them, best first, for its whole length (plus any tool it
+//! has already called). Every tool stays callable by validation: this only changes
+//! what the model is shown.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use aria_api::{Embedder, ToolSpec};
+
+/// Ranks tools against a request and keeps the best few.
+#[derive(Debug)]
+pub struct ToolSelection {
+    max: usize,
+    embedder: Option<Arc<dyn Embedder>>,
+    /// Tool text → its vector, so each tool is embedded once per process.
+    vectors: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+/// What one selection chose and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selected {
+    pub tools: Vec<ToolSpec>,
+    /// `embedding`, `words`, or `all` (no selection was needed).
+    pub ranked_by: &'static str,
+}
+
+impl ToolSelection {
+    /// Offers at most `max` tools (at least one), ranked with `embedder` when given.
+    pub fn new(max: usize, embedder: Option<Arc<dyn Embedder>>) -> Self {
+        ToolSelection { max: max.max(1), embedder, vectors: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The tools to offer for `query`: every tool named in `keep`, then the best-ranked others
+    /// up to `max` in all, in the order of `tools`. An embedder that fails falls back to words.
+    pub async fn select(&self, query: &str, tools: &[ToolSpec], keep: &[String]) -> Selected {
+        if tools.len() <= self.max {
+            return Selected { tools: tools.to_vec(), ranked_by: "all" };
+        }
+        let (scores, ranked_by) = match self.by_meaning(query, tools).await {
+            Some(scores) => (scores, "embedding"),
+            None => (by_words(query, tools), "words"),
+        };
+        let mut order: Vec<usize> = (0..tools.len()).collect();
+        // Highest score first; ties keep the registry's order.
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        // Best first (small models lean towards the first tool they are shown), then the tools
+        // already called, which are always offered; at least one ranked tool.
+        let kept: Vec<usize> =
+            (0..tools.len()).filter(|&i| keep.contains(&tools[i].name)).collect();
+        let room = self.max.saturating_sub(kept.len()).max(1);
+        let mut chosen: Vec<usize> =
+            order.into_iter().filter(|i| !kept.contains(i)).take(room).collect();
+        chosen.extend(kept);
+        Selected { tools: chosen.into_iter().map(|i| tools[i].clone()).collect(), ranked_by }
+    }
+
+    /// Cosine similarity of each tool's text to the query, or `None` without a working
+    /// embedder.
+    async fn by_meaning(&self, query: &str, tools: &[ToolSpec]) -> Option<Vec<f32>> {
+        let embedder = self.embedder.as_ref()?;
+        let texts: Vec<String> = tools.iter().map(tool_text).collect();
+        let missing: Vec<String> = {
+            let known = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+            texts.iter().filter(|t| !known.contains_key(*t)).cloned().collect()
+        };
+        let mut batch = missing.clone();
+        batch.push(query.to_owned());
+        let mut vectors = match embedder.embed(&batch).await {
+            Ok(v) if v.len() == batch.len() => v,
+            Ok(_) => return None,
+            Err(e) => {
+                tracing::debug!("tool selection falls back to words: {e}");
+                return None;
+            }
+        };
+        let q = vectors.pop()?;
+        let mut known = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        known.extend(missing.into_iter().zip(vectors));
+        Some(texts.iter().map(|t| known.get(t).map_or(f32::MIN, |v| cosine(&q, v))).collect())
+    }
+}
+
+/// What a tool is matched on: its name in words and its description's first sentence (the
+/// rest names roots and limits, which say nothing about what it is for).
+fn tool_text(tool: &ToolSpec) -> String {
+    let first = tool.description.split(". ").next().unwrap_or(&tool.description);
+    format!("{}: {first}", tool.name.replace('_', " "))
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na * nb) }
+}
+
+/// Lower-case words of three letters or more, with a plural or verb `s` taken off, less the
+/// commonest English words.
+fn words(text: &str) -> HashSet<String> {
+    const STOP: &[&str] = &[
+        "the", "and", "for", "with", "what", "this", "that", "are", "you", "your", "from", "into",
+        "its", "can", "how", "all", "any", "not", "one", "has", "have", "was", "were", "which",
+        "who", "why", "when", "where", "there", "their", "them", "then", "than", "does", "did",
+        "please", "inside", "allowed", "roots",
+    ];
+    text.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str()))
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if stem.chars().count() >= 3 && !stem.ends_with('s') => stem.to_owned(),
+            _ => w,
+        })
+        .collect()
+}
+
+/// The share of the query's words each tool's name and description contain.
+fn by_words(query: &str, tools: &[ToolSpec]) -> Vec<f32> {
+    let q = words(query);
+    tools
+        .iter()
+        .map(|t| {
+            let name = words(&t.name.replace('_', " "));
+            let text = words(&tool_text(t));
+            q.iter()
+                .map(|w| {
+                    if name.contains(w) {
+                        2.0
+                    } else if text.contains(w) {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                })
+                .sum::<f32>()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "tool_select_tests.rs"]
+mod tests;
