@@ -80,13 +80,7 @@ impl Run<'_> {
             }
             return Ok(offered.clone());
         }
-        let query = self
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map(|m| m.content.clone())
-            .unwrap_or_default();
+        let query = self.user_message();
         let chosen = selection.select(&query, &all, &called).await;
         self.audit(
             "tools.selected",
@@ -99,6 +93,16 @@ impl Run<'_> {
         )?;
         self.offered = Some(chosen.tools.clone());
         Ok(chosen.tools)
+    }
+
+    /// The text of the latest user message (what this run answers).
+    fn user_message(&self) -> String {
+        self.history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default()
     }
 
     fn covered(&self) -> usize {
@@ -127,13 +131,7 @@ impl Run<'_> {
     /// audited, and the run goes on without them.
     async fn recall(&mut self) -> Result<Recall, Stop> {
         let Some(memory) = self.agent.memory.clone() else { return Ok(Recall::default()) };
-        let query = self
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map(|m| m.content.clone())
-            .unwrap_or_default();
+        let query = self.user_message();
         let limit = self.agent.config.memory_search_limit;
         let work = async {
             let profile = memory.profile().await?;
