@@ -265,16 +265,23 @@ fn a_root_that_is_not_a_repository_is_initialised_unless_configured_not_to() {
     assert!(!root.join("notes/new.md").exists());
 }
 
-#[test]
-fn the_repository_that_contains_the_written_path_is_snapshotted() {
-    let (_tmp, root) = tmp_root();
-    let outer = Repository::init(&root).unwrap();
-    write(&root, "top.txt", b"top\n");
+/// A repository at `root` with `top.txt`, and one nested at `projects/inner` with `lib.rs`,
+/// each committed; returns the outer repository and the inner one's directory.
+fn nested_repos(root: &Path) -> (Repository, PathBuf) {
+    let outer = Repository::init(root).unwrap();
+    write(root, "top.txt", b"top\n");
     commit_all(&outer, "Initial");
     let inner_dir = root.join("projects/inner");
     let inner = Repository::init(&inner_dir).unwrap();
     write(&inner_dir, "lib.rs", b"inner\n");
     commit_all(&inner, "Initial");
+    (outer, inner_dir)
+}
+
+#[test]
+fn the_repository_that_contains_the_written_path_is_snapshotted() {
+    let (_tmp, root) = tmp_root();
+    let (outer, inner_dir) = nested_repos(&root);
     write(&inner_dir, "lib.rs", b"inner changed\n");
 
     let s = snapshots(&root, SnapshotOptions::default());
@@ -309,13 +316,7 @@ fn the_repository_that_contains_the_written_path_is_snapshotted() {
 #[test]
 fn a_patch_snapshots_the_repositories_of_the_files_it_names() {
     let (_tmp, root) = tmp_root();
-    let outer = Repository::init(&root).unwrap();
-    write(&root, "top.txt", b"top\n");
-    commit_all(&outer, "Initial");
-    let inner_dir = root.join("projects/inner");
-    let inner = Repository::init(&inner_dir).unwrap();
-    write(&inner_dir, "lib.rs", b"inner\n");
-    commit_all(&inner, "Initial");
+    let (_outer, inner_dir) = nested_repos(&root);
     let s = snapshots(&root, SnapshotOptions::default());
 
     // Only the nested repository: one snapshot there, naming both files.
