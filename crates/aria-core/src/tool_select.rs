@@ -41,8 +41,9 @@ impl ToolSelection {
         self.max
     }
 
-    /// The tools to offer for `query`: every tool named in `keep`, then the best-ranked others
-    /// up to `max` in all, in the order of `tools`. An embedder that fails falls back to words.
+    /// The tools to offer for `query`: the best-ranked first, up to `max` in all with every
+    /// tool named in `keep` (which come last, and always). An embedder that fails falls back
+    /// to words.
     pub async fn select(&self, query: &str, tools: &[ToolSpec], keep: &[String]) -> Selected {
         if tools.len() <= self.max {
             return Selected { tools: tools.to_vec(), ranked_by: "all" };
