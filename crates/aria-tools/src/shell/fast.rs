@@ -183,6 +183,17 @@ impl<'s> Lexer<'s> {
         loop {
             self.skip_blanks();
             let Some(c) = self.peek(0) else { break };
+            // tree-sitter-bash drops a lone `-` argument just before `2>&1` (no node, no
+            // error; the grammar path refuses such a line): any redirect after a lone `-`
+            // goes to the grammar.
+            if matches!(c, b'<' | b'>' | b'1' | b'2')
+                && cmd.words.last().is_some_and(|w| {
+                    matches!(w.segments(), [Segment::Text { text, quoted: false }] if text == "-")
+                })
+                && (c == b'<' || c == b'>' || matches!(self.peek(1), Some(b'<' | b'>')))
+            {
+                return None;
+            }
             match c {
                 b'|' | b'&' | b';' => break,
                 b'<' | b'>' => self.redirect(None, &mut cmd)?,

@@ -140,12 +140,23 @@ fn refusals_name_the_construct() {
         ("ls >&-", "closing a descriptor"),
         ("ls >& file", "`>&file`"),
         ("echo \"", "syntax error"),
+        // The grammar drops the `-` (no node, no error): refused rather than run as `cat`.
+        ("cat - 2>&1", "text the grammar skips"),
+        ("a\"\" - 2>&1", "text the grammar skips"),
     ];
     for (line, construct) in cases {
         let err = parse(line).unwrap_err();
         assert_eq!((line, err.construct), (line, construct), "{}", err.message);
         assert!(!err.message.is_empty());
     }
+}
+
+#[test]
+fn quoted_dashes_continuations_and_comments_are_not_skipped_text() {
+    assert_eq!(argv("cat '-' 2>&1"), [[["cat", "-"]]]);
+    assert_eq!(argv("cat - >out.txt"), [[["cat", "-"]]]);
+    assert_eq!(argv("ls \\\n  -la # all"), [[["ls", "-la"]]]);
+    assert_eq!(argv("echo \"a  b\" 'c  d'"), [[["echo", "a  b", "c  d"]]]);
 }
 
 #[test]
