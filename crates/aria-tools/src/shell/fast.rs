@@ -135,7 +135,24 @@ impl<'s> Lexer<'s> {
         }
     }
 
-    fn script(mut self) -> Option<Script> {
+    fn script(self) -> Option<Script> {
+        let script = self.steps()?;
+        // A line with a lone `{}` is not split at its pipes before the grammar sees it, and the
+        // grammar nests `a | b || c` the wrong way round, so that path refuses a pipeline
+        // followed by a list operator there: leave such a line to it (found by fuzzing).
+        let braces = script.commands().any(|c| {
+            c.words.iter().any(|w| {
+                matches!(w.segments(), [Segment::Text { text: a, quoted: false }, Segment::Text { text: b, quoted: false }] if a == "{" && b == "}")
+            })
+        });
+        let piped = script.steps.iter().any(|s| s.pipeline.commands.len() > 1);
+        if braces && piped && script.steps.len() > 1 {
+            return None;
+        }
+        Some(script)
+    }
+
+    fn steps(mut self) -> Option<Script> {
         let mut steps = Vec::new();
         let mut commands = Vec::new();
         let mut run_if = RunIf::Always;

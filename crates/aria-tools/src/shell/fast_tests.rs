@@ -127,6 +127,7 @@ fn shapes_outside_the_subset_go_to_the_grammar() {
         "ls a == b",
         "- 2>&1",
         "/dev/null - 2>&1",
+        "find . -exec grep x {} + | head || echo none",
         "a\"\" - 2>&1",
         "cat - >out.txt",
         "_=ff= f= _",
