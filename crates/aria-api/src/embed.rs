@@ -87,6 +87,15 @@ pub fn check_batch(texts: usize, dims: usize, vectors: &[Vec<f32>]) -> Result<()
     Ok(())
 }
 
+/// Cosine similarity of two vectors of the same length (their dot product when both are unit
+/// length); 0 when either is zero.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na * nb) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

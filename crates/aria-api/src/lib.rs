@@ -22,7 +22,7 @@ mod tool;
 pub use chat::{
     ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError,
 };
-pub use embed::{EmbedError, Embedder, check_batch as check_embed_batch};
+pub use embed::{EmbedError, Embedder, check_batch as check_embed_batch, cosine};
 pub use journal::{
     AuditEvent, AuditSink, HistorySummary, Journal, JournalError, MessageMeta, NewSession,
     SessionRecord, TraceKind, TraceRecord,

@@ -12,7 +12,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use aria_api::{Embedder, ToolSpec};
+use aria_api::{Embedder, ToolSpec, cosine};
 
 /// Ranks tools against a request and keeps the best few.
 #[derive(Debug)]
@@ -97,13 +97,6 @@ impl ToolSelection {
 fn tool_text(tool: &ToolSpec) -> String {
     let first = tool.description.split(". ").next().unwrap_or(&tool.description);
     format!("{}: {first}", tool.name.replace('_', " "))
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na * nb) }
 }
 
 /// Lower-case words of three letters or more, with a plural or verb `s` taken off, less the

@@ -126,10 +126,5 @@ impl LocalEmbedder {
     }
 }
 
-/// Cosine similarity of two vectors (their dot product when both are unit length).
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na * nb) }
-}
+/// Cosine similarity of two vectors (the embedder contract's own).
+pub use aria_api::cosine;

@@ -512,14 +512,6 @@ pub(crate) fn normalized(v: &[f32], dims: usize) -> Option<Vec<f32>> {
     normalize_in_place(&mut unit).then_some(unit)
 }
 
-/// Cosine similarity of two vectors of the same length (0 when either is zero).
-pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    match (normalized(a, a.len()), normalized(b, a.len())) {
-        (Some(a), Some(b)) => dot(&a, &b),
-        _ => 0.0,
-    }
-}
-
 #[cfg(test)]
 #[path = "memory_index_tests.rs"]
 mod tests;

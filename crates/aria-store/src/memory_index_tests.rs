@@ -1,5 +1,7 @@
 use std::collections::HashMap;
 
+use aria_api::cosine;
+
 use super::*;
 
 fn meta(kind: MemoryKind) -> RowMeta {

@@ -14,7 +14,9 @@ use crate::memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, SELECT_MEMORY, decode_vector, generation,
     get_by_id, normalize_text, read_memory,
 };
-use crate::memory_index::{Residence, RowMeta, VectorIndex, VectorSource, cosine};
+use aria_api::cosine;
+
+use crate::memory_index::{Residence, RowMeta, VectorIndex, VectorSource};
 use crate::store::Store;
 
 /// The RRF constant (Cormack et al. 2009; seed 000 and the design fix k = 60).
