@@ -25,12 +25,11 @@ impl Run<'_> {
                 write.snapshots =
                     crate::snapshot::plan(s, &call.name, &args).await.map_err(|e| e.0);
             }
-            let described = json!(write);
+            let (snapshots, snapshot_error) = write.snapshot_fields();
             self.audit(
                 "tool.dry_run",
                 json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier,
-                       "snapshots": described["snapshots"],
-                       "snapshot_error": described["snapshot_error"]}),
+                       "snapshots": snapshots, "snapshot_error": snapshot_error}),
             )?;
             let mut answer = format!(
                 "[dry run] not executed: `{}` with {} ({} action); nothing was changed",

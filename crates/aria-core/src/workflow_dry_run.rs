@@ -31,10 +31,7 @@ pub struct DryWrite {
 impl Serialize for DryWrite {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let (points, error): (&[PlannedPoint], Option<&str>) = match &self.snapshots {
-            Ok(points) => (points, None),
-            Err(e) => (&[], Some(e)),
-        };
+        let (points, error) = self.snapshot_fields();
         let mut st = serializer.serialize_struct("DryWrite", 5)?;
         st.serialize_field("tool", &self.tool)?;
         st.serialize_field("tier", &self.tier)?;
@@ -46,6 +43,14 @@ impl Serialize for DryWrite {
 }
 
 impl DryWrite {
+    /// `snapshots` as recorded: the planned points (none after an error) and the error.
+    pub fn snapshot_fields(&self) -> (&[PlannedPoint], Option<&str>) {
+        match &self.snapshots {
+            Ok(points) => (points, None),
+            Err(e) => (&[], Some(e)),
+        }
+    }
+
     pub fn new(tool: &str, tier: &str, args: &Value) -> Self {
         DryWrite {
             tool: tool.to_owned(),
