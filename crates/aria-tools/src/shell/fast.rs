@@ -80,13 +80,15 @@ pub fn classify_reference(command_line: &str) -> Classification {
 /// tree-sitter path builds), `None` when the line must go to tree-sitter. [`super::parse`]
 /// applies its limits and builtin check to either result.
 pub fn parse_fast(command_line: &str) -> Option<Script> {
-    Lexer { src: command_line, b: command_line.as_bytes(), i: 0 }.script()
+    Lexer { src: command_line, b: command_line.as_bytes(), i: 0, braces: false }.script()
 }
 
 struct Lexer<'s> {
     src: &'s str,
     b: &'s [u8],
     i: usize,
+    /// A lone `{}` argument was read.
+    braces: bool,
 }
 
 fn is_plain(c: u8) -> bool {
@@ -135,24 +137,19 @@ impl<'s> Lexer<'s> {
         }
     }
 
-    fn script(self) -> Option<Script> {
+    fn script(mut self) -> Option<Script> {
         let script = self.steps()?;
         // A line with a lone `{}` is not split at its pipes before the grammar sees it, and the
         // grammar nests `a | b || c` the wrong way round, so that path refuses a pipeline
         // followed by a list operator there: leave such a line to it (found by fuzzing).
-        let braces = script.commands().any(|c| {
-            c.words.iter().any(|w| {
-                matches!(w.segments(), [Segment::Text { text: a, quoted: false }, Segment::Text { text: b, quoted: false }] if a == "{" && b == "}")
-            })
-        });
         let piped = script.steps.iter().any(|s| s.pipeline.commands.len() > 1);
-        if braces && piped && script.steps.len() > 1 {
+        if self.braces && piped && script.steps.len() > 1 {
             return None;
         }
         Some(script)
     }
 
-    fn steps(mut self) -> Option<Script> {
+    fn steps(&mut self) -> Option<Script> {
         let mut steps = Vec::new();
         let mut commands = Vec::new();
         let mut run_if = RunIf::Always;
@@ -200,17 +197,6 @@ impl<'s> Lexer<'s> {
         loop {
             self.skip_blanks();
             let Some(c) = self.peek(0) else { break };
-            // tree-sitter-bash drops a lone `-` argument just before `2>&1` (no node, no
-            // error; the grammar path refuses such a line): any redirect after a lone `-`
-            // goes to the grammar.
-            if matches!(c, b'<' | b'>' | b'1' | b'2')
-                && cmd.words.last().is_some_and(|w| {
-                    matches!(w.segments(), [Segment::Text { text, quoted: false }] if text == "-")
-                })
-                && (c == b'<' || c == b'>' || matches!(self.peek(1), Some(b'<' | b'>')))
-            {
-                return None;
-            }
             match c {
                 b'|' | b'&' | b';' => break,
                 b'<' | b'>' => self.redirect(None, &mut cmd)?,
@@ -228,6 +214,7 @@ impl<'s> Lexer<'s> {
                     && self.peek(2).is_none_or(is_blank) =>
                 {
                     self.i += 2;
+                    self.braces = true;
                     cmd.words.push(Word::from_segments(vec![
                         Segment::Text { text: "{".to_owned(), quoted: false },
                         Segment::Text { text: "}".to_owned(), quoted: false },
@@ -294,6 +281,13 @@ impl<'s> Lexer<'s> {
         if cmd.words.is_empty()
             || !self.b.get(written_at.checked_sub(1)?).copied().is_some_and(is_blank)
         {
+            return None;
+        }
+        // tree-sitter-bash drops a lone `-` argument just before `2>&1` (no node, no error;
+        // the grammar path refuses such a line): any redirect after a lone `-` goes to it.
+        if cmd.words.last().is_some_and(
+            |w| matches!(w.segments(), [Segment::Text { text, quoted: false }] if text == "-"),
+        ) {
             return None;
         }
         let (mode, len) = match (self.peek(0)?, self.peek(1)) {
