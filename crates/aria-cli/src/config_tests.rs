@@ -1,6 +1,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::provider::{
+    DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MODEL, DEFAULT_LOCAL_MAX_TOOLS,
+};
 use super::*;
 
 struct MapEnv(HashMap<&'static str, &'static str>);
