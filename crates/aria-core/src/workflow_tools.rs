@@ -36,25 +36,21 @@ impl Governor for ToolsGovernor {
         for name in CHECKS {
             let Ok(chosen) = self.profiles.choose(name, repository) else { continue };
             let values = Default::default();
-            let outcome = match run_profile(
-                &chosen.spec,
-                &chosen.cwd,
-                &values,
-                self.profiles.guard().roots(),
-            ) {
-                Ok(run) => CheckOutcome {
-                    profile: (*name).to_owned(),
-                    command: run.command.clone(),
-                    passed: run.passed(),
-                    output: run.render(),
-                },
-                Err(e) => CheckOutcome {
-                    profile: (*name).to_owned(),
-                    command: chosen.spec.command_line(&values),
-                    passed: false,
-                    output: e.to_string(),
-                },
-            };
+            let outcome =
+                match run_profile(&chosen.spec, &chosen.cwd, &values, self.profiles.guard()) {
+                    Ok(run) => CheckOutcome {
+                        profile: (*name).to_owned(),
+                        command: run.command.clone(),
+                        passed: run.passed(),
+                        output: run.render(),
+                    },
+                    Err(e) => CheckOutcome {
+                        profile: (*name).to_owned(),
+                        command: chosen.spec.command_line(&values),
+                        passed: false,
+                        output: e.to_string(),
+                    },
+                };
             let passed = outcome.passed;
             out.push(outcome);
             if !passed {

@@ -26,15 +26,18 @@
 
 mod beneath;
 mod child;
+mod elf;
+mod mounts;
+mod probe;
 mod protect;
 mod run;
 mod seccomp;
 mod spec;
 
 pub use beneath::{BeneathDir, EntryStat, OpenMode, open_beneath};
-pub use protect::{KernelSupport, Protection, Protections};
+pub use protect::{KernelSupport, Protection, Protections, RunFacts};
 pub use run::{Captured, ExitInfo, Outcome, Running, Sandbox};
 pub use spec::{
-    DEFAULT_ENV_ALLOWLIST, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Input, Limits, Output, SAFE_PATH,
-    SandboxError, SpawnSpec,
+    DEFAULT_ENV_ALLOWLIST, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, ExecPolicy, Input, Limits, Output,
+    RootAccess, SAFE_PATH, SandboxError, SpawnSpec,
 };

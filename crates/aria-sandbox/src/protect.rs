@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use serde::Serialize;
@@ -15,15 +14,32 @@ use crate::spec::SandboxError;
 pub struct KernelSupport {
     /// The Landlock ABI version, or `None` when Landlock is missing or disabled.
     pub landlock_abi: Option<u32>,
-    /// Whether ARIA runs as root (root is exempt from the process-count limit).
+    /// Whether ARIA runs as root (root is exempt from the process-count limit, and needs no
+    /// user namespace to make the others).
     pub root: bool,
+    /// Whether a child can get its own mount, PID, network, IPC and UTS namespaces (through a
+    /// user namespace when ARIA is not root). Without them no program is run.
+    pub namespaces: bool,
 }
 
 impl KernelSupport {
-    /// Probes once (`landlock_create_ruleset` with the version flag) and caches the answer.
+    /// Probes once (`landlock_create_ruleset` with the version flag; a forked child that
+    /// makes the namespaces) and caches the answer.
     pub fn detect() -> KernelSupport {
         static CACHE: OnceLock<KernelSupport> = OnceLock::new();
-        *CACHE.get_or_init(|| KernelSupport { landlock_abi: landlock_abi(), root: is_root() })
+        *CACHE.get_or_init(|| {
+            let root = is_root();
+            KernelSupport {
+                landlock_abi: landlock_abi(),
+                root,
+                namespaces: crate::probe::namespace_problem(root).is_none(),
+            }
+        })
+    }
+
+    /// Why namespaces are unavailable, with the fix; `None` when they work.
+    pub fn namespace_problem(&self) -> Option<String> {
+        crate::probe::namespace_problem(self.root)
     }
 
     /// Landlock filesystem rules are available.
@@ -40,6 +56,30 @@ impl KernelSupport {
     pub fn scoping(&self) -> bool {
         self.landlock_abi.is_some_and(|v| v >= 6)
     }
+
+    /// The filesystem rights this kernel's Landlock handles (a rule may grant only these).
+    pub(crate) fn handled_fs(&self) -> u64 {
+        match self.landlock_abi {
+            None | Some(0) => 0,
+            Some(1) => (1 << 13) - 1,
+            Some(2) => (1 << 14) - 1,
+            Some(3 | 4) => (1 << 15) - 1,
+            Some(_) => (1 << 16) - 1,
+        }
+    }
+}
+
+/// Landlock filesystem rights (the kernel's `LANDLOCK_ACCESS_FS_*`).
+pub(crate) mod fs_access {
+    pub(crate) const EXECUTE: u64 = 1 << 0;
+    pub(crate) const WRITE_FILE: u64 = 1 << 1;
+    pub(crate) const READ_FILE: u64 = 1 << 2;
+    pub(crate) const READ_DIR: u64 = 1 << 3;
+    pub(crate) const TRUNCATE: u64 = 1 << 14;
+    pub(crate) const IOCTL_DEV: u64 = 1 << 15;
+    /// The rights that apply to a file rather than a directory.
+    pub(crate) const FILE: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
+    pub(crate) const ALL: u64 = (1 << 16) - 1;
 }
 
 /// Makes ARIA's own process non-dumpable, once: a same-user process (such as a sandboxed
@@ -97,9 +137,19 @@ pub struct Protections {
     pub items: Vec<Protection>,
 }
 
+/// The facts about one run that decide its protections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFacts {
+    pub network: bool,
+    pub writable: bool,
+    /// Only the named program (and its helpers) may execute.
+    pub exec_only: bool,
+    pub limits: Vec<String>,
+}
+
 impl Protections {
     /// What a run with these settings gets on this kernel (also what `aria doctor` shows).
-    pub fn planned(kernel: KernelSupport, network: bool, limits_applied: &[String]) -> Self {
+    pub fn planned(kernel: KernelSupport, facts: &RunFacts) -> Self {
         let mut items = vec![
             Protection {
                 name: "argv",
@@ -110,14 +160,33 @@ impl Protections {
             Protection {
                 name: "environment",
                 active: true,
-                detail: "empty environment plus an allowlist; fixed PATH, private TMPDIR".into(),
-            },
-            Protection {
-                name: "process-group",
-                active: true,
-                detail: "own process group, killed with SIGKILL on timeout and at exit".into(),
+                detail: "empty environment plus an allowlist; fixed PATH, private TMPDIR and HOME"
+                    .into(),
             },
         ];
+        let ns_detail = match kernel.namespace_problem() {
+            None if kernel.root => "own mount, PID, network, IPC and UTS namespaces".to_owned(),
+            None => "own user, mount, PID, network, IPC and UTS namespaces".to_owned(),
+            Some(problem) => format!("NOT AVAILABLE, so no program is run: {problem}"),
+        };
+        items.push(Protection { name: "namespaces", active: kernel.namespaces, detail: ns_detail });
+        let access = if facts.writable { "read-write" } else { "read-only" };
+        items.push(Protection {
+            name: "mounts",
+            active: kernel.namespaces,
+            detail: format!(
+                "sees only the roots ({access}; .git and ARIA's configuration files read-only, \
+                 sensitive files masked), the system's runtime directories read-only, a \
+                 private /tmp, a minimal /dev and its own /proc"
+            ),
+        });
+        items.push(Protection {
+            name: "orphans",
+            active: kernel.namespaces,
+            detail: "the program is PID 1 of its namespace: when it exits or is killed, every \
+                     process it started dies with it (setsid and double forks included)"
+                .into(),
+        });
         items.push(Protection {
             name: "parent-memory",
             active: shield_parent(),
@@ -134,31 +203,41 @@ impl Protections {
                     .into(),
             });
         }
-        let mut rl = limits_applied.join(", ");
+        let mut rl = facts.limits.join(", ");
         if rl.is_empty() {
             rl = "none configured".into();
         }
-        if kernel.root && limits_applied.iter().any(|l| l.starts_with("processes")) {
+        if kernel.root && facts.limits.iter().any(|l| l.starts_with("processes")) {
             rl.push_str(" (the process limit is not enforced: the kernel exempts root)");
         }
-        items.push(Protection { name: "rlimits", active: !limits_applied.is_empty(), detail: rl });
+        items.push(Protection { name: "rlimits", active: !facts.limits.is_empty(), detail: rl });
         items.push(match kernel.landlock_abi {
             Some(abi) => Protection {
                 name: "filesystem",
                 active: true,
                 detail: format!(
-                    "Landlock ABI {abi}: reads allowed everywhere, writes only under the roots and the private temp dir"
+                    "Landlock ABI {abi}: reads only what the sandbox shows, writes only {}",
+                    if facts.writable {
+                        "under the roots, /tmp and /dev"
+                    } else {
+                        "to /tmp and /dev"
+                    }
                 ),
             },
             None => Protection {
                 name: "filesystem",
                 active: false,
                 detail: "NOT ENFORCED: the kernel has no Landlock (or it is disabled at boot); \
-                         the child can write wherever the user can"
+                         the read-only mounts still apply"
                     .into(),
             },
         });
-        items.push(network_protection(kernel, network));
+        // A write tier may run any program it sees: the item is listed only where exec is
+        // limited, so a write tier's report does not show a protection it never asked for.
+        if facts.exec_only {
+            items.push(exec_protection(kernel));
+        }
+        items.push(network_protection(kernel, facts.network));
         items.push(Protection {
             name: "scoping",
             active: kernel.scoping(),
@@ -193,8 +272,37 @@ impl fmt::Display for Protections {
     }
 }
 
+fn exec_protection(kernel: KernelSupport) -> Protection {
+    let landlock = if kernel.filesystem() { "Landlock EXECUTE rights, " } else { "" };
+    let seccomp =
+        if crate::seccomp::SUPPORTED { ", and a seccomp filter allowing one execve" } else { "" };
+    Protection {
+        name: "exec",
+        active: kernel.namespaces,
+        detail: format!(
+            "only the named program, its loader and its helpers may execute: {landlock}noexec \
+             roots, /tmp and program directories{seccomp}"
+        ),
+    }
+}
+
 fn network_protection(kernel: KernelSupport, network: bool) -> Protection {
     let seccomp = crate::seccomp::SUPPORTED;
+    if !network && kernel.namespaces {
+        return Protection {
+            name: "network",
+            active: true,
+            detail: format!(
+                "own empty network namespace (no interfaces){}{}",
+                if seccomp {
+                    "; seccomp refuses IPv4/IPv6/packet sockets and io_uring"
+                } else {
+                    ""
+                },
+                if kernel.tcp() { "; Landlock blocks TCP bind and connect" } else { "" }
+            ),
+        };
+    }
     let (active, detail) = match (network, kernel.tcp(), seccomp) {
         (true, _, _) => (false, "network granted to this program".to_owned()),
         (false, true, true) => (
@@ -225,52 +333,52 @@ fn network_protection(kernel: KernelSupport, network: bool) -> Protection {
     Protection { name: "network", active, detail }
 }
 
-/// Builds the ruleset for one child in the parent (allocation and path opening happen here,
-/// not after fork). Returns the ruleset descriptor, or `None` without Landlock.
+/// Creates the Landlock ruleset for one child in the parent: every filesystem right this
+/// kernel knows is handled (the child adds the rules that grant some back), TCP bind and
+/// connect are handled with no rule (so refused) unless network is granted, and signals and
+/// abstract unix sockets are scoped to the sandbox. `None` without Landlock.
 #[cfg(target_os = "linux")]
 pub(crate) fn landlock_ruleset(
     kernel: KernelSupport,
-    writable: &[PathBuf],
     network: bool,
 ) -> Result<Option<OwnedFd>, SandboxError> {
-    use landlock::{
-        ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
-        path_beneath_rules,
+    use std::os::fd::FromRawFd;
+    let Some(abi) = kernel.landlock_abi.filter(|v| *v >= 1) else { return Ok(None) };
+    #[repr(C)]
+    struct RulesetAttr {
+        handled_access_fs: u64,
+        handled_access_net: u64,
+        scoped: u64,
+    }
+    let attr = RulesetAttr {
+        handled_access_fs: kernel.handled_fs(),
+        handled_access_net: if !network && kernel.tcp() { 0b11 } else { 0 },
+        scoped: if kernel.scoping() { 0b11 } else { 0 },
     };
-    if !kernel.filesystem() {
-        return Ok(None);
+    let size: usize = match abi {
+        1..=3 => 8,
+        4 | 5 => 16,
+        _ => 24,
+    };
+    // SAFETY: `attr` is a valid landlock_ruleset_attr whose first `size` bytes the kernel
+    // reads; the syscall returns a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(libc::SYS_landlock_create_ruleset, &attr as *const RulesetAttr, size, 0u32)
+    };
+    if fd < 0 {
+        return Err(SandboxError::Landlock { message: io_error().to_string() });
     }
-    let err = |e: landlock::RulesetError| SandboxError::Landlock { message: e.to_string() };
-    let abi = ABI::V5;
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(abi)).map_err(err)?;
-    if !network && kernel.tcp() {
-        ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(err)?;
-    }
-    if kernel.scoping() {
-        ruleset = ruleset.scope(Scope::from_all(ABI::V6)).map_err(err)?;
-    }
-    let created = ruleset
-        .create()
-        .map_err(err)?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
-        .map_err(err)?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
-        .map_err(err)?
-        .add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_all(abi)))
-        .map_err(err)?;
-    let fd: Option<OwnedFd> = created.into();
-    match fd {
-        Some(fd) => Ok(Some(fd)),
-        None => Err(SandboxError::Landlock {
-            message: "the kernel reported Landlock but no ruleset was created".into(),
-        }),
-    }
+    // SAFETY: the kernel just returned this descriptor, owned by nobody else.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd as i32) }))
+}
+
+fn io_error() -> std::io::Error {
+    std::io::Error::last_os_error()
 }
 
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn landlock_ruleset(
     _kernel: KernelSupport,
-    _writable: &[PathBuf],
     _network: bool,
 ) -> Result<Option<OwnedFd>, SandboxError> {
     Ok(None)

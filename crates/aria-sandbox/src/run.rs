@@ -3,18 +3,25 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::child::{ChildSetup, Resource};
-use crate::protect::{KernelSupport, Protections, landlock_ruleset};
-use crate::spec::{Input, Limits, Output, SAFE_PATH, SandboxError, SpawnSpec, forbidden_env};
+use crate::child::{ChildPlan, LandlockRules, Namespaces, Resource};
+use crate::mounts::{self, MountPlan};
+use crate::protect::{KernelSupport, Protections, RunFacts, fs_access, landlock_ruleset};
+use crate::seccomp;
+use crate::spec::{
+    ExecPolicy, Input, Limits, Output, RootAccess, SAFE_PATH, SandboxError, SpawnSpec,
+    forbidden_env,
+};
 
 /// How long to wait for the output readers after the process group is dead. A process that
 /// left the group (`setsid`) could keep a pipe open; its output is then abandoned.
@@ -30,9 +37,16 @@ impl Sandbox {
         KernelSupport::detect()
     }
 
-    /// What a run would get on this machine with the default limits (for `aria doctor`).
+    /// What a read-tier run would get on this machine with the default limits (for
+    /// `aria doctor`).
     pub fn planned_protections(network: bool) -> Protections {
-        Protections::planned(KernelSupport::detect(), network, &limit_names(&Limits::default()))
+        let facts = RunFacts {
+            network,
+            writable: false,
+            exec_only: true,
+            limits: limit_names(&Limits::default()),
+        };
+        Protections::planned(KernelSupport::detect(), &facts)
     }
 
     /// Starts the program and returns at once; [`Running::wait`] collects it. Use this to
@@ -109,8 +123,6 @@ pub struct Running {
     protections: Protections,
     /// Set once [`Running::wait`] has reaped the child.
     reaped: bool,
-    /// Removed when the run is collected.
-    _tmp: tempfile::TempDir,
 }
 
 impl Drop for Running {
@@ -132,55 +144,110 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         limits,
         timeout,
         output_cap,
-        write_roots,
+        roots,
+        root_access,
+        exec,
+        masked,
+        read_only,
+        extra_read,
+        extra_write,
         network,
         stdin,
         stdout,
         stderr,
     } = spec;
     let Some(program) = argv.first() else { return Err(SandboxError::EmptyArgv) };
-    let roots = canonical_roots(&write_roots)?;
+    let roots = canonical_roots(&roots)?;
     let cwd = check_cwd(&cwd, &roots)?;
     let exe = find_program(program, &cwd)?;
-    let tmp = tempfile::Builder::new()
-        .prefix("aria-sandbox-")
-        .tempdir()
-        .map_err(SandboxError::io("create the private temp directory"))?;
+    let kernel = KernelSupport::detect();
+    if !kernel.namespaces {
+        let problem = kernel.namespace_problem().unwrap_or_default();
+        return Err(SandboxError::Unavailable(format!(
+            "the sandbox cannot isolate programs on this machine, so none is run: {problem}"
+        )));
+    }
+    let layout = BaseLayout::shared()?;
+
+    let exec_only = match &exec {
+        ExecPolicy::Any => None,
+        ExecPolicy::Only { helpers } => Some(exec_allowlist(&exe, helpers)),
+    };
+    let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
+        paths.iter().filter_map(|p| p.canonicalize().ok()).collect()
+    };
+    let masked: Vec<PathBuf> =
+        masked.iter().filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
+    let read_only: Vec<PathBuf> =
+        read_only.iter().filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
+    let (extra_read, extra_write) = (existing(&extra_read), existing(&extra_write));
+    let writable = root_access == RootAccess::ReadWrite;
+    let mounts = MountPlan::new(&mounts::Request {
+        new_root: &layout.new_root,
+        empty_file: &layout.empty_file,
+        empty_dir: &layout.empty_dir,
+        roots: &roots,
+        roots_writable: writable,
+        exec_only: exec_only.as_deref(),
+        read_only: &read_only,
+        masked: &masked,
+        extra_read: &extra_read,
+        extra_write: &extra_write,
+        network,
+    })
+    .map_err(SandboxError::io("plan the sandbox's mounts"))?;
+
+    let envp = environment(&env_allowlist, &env)?;
+    crate::protect::shield_parent();
+    let ruleset = landlock_ruleset(kernel, network)?;
+    let landlock = ruleset.as_ref().map(|fd| LandlockRules {
+        ruleset: fd.as_raw_fd(),
+        rules: landlock_rules(kernel, &roots, writable, exec_only.as_deref(), &extra_write),
+        file_rights: fs_access::FILE,
+    });
+    let (report_read, report_write) = report_pipe()?;
+    let namespaces = Namespaces {
+        flags: crate::probe::BASE_FLAGS
+            | if network { 0 } else { libc::CLONE_NEWNET }
+            | if kernel.root { 0 } else { libc::CLONE_NEWUSER },
+        user_maps: (!kernel.root).then(crate::probe::user_maps),
+        netns_fd: None,
+    };
+    let mut plan = ChildPlan {
+        rlimits: rlimits(&limits),
+        namespaces,
+        mounts,
+        cwd: cstring(cwd.as_os_str().as_bytes())?,
+        landlock,
+        seccomp: None,
+        drop_capabilities: kernel.root,
+        exe: cstring(exe.as_os_str().as_bytes())?,
+        argv: argv.iter().map(|a| cstring(a.as_bytes())).collect::<Result<_, _>>()?,
+        envp,
+        argv_ptrs: Vec::new(),
+        envp_ptrs: Vec::new(),
+        report: report_write.as_raw_fd(),
+    };
+    plan.seal();
+    let labels = plan.mounts.labels.clone();
+    let rules = seccomp::Rules {
+        block_sockets: !network,
+        exec_once: match &exec {
+            ExecPolicy::Only { helpers } if helpers.is_empty() => Some(plan.exe.as_ptr() as usize),
+            _ => None,
+        },
+    };
+    if crate::seccomp::SUPPORTED && rules.any() {
+        plan.seccomp = Some(seccomp::build(rules));
+    }
 
     let mut cmd = Command::new(&exe);
-    cmd.arg0(program).args(&argv[1..]).current_dir(&cwd).env_clear();
-    cmd.env("PATH", SAFE_PATH).env("TMPDIR", tmp.path());
-    for name in &env_allowlist {
-        if forbidden_env(name) {
-            return Err(SandboxError::EnvNotAllowed { name: name.clone() });
-        }
-        if let Some(value) = std::env::var_os(name) {
-            cmd.env(name, value);
-        }
-    }
-    for (name, value) in &env {
-        if forbidden_env(name) {
-            return Err(SandboxError::EnvNotAllowed { name: name.clone() });
-        }
-        cmd.env(name, value);
-    }
+    cmd.arg0(program).args(&argv[1..]).env_clear();
     cmd.process_group(0);
-
-    let kernel = KernelSupport::detect();
-    crate::protect::shield_parent();
-    let mut writable = roots.clone();
-    writable.push(tmp.path().to_path_buf());
-    let ruleset = landlock_ruleset(kernel, &writable, network)?;
-    let setup = ChildSetup {
-        rlimits: rlimits(&limits),
-        ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
-        block_sockets: !network && crate::seccomp::SUPPORTED,
-        drop_capabilities: kernel.root,
-    };
-    // SAFETY: the closure only calls async-signal-safe functions (setrlimit, prctl, syscall)
-    // on data copied into it, and allocates nothing (see `ChildSetup::apply`).
+    // SAFETY: the closure runs in the forked child and only makes system calls on data
+    // prepared above (see `child`), allocating nothing.
     unsafe {
-        cmd.pre_exec(move || setup.apply());
+        cmd.pre_exec(move || plan.run());
     }
 
     let (stdin_stdio, stdin_bytes) = match stdin {
@@ -192,11 +259,16 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
     let (out_fd, err_fd, out_reader, err_reader) = wire_outputs(stdout, stderr)?;
     cmd.stdout(Stdio::from(out_fd)).stderr(Stdio::from(err_fd));
 
-    let mut child = cmd.spawn().map_err(SandboxError::io(format!("start {program}")))?;
+    let spawned = cmd.spawn();
     // The parent's copies of the child's stdio ends are inside `cmd`; drop them now so that
     // readers see end of file when the child's group is gone.
     drop(cmd);
+    drop(report_write);
     drop(ruleset);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return Err(setup_error(program, &report_read, e, &labels)),
+    };
     let started = Instant::now();
     let pid = child.id() as libc::pid_t;
     if let (Some(bytes), Some(mut w)) = (stdin_bytes, child.stdin.take()) {
@@ -208,8 +280,13 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
     let stdout = out_reader.map(|r| spawn_reader(r, output_cap));
     let stderr = err_reader.map(|r| spawn_reader(r, output_cap));
     let exited = spawn_exit_watch(pid);
-    let limits_applied = limit_names(&limits);
-    let protections = Protections::planned(kernel, network, &limits_applied);
+    let facts = RunFacts {
+        network,
+        writable,
+        exec_only: exec_only.is_some(),
+        limits: limit_names(&limits),
+    };
+    let protections = Protections::planned(kernel, &facts);
     tracing::debug!(program, pid, "sandboxed program started");
     Ok(Running {
         child,
@@ -221,7 +298,6 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         exited,
         protections,
         reaped: false,
-        _tmp: tmp,
     })
 }
 
@@ -397,9 +473,243 @@ fn canonical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
     roots
         .iter()
         .map(|r| {
-            r.canonicalize().map_err(SandboxError::io(format!("use the root {}", r.display())))
+            let real = r
+                .canonicalize()
+                .map_err(SandboxError::io(format!("use the root {}", r.display())))?;
+            if mounts::is_system_path(&real) {
+                return Err(SandboxError::SystemRoot { root: real });
+            }
+            Ok(real)
         })
         .collect()
+}
+
+/// ARIA's sandbox directory, made once per process (and removed at exit): the new root's
+/// mount point (each child mounts its own tmpfs there, in its own mount namespace, so
+/// concurrent runs do not meet), and the empty file and directory bound over masked paths.
+/// Nothing is created on disk per run: the child's `/tmp` is a tmpfs of its own.
+#[derive(Debug)]
+struct BaseLayout {
+    new_root: PathBuf,
+    empty_file: PathBuf,
+    empty_dir: PathBuf,
+}
+
+impl BaseLayout {
+    fn shared() -> Result<&'static BaseLayout, SandboxError> {
+        static BASE: OnceLock<Result<BaseLayout, String>> = OnceLock::new();
+        BASE.get_or_init(|| BaseLayout::create().map_err(|e| e.to_string())).as_ref().map_err(|e| {
+            SandboxError::Io {
+                what: "prepare the sandbox directory".into(),
+                source: io::Error::other(e.clone()),
+            }
+        })
+    }
+
+    fn create() -> io::Result<BaseLayout> {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::Builder::new().prefix("aria-sandbox-").tempdir()?.keep();
+        let l = BaseLayout {
+            new_root: base.join("root"),
+            empty_file: base.join("empty"),
+            empty_dir: base.join("empty.d"),
+        };
+        std::fs::create_dir(&l.new_root)?;
+        std::fs::create_dir(&l.empty_dir)?;
+        File::create(&l.empty_file)?;
+        std::fs::set_permissions(&l.empty_file, std::fs::Permissions::from_mode(0o444))?;
+        std::fs::set_permissions(&l.empty_dir, std::fs::Permissions::from_mode(0o555))?;
+        remove_at_exit(&base);
+        Ok(l)
+    }
+}
+
+/// Removes the sandbox directory when ARIA exits normally (`atexit`).
+fn remove_at_exit(base: &Path) {
+    static PATHS: OnceLock<[std::ffi::CString; 4]> = OnceLock::new();
+    let c = |p: PathBuf| std::ffi::CString::new(p.into_os_string().into_vec()).unwrap_or_default();
+    let set = PATHS.set([
+        c(base.join("root")),
+        c(base.join("empty")),
+        c(base.join("empty.d")),
+        c(base.to_path_buf()),
+    ]);
+    extern "C" fn cleanup() {
+        if let Some([root, empty, empty_dir, base]) = PATHS.get() {
+            // SAFETY: NUL-terminated paths owned by a static; failures are ignored (another
+            // ARIA thread may still be exiting a run, or the directory is already gone).
+            unsafe {
+                libc::rmdir(root.as_ptr());
+                libc::unlink(empty.as_ptr());
+                libc::rmdir(empty_dir.as_ptr());
+                libc::rmdir(base.as_ptr());
+            }
+        }
+    }
+    if set.is_ok() {
+        // SAFETY: registers a plain extern "C" function with no captured state.
+        unsafe { libc::atexit(cleanup) };
+    }
+}
+
+/// The files the program may execute: itself, its loader (or script interpreter), and the
+/// helpers with theirs.
+fn exec_allowlist(exe: &Path, helpers: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut add = |p: PathBuf| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    for path in std::iter::once(exe).chain(helpers.iter().map(PathBuf::as_path)) {
+        let Ok(real) = path.canonicalize() else { continue };
+        if real.is_file()
+            && let Some(interp) = crate::elf::interpreter(&real)
+        {
+            add(interp);
+        }
+        add(real);
+    }
+    out
+}
+
+/// The Landlock rules, on paths of the sandbox's view: read what it shows; write under the
+/// writable roots, `/tmp`, `/dev` and extra writable directories; execute everything, or only
+/// the allowlist.
+fn landlock_rules(
+    kernel: KernelSupport,
+    roots: &[PathBuf],
+    writable: bool,
+    exec_only: Option<&[PathBuf]>,
+    extra_write: &[PathBuf],
+) -> Vec<(std::ffi::CString, u64)> {
+    use fs_access::{ALL, EXECUTE, READ_DIR, READ_FILE};
+    let handled = kernel.handled_fs();
+    let exec = if exec_only.is_some() { 0 } else { EXECUTE };
+    let write = (ALL & !EXECUTE) | exec;
+    let mut rules: Vec<(PathBuf, u64)> = vec![(PathBuf::from("/"), READ_FILE | READ_DIR | exec)];
+    if writable {
+        rules.extend(roots.iter().map(|r| (r.clone(), write)));
+    }
+    rules.push((PathBuf::from("/tmp"), write));
+    rules.push((PathBuf::from("/dev"), write));
+    rules.extend(extra_write.iter().map(|d| (d.clone(), write)));
+    for path in exec_only.unwrap_or_default() {
+        rules.push((path.clone(), EXECUTE | READ_FILE | READ_DIR));
+    }
+    rules
+        .into_iter()
+        .filter_map(|(p, access)| {
+            let access = access & handled;
+            let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+            (access != 0).then_some((c, access))
+        })
+        .collect()
+}
+
+/// The child's environment: `PATH`, `TMPDIR` and `HOME` set by the sandbox (the private
+/// `/tmp`), the allowlisted variables present in ARIA's environment, then explicit ones.
+fn environment(
+    allowlist: &[String],
+    explicit: &[(String, String)],
+) -> Result<Vec<std::ffi::CString>, SandboxError> {
+    let mut vars: Vec<(String, Vec<u8>)> = vec![
+        ("PATH".into(), SAFE_PATH.as_bytes().to_vec()),
+        ("TMPDIR".into(), b"/tmp".to_vec()),
+        ("HOME".into(), b"/tmp".to_vec()),
+    ];
+    let mut set = |name: &str, value: Vec<u8>| match vars.iter_mut().find(|(n, _)| n == name) {
+        Some(slot) => slot.1 = value,
+        None => vars.push((name.to_owned(), value)),
+    };
+    for name in allowlist {
+        if forbidden_env(name) {
+            return Err(SandboxError::EnvNotAllowed { name: name.clone() });
+        }
+        if name == "HOME" {
+            continue;
+        }
+        if let Some(value) = std::env::var_os(name) {
+            set(name, value.as_bytes().to_vec());
+        }
+    }
+    for (name, value) in explicit {
+        if forbidden_env(name) {
+            return Err(SandboxError::EnvNotAllowed { name: name.clone() });
+        }
+        set(name, value.as_bytes().to_vec());
+    }
+    vars.into_iter()
+        .map(|(n, v)| {
+            let mut bytes = n.into_bytes();
+            bytes.push(b'=');
+            bytes.extend(v);
+            cstring(&bytes)
+        })
+        .collect()
+}
+
+fn cstring(bytes: &[u8]) -> Result<std::ffi::CString, SandboxError> {
+    std::ffi::CString::new(bytes).map_err(|_| SandboxError::Io {
+        what: "pass an argument or variable to the program".into(),
+        source: io::Error::new(io::ErrorKind::InvalidInput, "it contains a NUL byte"),
+    })
+}
+
+/// Turns a failed spawn into an error that names the step that failed, from the report pipe.
+fn setup_error(
+    program: &str,
+    report: &OwnedFd,
+    spawn: io::Error,
+    labels: &[String],
+) -> SandboxError {
+    use crate::child::step;
+    let mut buf = [0u8; 8];
+    // SAFETY: reading at most 8 bytes into a stack buffer; every write end is closed, so the
+    // read does not block.
+    let n = unsafe { libc::read(report.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n != 8 {
+        return SandboxError::io(format!("start {program}"))(spawn);
+    }
+    let which = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    let errno = i32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
+    let source = io::Error::from_raw_os_error(errno);
+    const KERNEL: &str = "run `aria doctor` to see which protections this machine supports";
+    let (what, hint): (String, &'static str) = match which {
+        step::UNSHARE => ("make namespaces".into(), KERNEL),
+        step::USER_MAP => ("map the user into its namespace".into(), KERNEL),
+        step::NETNS => ("join the empty network namespace".into(), KERNEL),
+        step::FORK => {
+            ("fork the program's process".into(), "try again; the machine may be out of processes")
+        }
+        step::PRIVATE => ("make mounts private".into(), KERNEL),
+        step::PIVOT => ("enter the sandbox's filesystem".into(), KERNEL),
+        step::LANDLOCK => ("apply the Landlock rules".into(), KERNEL),
+        step::RLIMIT => ("set resource limits".into(), "lower the limits in [limits]"),
+        step::CAPABILITIES => ("drop capabilities".into(), KERNEL),
+        step::SECCOMP => ("install the seccomp filter".into(), KERNEL),
+        step::EXEC => (
+            format!("execute {program} inside the sandbox"),
+            "the program must be visible in the sandbox: system programs are; programs under \
+             $HOME are not unless the profile names their toolchain",
+        ),
+        i => (
+            labels.get(i as usize).cloned().unwrap_or_else(|| "set up mounts".into()),
+            "a root or path given to the sandbox may have changed; check that it exists",
+        ),
+    };
+    SandboxError::Setup { step: what, source, hint }
+}
+
+fn report_pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid two-int array for the kernel to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(SandboxError::io("create the report pipe")(io::Error::last_os_error()));
+    }
+    // SAFETY: pipe2 just returned these two descriptors, owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 fn check_cwd(cwd: &Path, roots: &[PathBuf]) -> Result<PathBuf, SandboxError> {

@@ -70,6 +70,36 @@ pub enum Output {
     Merge,
 }
 
+/// Whether the roots are writable inside the sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootAccess {
+    /// Every root is mounted read-only (read tier, `read_only` mode, `--dry-run`).
+    #[default]
+    ReadOnly,
+    /// The roots are mounted read-write (write tiers), except [`SpawnSpec::read_only`] paths.
+    ReadWrite,
+}
+
+/// Which programs the child may execute, enforced by the kernel (Landlock `EXECUTE` rights,
+/// `noexec` mounts and, with no helpers, a seccomp filter that allows exactly one `execve`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecPolicy {
+    /// Only the named program, its ELF interpreter (or a `#!` script's interpreter), and these
+    /// helper files or directories (e.g. `/usr/lib/git-core`). The roots, `/tmp`, `/dev` and
+    /// the system's program directories are mounted `noexec`. With no helpers the program can
+    /// execute nothing at all after it starts.
+    Only { helpers: Vec<PathBuf> },
+    /// Any program the sandbox shows (write tiers: builds, test binaries, approved commands).
+    Any,
+}
+
+impl Default for ExecPolicy {
+    fn default() -> Self {
+        ExecPolicy::Only { helpers: Vec::new() }
+    }
+}
+
 /// One program to run.
 #[derive(Debug)]
 pub struct SpawnSpec {
@@ -85,8 +115,24 @@ pub struct SpawnSpec {
     pub timeout: Duration,
     /// Bytes kept of each captured stream.
     pub output_cap: usize,
-    /// Directories the child may write under (the first one usually holds `cwd`).
-    pub write_roots: Vec<PathBuf>,
+    /// The directories the child sees (at their own paths); `cwd` is inside one of them.
+    /// Nothing else of the user's files is visible: only the system's runtime directories
+    /// (read-only), a private `/tmp`, a minimal `/dev` and its own `/proc`.
+    pub roots: Vec<PathBuf>,
+    /// Whether [`SpawnSpec::roots`] are writable. Default: read-only.
+    pub root_access: RootAccess,
+    /// Which programs may run. Default: only the named one, which may execute nothing.
+    pub exec: ExecPolicy,
+    /// Files and directories hidden from the child (sensitive files, `$ARIA_HOME` inside a
+    /// root): a file reads as empty, a directory as empty, and neither can be written.
+    pub masked: Vec<PathBuf>,
+    /// Paths inside the roots that stay read-only even in writable roots (`.git`, files that
+    /// configure ARIA or the project's agents).
+    pub read_only: Vec<PathBuf>,
+    /// Further host directories shown read-only (a toolchain outside the system directories).
+    pub extra_read: Vec<PathBuf>,
+    /// Further host directories shown writable (a build tool's own cache).
+    pub extra_write: Vec<PathBuf>,
     /// Whether the child may open network connections.
     pub network: bool,
     pub stdin: Input,
@@ -96,8 +142,9 @@ pub struct SpawnSpec {
 
 impl SpawnSpec {
     /// A spec with the defaults: allowlisted environment, default limits, 30 s, 100 KB,
-    /// no network, stdin from `/dev/null`, both outputs captured.
-    pub fn new(argv: Vec<String>, cwd: PathBuf, write_roots: Vec<PathBuf>) -> Self {
+    /// roots read-only, only the named program may execute, no network, stdin from
+    /// `/dev/null`, both outputs captured.
+    pub fn new(argv: Vec<String>, cwd: PathBuf, roots: Vec<PathBuf>) -> Self {
         SpawnSpec {
             argv,
             cwd,
@@ -106,12 +153,25 @@ impl SpawnSpec {
             limits: Limits::default(),
             timeout: DEFAULT_TIMEOUT,
             output_cap: DEFAULT_OUTPUT_CAP,
-            write_roots,
+            roots,
+            root_access: RootAccess::ReadOnly,
+            exec: ExecPolicy::default(),
+            masked: Vec::new(),
+            read_only: Vec::new(),
+            extra_read: Vec::new(),
+            extra_write: Vec::new(),
             network: false,
             stdin: Input::Null,
             stdout: Output::Capture,
             stderr: Output::Capture,
         }
+    }
+
+    /// Roots writable and any program executable: what a write tier gets.
+    pub fn writable(mut self) -> Self {
+        self.root_access = RootAccess::ReadWrite;
+        self.exec = ExecPolicy::Any;
+        self
     }
 }
 
@@ -120,8 +180,22 @@ impl SpawnSpec {
 pub enum SandboxError {
     #[error("nothing to run: the argument list is empty")]
     EmptyArgv,
-    #[error("no write roots were given; the sandbox needs at least one directory to work in")]
+    #[error("no roots were given; the sandbox needs at least one directory to work in")]
     NoRoots,
+    #[error(
+        "the root {} is a system directory; give a project directory instead (ARIA never shows `/`, `/usr`, `/etc` or `/proc` to a program as a root)",
+        root.display()
+    )]
+    SystemRoot { root: PathBuf },
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("the sandbox could not be set up ({step}: {source}); {hint}")]
+    Setup {
+        step: String,
+        #[source]
+        source: io::Error,
+        hint: &'static str,
+    },
     #[error(
         "the working directory {} is outside the allowed roots ({}); run inside a root",
         cwd.display(), roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")

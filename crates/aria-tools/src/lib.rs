@@ -42,6 +42,7 @@
 //! `openat(O_NOFOLLOW)` per component for writes) in `aria-sandbox`, the only crate allowed
 //! `unsafe`.
 
+pub mod confine;
 pub mod guard;
 pub mod patch;
 pub mod profiles;

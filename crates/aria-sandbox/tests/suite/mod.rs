@@ -1,1 +1,2 @@
+mod isolation;
 mod sandbox;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aria_api::ToolError;
-use aria_sandbox::{Sandbox, SandboxError, SpawnSpec};
+use aria_sandbox::{Sandbox, SandboxError};
 use serde_json::{Map, Value};
 
 use super::{ProfileSpec, find_program, placeholder};
@@ -145,13 +145,15 @@ fn relative_in(
     Ok(if rel.is_empty() { ".".to_owned() } else { rel })
 }
 
-/// Runs `spec` in `cwd` (which the caller has checked is inside `roots`) through the sandbox:
-/// writes only under `roots`, network only if the profile grants it, its timeout and output cap.
+/// Runs `spec` in `cwd` (which the caller has checked is inside `guard`'s roots) through the
+/// sandbox: it sees only the roots (writable, sensitive files masked, `.git` read-only) and the
+/// toolchain of a program installed under `$HOME` (read-only); network only if the profile
+/// grants it; its timeout and output cap.
 pub fn run_profile(
     spec: &ProfileSpec,
     cwd: &Path,
     values: &BTreeMap<String, String>,
-    roots: &[PathBuf],
+    guard: &PathGuard,
 ) -> Result<ProfileRun, ToolError> {
     let Some(program) = find_program(&spec.program) else {
         return Err(ToolError::failed(format!(
@@ -166,7 +168,20 @@ pub fn run_profile(
     let mut argv = vec![program.to_string_lossy().into_owned()];
     argv.extend(spec.expand(values));
     let command = argv.join(" ");
-    let mut sandbox = SpawnSpec::new(argv, cwd.to_path_buf(), roots.to_vec());
+    let mut sandbox =
+        crate::confine::spawn_spec(guard, argv, cwd.to_path_buf(), crate::confine::Access::Write)
+            .map_err(|e| ToolError::failed(format!("{}: {e}", spec.name)))?;
+    let (read, write) = toolchain_dirs(&program);
+    if !write.is_empty() {
+        // HOME is the private /tmp inside the sandbox: name the toolchain's homes explicitly.
+        for (name, dir) in [("RUSTUP_HOME", read.first()), ("CARGO_HOME", write.first())] {
+            if let Some(dir) = dir {
+                sandbox.env.push((name.to_owned(), dir.to_string_lossy().into_owned()));
+            }
+        }
+    }
+    sandbox.extra_read = read;
+    sandbox.extra_write = write;
     sandbox.timeout = spec.timeout;
     sandbox.output_cap = spec.output_cap;
     sandbox.network = spec.network;
@@ -191,4 +206,28 @@ pub fn run_profile(
         stderr_truncated: out.stderr.truncated,
         elapsed: out.elapsed,
     })
+}
+
+/// A program installed under the user's home (`~/.cargo/bin/cargo`, `~/.local/bin/x`) needs its
+/// toolchain, which the sandbox does not otherwise show: the rustup toolchains read-only and
+/// cargo's home writable (its registry cache and lock live there); `~/.local` read-only.
+fn toolchain_dirs(program: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let env_dir = |name: &str, default: &str| {
+        std::env::var_os(name).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(default)))
+    };
+    let cargo_home = env_dir("CARGO_HOME", ".cargo");
+    let rustup_home = env_dir("RUSTUP_HOME", ".rustup");
+    let local = home.as_ref().map(|h| h.join(".local"));
+    let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+    let under = |dir: &Option<PathBuf>| {
+        dir.as_ref().is_some_and(|d| program.starts_with(d) || real.starts_with(d))
+    };
+    if under(&cargo_home) || under(&rustup_home) {
+        return (rustup_home.into_iter().collect(), cargo_home.into_iter().collect());
+    }
+    if under(&local) {
+        return (local.into_iter().collect(), Vec::new());
+    }
+    (Vec::new(), Vec::new())
 }

@@ -16,7 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
-use aria_sandbox::{DEFAULT_OUTPUT_CAP, Outcome, SAFE_PATH, Sandbox, SandboxError, SpawnSpec};
+use aria_sandbox::{DEFAULT_OUTPUT_CAP, Outcome, SAFE_PATH, Sandbox, SandboxError};
+
+use crate::confine;
 use serde_json::{Value, json};
 
 use crate::guard::path::{FileKind, PathGuard};
@@ -296,7 +298,12 @@ fn details(plan: &Plan, dry_run: bool) -> Value {
 }
 
 fn run(guard: &PathGuard, plan: Plan, timeout: Duration) -> Result<ToolOutput, ToolError> {
-    let mut spawn = SpawnSpec::new(plan.argv.clone(), plan.cwd.clone(), guard.roots().to_vec());
+    // python_run is irreversible (the user approved it): roots writable, any program may run,
+    // still inside the sandbox's view with sensitive files masked and .git read-only.
+    let mut spawn =
+        confine::spawn_spec(guard, plan.argv.clone(), plan.cwd.clone(), confine::Access::Write)
+            .map_err(ToolError::failed)?;
+    let config_before = confine::config_files(guard);
     spawn.env_allowlist = PYTHON_ENV_ALLOWLIST.iter().map(|s| (*s).to_owned()).collect();
     spawn.timeout = timeout;
     spawn.network = false;
@@ -307,7 +314,18 @@ fn run(guard: &PathGuard, plan: Plan, timeout: Duration) -> Result<ToolOutput, T
         )),
         other => ToolError::failed(format!("python3 could not be started: {other}")),
     })?;
-    Ok(render(&plan, &outcome))
+    let removed = confine::remove_created_config(guard, &config_before);
+    let mut out = render(&plan, &outcome);
+    if !removed.is_empty() {
+        let names: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        out.content.push_str(&format!(
+            "aria: removed {} the program created: files that configure ARIA or the project's \
+             agents are the user's to write\n",
+            names.join(", ")
+        ));
+        out.details["removed"] = serde_json::json!(names);
+    }
+    Ok(out)
 }
 
 fn render(plan: &Plan, out: &Outcome) -> ToolOutput {

@@ -155,8 +155,7 @@ impl Tool for RunProfile {
                     return Ok(dry_run_output(&chosen, &values));
                 }
                 profiles.budget().take(&session).map_err(ToolError::refused)?;
-                let run =
-                    run_profile(&chosen.spec, &chosen.cwd, &values, profiles.guard().roots())?;
+                let run = run_profile(&chosen.spec, &chosen.cwd, &values, profiles.guard())?;
                 let details = json!({
                     "profile": run.profile,
                     "command": run.command,

@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 use aria_sandbox::{
     DEFAULT_OUTPUT_CAP, Input, OpenMode, Outcome, Output, Protections, Sandbox, SandboxError,
-    SpawnSpec, open_beneath,
+    open_beneath,
 };
 use serde_json::{Value, json};
 
+use crate::confine::{self, Access};
 use crate::guard::path::{PathGuard, PathRefusal};
 use crate::shell::{self, RedirectMode, RedirectTarget, RunIf, Script, SimpleCommand, Word};
 use crate::tools::{blocking, path_error, roots_sentence};
@@ -118,7 +119,9 @@ impl Tool for ShellExecute {
             let dry_run = ctx.dry_run;
             blocking(ShellExecute::NAME, move || {
                 let plan = plan(&guard, &command)?;
-                if dry_run {
+                // A dry run runs read-tier lines (their roots are read-only mounts anyway) and
+                // only describes the others.
+                if dry_run && plan.tier != Tier::Read {
                     return Ok(dry_run_output(&plan));
                 }
                 Ok(execute(&guard, plan, timeout))
@@ -331,7 +334,9 @@ struct Collected {
 
 fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
     let deadline = Instant::now() + timeout;
-    let roots = guard.roots().to_vec();
+    let access = if plan.tier == Tier::Read { Access::Read } else { Access::Write };
+    let config_before =
+        if access == Access::Write { confine::config_files(guard) } else { Vec::new() };
     let mut all = Collected {
         status: 0,
         stdout: String::new(),
@@ -352,14 +357,31 @@ fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
             continue;
         }
         ran += 1;
-        let stages = start_pipeline(&roots, &step.pipeline.commands, step_targets, deadline);
+        let stages = start_pipeline(guard, access, &step.pipeline.commands, step_targets, deadline);
         collect_pipeline(stages, &mut all);
     }
-    render(&plan.command, plan.tier, ran, all)
+    let removed = if access == Access::Write {
+        confine::remove_created_config(guard, &config_before)
+    } else {
+        Vec::new()
+    };
+    let mut out = render(&plan.command, plan.tier, ran, all);
+    if !removed.is_empty() {
+        let names: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        out.content.push_str(&format!(
+            "aria: removed {} the command created ({}): files that configure ARIA or the \
+             project's agents are the user's to write\n",
+            names.join(", "),
+            if removed.len() == 1 { "a protected file" } else { "protected files" }
+        ));
+        out.details["removed"] = json!(names);
+    }
+    out
 }
 
 fn start_pipeline(
-    roots: &[PathBuf],
+    guard: &PathGuard,
+    access: Access,
     commands: &[SimpleCommand],
     targets: Vec<Vec<Option<Target>>>,
     deadline: Instant,
@@ -383,11 +405,15 @@ fn start_pipeline(
         next_stdin = reader;
         let stage = match wire(cmd, &paths, stdin, stdout_default) {
             Ok((input, stdout, stderr, stderr_is_stdout)) => {
-                let mut spec = SpawnSpec::new(
-                    cmd.argv().map(str::to_owned).collect(),
-                    roots[0].clone(),
-                    roots.to_vec(),
-                );
+                let argv = cmd.argv().map(str::to_owned).collect();
+                let cwd = guard.roots()[0].clone();
+                let mut spec = match confine::spawn_spec(guard, argv, cwd, access) {
+                    Ok(spec) => spec,
+                    Err(message) => {
+                        stages.push(Stage::NotStarted(message));
+                        break;
+                    }
+                };
                 spec.env =
                     cmd.env.iter().map(|a| (a.name.clone(), a.value.text().to_owned())).collect();
                 spec.timeout = deadline.saturating_duration_since(Instant::now());
