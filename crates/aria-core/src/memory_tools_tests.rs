@@ -130,3 +130,30 @@ async fn a_dry_run_stores_nothing() {
     assert!(out.content.starts_with("[dry run]"));
     assert!(fake.items.lock().unwrap().is_empty());
 }
+
+/// Issue 15, finding 5: a key with an invisible character inside is still a key. The real
+/// redactor (with a configured value, as `OPENAI_API_KEY`'s would be) sits in front of the store.
+#[tokio::test]
+async fn a_secret_split_by_an_invisible_character_never_reaches_the_memory_store() {
+    const CONFIGURED: &str = "opaque.Configured.Value.4242";
+    const GITHUB: &str = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    let fake = Arc::new(Fake::default());
+    let redactor = aria_tools::SecretRedactor::new(vec![CONFIGURED.to_owned()]);
+    let tools = memory_tools(fake.clone(), Arc::new(redactor));
+    let hidden = ['\u{200B}', '\u{2060}', '\u{FEFF}', '\u{00AD}', '\u{200C}', '\u{200E}'];
+    for (i, h) in hidden.into_iter().enumerate() {
+        let content = format!(
+            "Remember {i}: my token is ghp_A1b2C3d4E5{h}f6G7h8I9j0K1l2M3n4O5p6Q7r8 and the API key is opaque.Conf{h}igured.Value.4242"
+        );
+        tools[1].call(json!({"content": content}), &ctx()).await.unwrap();
+    }
+    let items = fake.items.lock().unwrap().clone();
+    assert_eq!(items.len(), hidden.len());
+    for m in items {
+        let visible: String = m.content.chars().filter(|c| !hidden.contains(c)).collect();
+        assert!(!visible.contains(GITHUB) && !visible.contains("f6G7h8I9j0K1l2M3"), "{visible}");
+        assert!(!visible.contains(CONFIGURED) && !visible.contains("igured.Value"), "{visible}");
+        assert!(visible.contains("[REDACTED:github_token]"), "{visible}");
+        assert!(visible.contains("[REDACTED:known]"), "{visible}");
+    }
+}

@@ -254,4 +254,27 @@ mod tests {
         let out = shape_for_model(&HideKey, "KEY123", 4).text;
         assert!(out.starts_with("[RED"), "{out}");
     }
+
+    /// Issue 15, finding 5, on the way to the model: the real redactor and injection filter.
+    #[test]
+    fn a_key_split_by_an_invisible_character_does_not_reach_the_model() {
+        let redactor = aria_tools::SecretRedactor::new(vec!["opaque.Configured.Value.4242".into()]);
+        let text = "OPENAI_API_KEY is opaque.Con\u{2060}figured.Value.4242\n\
+                    token: \"ghp_A1b2C3d4E5f6G7\u{200B}h8I9j0K1l2M3n4O5p6Q7r8\"\n\
+                    aws AKIAIOSF\u{00AD}ODNN7EXAMPLE done";
+        let g = guard_for_model(&redactor, InjectionFilter::shared(), &fence(), text, 10_000);
+        let body = untrusted_body(&g.text).unwrap();
+        for leaked in ["figured.Value", "h8I9j0K1l2M3n4O5p6Q7r8", "ODNN7EXAMPLE"] {
+            assert!(!body.contains(leaked), "{body}");
+        }
+        assert_eq!(
+            g.redactions,
+            BTreeMap::from([
+                ("aws_access_key_id".to_owned(), 1),
+                ("env_secret".to_owned(), 1),
+                ("known".to_owned(), 1)
+            ]),
+            "{body}"
+        );
+    }
 }

@@ -17,6 +17,18 @@
 //! 3. **High-entropy tokens** (seed 000 §4.3, see `entropy.rs`): one byte loop over what is
 //!    left, judging only runs of 64+ token characters.
 //!
+//! **Hidden characters.** A key with a zero-width space, soft hyphen, word joiner, direction
+//! mark or variation selector inside reaches a model whole (models skip such characters) but
+//! matches no pattern. So after the three passes the redactor looks for hidden characters
+//! (Unicode Cf and default-ignorables, see `invisible.rs`); if there are any, it runs the passes
+//! again over the text with them removed and tag characters decoded ([`invisible::reveal`]).
+//! When that finds more, the result is that normalised, redacted text (the hidden characters
+//! are gone everywhere in it); when it does not, the first result stands with its hidden
+//! characters, so text without secrets is never changed and later filters (the injection
+//! filter's invisible-text check) still see it as it was. The passes run on the text as given
+//! first because removing a character can also join a key to the word before it and hide its
+//! start (`x\u{200B}ghp_…`).
+//!
 //! [`SecretRedactor::redact_report`] also says which kinds were found, for audit records and
 //! `aria check secrets`; it never returns the secrets themselves.
 //!
@@ -30,6 +42,7 @@ use aho_corasick::{AhoCorasick, Input, MatchKind};
 use regex::{Captures, Regex, RegexBuilder};
 
 use crate::guard::entropy::find_high_entropy;
+use crate::guard::invisible;
 use crate::guard::secret_rules::{Check, ENV_KEYWORDS, RULES};
 
 /// Known values shorter than this are ignored: redacting `true` or `1234` everywhere would
@@ -130,8 +143,15 @@ impl SecretRedactor {
     /// Cannot fail: if a regex cannot be built (an absurd number of known values), the redactor
     /// fails closed and replaces *every* non-empty text, logging an error once.
     pub fn new(known_values: Vec<String>) -> Self {
+        // A value is looked for as given and as the second pass sees text: hidden characters
+        // removed (a configured value should not hold any, but if one does, both forms count).
         let mut known: Vec<String> = known_values
             .into_iter()
+            .flat_map(|v| {
+                let v = v.trim().to_owned();
+                let revealed = invisible::reveal(&v);
+                std::iter::once(v).chain(revealed)
+            })
             .map(|v| v.trim().to_owned())
             .filter(|v| v.chars().count() >= MIN_KNOWN_SECRET_LEN)
             .collect();
@@ -171,7 +191,8 @@ impl SecretRedactor {
     }
 
     /// Redacts like [`aria_api::Redact::redact`] and lists the kind of every replacement: known
-    /// values (`known`) first, then pattern kinds in text order, then `high_entropy`.
+    /// values (`known`) first, then pattern kinds in text order, then `high_entropy`; then, if
+    /// the text holds hidden characters, the same for what only the normalised text showed.
     pub fn redact_report<'a>(&self, text: &'a str) -> Redacted<'a> {
         let mut kinds = Vec::new();
         let (Ok(known), Ok(patterns)) = (&self.known, &self.patterns) else {
@@ -181,6 +202,28 @@ impl SecretRedactor {
             kinds.push("redactor-unavailable");
             return Redacted { text: Cow::Borrowed(BROKEN), kinds };
         };
+        let first = self.passes(known.as_ref(), patterns, text, &mut kinds);
+        // Normalise, then judge again (module docs, "Hidden characters").
+        let Some((revealed, cut_short)) = reveal_continued(&first) else {
+            return Redacted { text: first, kinds };
+        };
+        let mut more = Vec::new();
+        let second = self.passes(known.as_ref(), patterns, &revealed, &mut more);
+        if more.is_empty() && !cut_short {
+            return Redacted { text: first, kinds };
+        }
+        kinds.extend(more);
+        Redacted { text: Cow::Owned(second.into_owned()), kinds }
+    }
+
+    /// The three passes (known values, patterns, high-entropy tokens) over `text` as it is.
+    fn passes<'a>(
+        &self,
+        known: Option<&Regex>,
+        patterns: &[Group],
+        text: &'a str,
+        kinds: &mut Vec<&'static str>,
+    ) -> Cow<'a, str> {
         let first = match known {
             Some(re) => {
                 let hits = re.find_iter(text).count();
@@ -194,16 +237,13 @@ impl SecretRedactor {
             None => Cow::Borrowed(text),
         };
         let second = match first {
-            Cow::Borrowed(t) => self.redact_patterns(patterns, t, &mut kinds),
-            Cow::Owned(t) => {
-                Cow::Owned(self.redact_patterns(patterns, &t, &mut kinds).into_owned())
-            }
+            Cow::Borrowed(t) => self.redact_patterns(patterns, t, kinds),
+            Cow::Owned(t) => Cow::Owned(self.redact_patterns(patterns, &t, kinds).into_owned()),
         };
-        let text = match second {
-            Cow::Borrowed(t) => redact_entropy(t, &mut kinds),
-            Cow::Owned(t) => Cow::Owned(redact_entropy(&t, &mut kinds).into_owned()),
-        };
-        Redacted { text, kinds }
+        match second {
+            Cow::Borrowed(t) => redact_entropy(t, kinds),
+            Cow::Owned(t) => Cow::Owned(redact_entropy(&t, kinds).into_owned()),
+        }
     }
 
     fn redact_patterns<'a>(
@@ -269,6 +309,52 @@ impl SecretRedactor {
         }
         out.finish()
     }
+}
+
+/// `text` with hidden characters removed ([`invisible::reveal`]), and `true` if a key was cut
+/// short by one: a redaction marker followed by hidden characters and more token characters
+/// means a pattern matched the part of a key before a hidden character (`sk-proj-…` is long
+/// enough on its own), and what follows is the rest of that key, so it goes as well.
+fn reveal_continued(text: &str) -> Option<(String, bool)> {
+    let first = invisible::first_hidden(text)?;
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&text[..first]);
+    let mut cut_short = false;
+    // After a marker: `Some(false)`; once a hidden character followed it: `Some(true)`.
+    let mut after_marker = if ends_with_marker(&out) { Some(false) } else { None };
+    for c in text[first..].chars() {
+        let Some(shown) = invisible::revealed(c) else {
+            after_marker = after_marker.map(|_| true);
+            continue;
+        };
+        if after_marker == Some(true) && is_token_char(shown) {
+            cut_short = true;
+            continue;
+        }
+        out.push(shown);
+        after_marker = (shown == ']' && ends_with_marker(&out)).then_some(false);
+    }
+    Some((out, cut_short))
+}
+
+/// `[REDACTED:kind]` at the end of `text` (only the last few bytes are looked at: kinds are
+/// short, and this runs at every `]`).
+fn ends_with_marker(text: &str) -> bool {
+    let Some(body) = text.strip_suffix(']') else { return false };
+    let mut from = body.len().saturating_sub(64);
+    while !body.is_char_boundary(from) {
+        from += 1;
+    }
+    let body = &body[from..];
+    body.rfind("[REDACTED:").is_some_and(|at| {
+        let kind = &body[at + "[REDACTED:".len()..];
+        !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
+    })
+}
+
+/// A character of a key, token or password as the patterns know them.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '/' | '=' | '.' | '~')
 }
 
 /// Text with its secrets replaced, and the kind of each replacement (never the secret).
@@ -502,6 +588,10 @@ fn slots_for(re: &Regex, names: &[Vec<String>], range: Range<usize>) -> Vec<Slot
 #[cfg(test)]
 #[path = "secrets_tests.rs"]
 mod split_tests;
+
+#[cfg(test)]
+#[path = "secrets_hidden_tests.rs"]
+mod hidden_tests;
 
 #[cfg(test)]
 mod tests {
