@@ -1,14 +1,17 @@
-//! What runs after `fork`, in two processes:
+//! What runs after `fork`, in three processes:
 //!
 //! - **the keeper** (the process `std::process::Command` forks, ARIA's direct child): it enters
 //!   new mount, PID, network, IPC and UTS namespaces (and a user namespace when ARIA is not
-//!   root), forks once more, closes every descriptor, and waits for the program, exiting as it
-//!   did. Killing the keeper's process group (timeout, end of the call) kills the keeper, and
-//!   the program dies with it (`PR_SET_PDEATHSIG`).
-//! - **the program's process**: PID 1 of the new PID namespace. It builds the filesystem view
-//!   ([`MountPlan`]), pivots into it, adds the Landlock rules, sets rlimits, drops capabilities,
-//!   installs the seccomp filter and calls `execve` itself. When it exits, the kernel kills
-//!   every process left in its namespace: nothing it started (`setsid`, double forks) survives.
+//!   root), forks once more, closes every descriptor, and waits, then exits as the program did.
+//!   Killing the keeper's process group (timeout, end of the call) kills the keeper, and the
+//!   rest dies with it (`PR_SET_PDEATHSIG`, then the PID namespace).
+//! - **init**, PID 1 of the new PID namespace: it builds the filesystem view ([`MountPlan`]),
+//!   enters it, forks the program, reaps whatever is orphaned to it, and hands the program's
+//!   raw wait status to the keeper. When it exits, the kernel kills every process left in the
+//!   namespace: nothing the program started (`setsid`, double forks) survives.
+//! - **the program**, PID 2 (PID 1 ignores signals it has no handler for, so a program there
+//!   would not die of SIGPIPE): Landlock rules, rlimits, capabilities dropped, signals reset,
+//!   the seccomp filter, and its own `execve`.
 //!
 //! Only async-signal-safe system calls on data prepared in the parent: no allocation.
 

@@ -183,8 +183,9 @@ impl Protections {
         items.push(Protection {
             name: "orphans",
             active: kernel.namespaces,
-            detail: "the program is PID 1 of its namespace: when it exits or is killed, every \
-                     process it started dies with it (setsid and double forks included)"
+            detail: "the program runs under its own init in a new PID namespace: when it exits \
+                     or is killed, every process it started dies with it (setsid and double \
+                     forks included)"
                 .into(),
         });
         items.push(Protection {

@@ -190,7 +190,12 @@ pub fn helpers_of(argv: &[&str]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     match name.as_deref() {
         Some("git") => {
-            for dir in ["/usr/lib/git-core", "/usr/libexec/git-core"] {
+            for dir in [
+                "/usr/lib/git-core",
+                "/usr/libexec/git-core",
+                "/usr/local/libexec/git-core",
+                "/usr/local/lib/git-core",
+            ] {
                 if Path::new(dir).is_dir() {
                     out.push(PathBuf::from(dir));
                 }
