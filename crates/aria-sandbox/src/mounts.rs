@@ -94,7 +94,7 @@ impl Flags {
 
 /// One step of the child's filesystem setup. Paths are absolute in the *host's* view;
 /// destinations are prefixed with the new root's mount point.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Op {
     Dir(CString),
     File(CString),
@@ -288,27 +288,8 @@ impl PlanBuilder<'_> {
 
 impl MountPlan {
     pub(crate) fn new(req: &Request<'_>) -> io::Result<MountPlan> {
-        let mut b = PlanBuilder {
-            root: req.new_root,
-            ops: Vec::new(),
-            labels: Vec::new(),
-            made: BTreeSet::new(),
-        };
-        b.push(
-            Op::Tmpfs {
-                dst: cstr(req.new_root)?,
-                flags: libc::MS_NOSUID | libc::MS_NODEV,
-                data: CString::new("mode=0755,size=1m").unwrap_or_default(),
-            },
-            "mount the new root".into(),
-        );
+        let mut b = base(req.new_root, req.network)?;
         let sys = Flags { read_only: true, noexec: false };
-        for (dir, link) in &layout().system {
-            match link {
-                Some(target) => b.symlink(target, dir)?,
-                None => b.bind(dir, dir, sys)?,
-            }
-        }
         if let Some(allowed) = req.exec_only {
             let noexec = Flags { read_only: true, noexec: true };
             for dir in &layout().program_dirs {
@@ -321,11 +302,6 @@ impl MountPlan {
                 }
             }
         }
-        etc(&mut b, req.network)?;
-        dev(&mut b)?;
-        b.parents(Path::new("/proc/x"))?;
-        let proc_at = b.inside(Path::new("/proc"));
-        b.push(Op::Proc { dst: cstr(&proc_at)? }, "mount /proc".into());
         let user_noexec = req.exec_only.is_some();
         let mut tmp_flags = libc::MS_NOSUID | libc::MS_NODEV;
         if user_noexec {
@@ -361,6 +337,49 @@ impl MountPlan {
         b.push(Op::SealRoot, "make the new root read-only".into());
         Ok(MountPlan { ops: b.ops, new_root: cstr(req.new_root)?, labels: b.labels })
     }
+}
+
+/// The part of every plan that depends only on the machine: the new root, the system
+/// directories, `/etc`, `/dev` and `/proc`. Probing them costs dozens of `stat` and
+/// `readlink` calls, so it is planned once per process (per network setting) and copied.
+fn base(new_root: &Path, network: bool) -> io::Result<PlanBuilder<'_>> {
+    type Cached = (PathBuf, Vec<Op>, Vec<String>, BTreeSet<PathBuf>);
+    static CACHE: [OnceLock<Cached>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = &CACHE[usize::from(network)];
+    if let Some((root, ops, labels, made)) = slot.get()
+        && root == new_root
+    {
+        return Ok(PlanBuilder {
+            root: new_root,
+            ops: ops.clone(),
+            labels: labels.clone(),
+            made: made.clone(),
+        });
+    }
+    let mut b =
+        PlanBuilder { root: new_root, ops: Vec::new(), labels: Vec::new(), made: BTreeSet::new() };
+    b.push(
+        Op::Tmpfs {
+            dst: cstr(new_root)?,
+            flags: libc::MS_NOSUID | libc::MS_NODEV,
+            data: CString::new("mode=0755,size=1m").unwrap_or_default(),
+        },
+        "mount the new root".into(),
+    );
+    let sys = Flags { read_only: true, noexec: false };
+    for (dir, link) in &layout().system {
+        match link {
+            Some(target) => b.symlink(target, dir)?,
+            None => b.bind(dir, dir, sys)?,
+        }
+    }
+    etc(&mut b, network)?;
+    dev(&mut b)?;
+    b.parents(Path::new("/proc/x"))?;
+    let proc_at = b.inside(Path::new("/proc"));
+    b.push(Op::Proc { dst: cstr(&proc_at)? }, "mount /proc".into());
+    let _ = slot.set((new_root.to_path_buf(), b.ops.clone(), b.labels.clone(), b.made.clone()));
+    Ok(b)
 }
 
 fn etc(b: &mut PlanBuilder<'_>, network: bool) -> io::Result<()> {

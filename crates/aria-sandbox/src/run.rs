@@ -206,12 +206,13 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         file_rights: fs_access::FILE,
     });
     let (report_read, report_write) = report_pipe()?;
+    let shared_net = if network || !kernel.root { None } else { shared_netns() };
     let namespaces = Namespaces {
         flags: crate::probe::BASE_FLAGS
-            | if network { 0 } else { libc::CLONE_NEWNET }
+            | if network || shared_net.is_some() { 0 } else { libc::CLONE_NEWNET }
             | if kernel.root { 0 } else { libc::CLONE_NEWUSER },
         user_maps: (!kernel.root).then(crate::probe::user_maps),
-        netns_fd: None,
+        netns_fd: shared_net,
     };
     let mut plan = ChildPlan {
         rlimits: rlimits(&limits),
@@ -654,6 +655,31 @@ fn cstring(bytes: &[u8]) -> Result<std::ffi::CString, SandboxError> {
         what: "pass an argument or variable to the program".into(),
         source: io::Error::new(io::ErrorKind::InvalidInput, "it contains a NUL byte"),
     })
+}
+
+/// One empty network namespace (no interfaces up) that every child without the network grant
+/// joins, made once per process: making a network namespace costs more CPU than everything
+/// else in a spawn (sysctl tables, loopback device). Only when ARIA is root, since joining a
+/// namespace owned by the initial user namespace needs `CAP_SYS_ADMIN` there; otherwise each
+/// child makes its own. Children cannot meet in it: its loopback is down, IP sockets are
+/// refused by seccomp and Landlock scopes abstract unix sockets to each child.
+fn shared_netns() -> Option<std::os::fd::RawFd> {
+    static NS: OnceLock<Option<OwnedFd>> = OnceLock::new();
+    NS.get_or_init(|| {
+        thread::spawn(|| {
+            // SAFETY: integer arguments only; this thread alone moves into the new namespace
+            // and exits right after taking a handle on it.
+            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                return None;
+            }
+            File::open("/proc/thread-self/ns/net").ok().map(OwnedFd::from)
+        })
+        .join()
+        .ok()
+        .flatten()
+    })
+    .as_ref()
+    .map(|fd| fd.as_raw_fd())
 }
 
 /// Turns a failed spawn into an error that names the step that failed, from the report pipe.
