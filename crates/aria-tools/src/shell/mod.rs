@@ -16,6 +16,9 @@
 //!   `sed`, `awk`, `git`, wrappers and interpreters). The tier of a line is the maximum over
 //!   its parts and the reason names what decided it. Unknown programs are never `read`.
 //!
+//! - [`history`]: `git` commands that print contents from history get exclusions for the
+//!   sensitive files appended, or are refused ([`guard_git_history`]).
+//!
 //! The design decision to know: **what is classified is exactly what runs.** The executor
 //! spawns the argv of this AST directly (never `sh -c`), so there is no second interpretation
 //! of the text that the classifier did not see.
@@ -25,6 +28,7 @@ mod ast;
 mod classify;
 mod fast;
 mod git;
+pub mod history;
 mod judge;
 mod parse;
 mod rules;
@@ -37,6 +41,7 @@ pub use ast::{
 };
 pub use classify::{CheckReport, Classification, CommandReport, RedirectReport, classify};
 pub use fast::{classify_reference, parse_fast, parse_reference};
+pub use history::guard_git_history;
 pub use parse::{MAX_COMMAND_LINE, MAX_COMMANDS, parse};
 
 #[cfg(test)]

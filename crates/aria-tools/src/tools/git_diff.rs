@@ -2,8 +2,9 @@
 //! FR-011): the working tree against the index (default), the index against HEAD (`staged`),
 //! a commit against the working tree (`from`), or two commits (`from` and `to`).
 //!
-//! Sensitive files (`.env`, keys, ...) are named but their lines are never shown, and the text
-//! is capped at [`MAX_DIFF_BYTES`] with a note saying how to narrow it.
+//! Sensitive files (`.env`, keys, ...) are named but their lines are never shown — in the working
+//! tree and in history alike (a `.env` committed long ago is as secret as one on disk; issue 15,
+//! finding 3) — and the text is capped at [`MAX_DIFF_BYTES`] with a note saying how to narrow it.
 
 use std::sync::Arc;
 
@@ -200,13 +201,12 @@ fn render(
     let mut hidden: Vec<String> = Vec::new();
     let mut total_bytes = 0usize;
     let printed = diff.print(DiffFormat::Patch, |delta, _hunk, line| {
-        let file = delta
-            .new_file()
-            .path()
-            .or_else(|| delta.old_file().path())
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if git_repo::sensitive(guard, &file) {
+        let name = |f: git2::DiffFile<'_>| f.path().map(|p| p.to_string_lossy().into_owned());
+        let (new, old) = (name(delta.new_file()), name(delta.old_file()));
+        let file = new.clone().or_else(|| old.clone()).unwrap_or_default();
+        // Either side: a sensitive file renamed or copied to a plain name (or the other way
+        // round) still has a sensitive file's lines.
+        if [new, old].iter().flatten().any(|f| git_repo::sensitive(guard, f)) {
             if !hidden.contains(&file) {
                 hidden.push(file);
             }

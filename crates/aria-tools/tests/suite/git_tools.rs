@@ -587,3 +587,56 @@ async fn touched_files_are_hashed_once_into_a_private_stat_cache_never_into_the_
     assert!(out.contains("not staged (1):\n  modified: c.txt\n"), "{out}");
     assert_eq!(status_caches(&dir).len(), 1, "the stale copy is removed");
 }
+
+/// Issue 15, finding 3: history is a read path too. Sensitive files committed in the past (at
+/// the top and in subdirectories, added, changed, deleted) never show their lines, whichever
+/// two sides are compared.
+#[tokio::test]
+async fn diff_never_shows_sensitive_files_from_history() {
+    let r = root();
+    let dir = r.root.join("proj");
+    let repo = repo(
+        &dir,
+        &[
+            (".env", "TOKEN=history-secret-one\n"),
+            ("config/.env.production", "DB_PASS=history-secret-two\n"),
+            ("deploy/server.pem", "history-secret-three\n"),
+            (".ssh/id_rsa", "history-secret-four\n"),
+            ("app.txt", "v1\n"),
+        ],
+    );
+    let first = head(&repo);
+    write(&dir.join(".env"), "TOKEN=history-secret-five\n");
+    write(&dir.join("config/.env.production"), "DB_PASS=history-secret-six\n");
+    fs::remove_file(dir.join("deploy/server.pem")).unwrap();
+    write(&dir.join("credentials.json"), "{\"k\": \"history-secret-seven\"}\n");
+    write(&dir.join("app.txt"), "v2\n");
+    let second = commit_all(&repo, "Feat: second");
+    // And a staged change on top.
+    write(&dir.join(".env"), "TOKEN=history-secret-eight\n");
+    stage(&repo, ".env");
+    let diff = GitDiff::new(r.guard.clone());
+    let (first, second) = (first.to_string(), second.to_string());
+    for args in [
+        json!({"path": "proj", "from": first, "to": second}),
+        json!({"path": "proj", "from": second, "to": first}),
+        json!({"path": "proj", "from": first}),
+        json!({"path": "proj", "from": "HEAD~1", "to": "HEAD"}),
+        json!({"path": "proj", "staged": true}),
+        json!({"path": "proj"}),
+    ] {
+        let out = text(call(&diff, args.clone()).await);
+        assert!(!out.contains("history-secret"), "{args}: {out}");
+        if args.get("staged").is_none() && args.get("from").is_some() {
+            assert!(out.contains("+v2") || out.contains("-v2"), "{args}: {out}");
+            for hidden in [".env", "config/.env.production", "credentials.json"] {
+                assert!(
+                    out.contains(&format!("[{hidden} changed; it is a sensitive file")),
+                    "{args}: {hidden}: {out}"
+                );
+            }
+        }
+    }
+    let staged = text(call(&diff, json!({"path": "proj", "staged": true})).await);
+    assert!(staged.contains("[.env changed; it is a sensitive file"), "{staged}");
+}
