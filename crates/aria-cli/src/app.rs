@@ -8,16 +8,21 @@ use aria_api::{Redact, Tool};
 use aria_core::{Agent, AgentConfig, Approver, MemoryBackend, Price, TokenCounter, ToolRegistry};
 use aria_store::Store;
 use aria_tools::Snapshots;
-use aria_tools::{PathGuard, SecretRedactor, SensitivePatterns};
+use aria_tools::{AriaDir, PathGuard, SecretRedactor, SensitivePatterns};
 
 use crate::cli::GlobalArgs;
-use crate::config::{self, Config, ConfigError, Overrides, ProcessEnv};
+use crate::config::{self, Config, ConfigError, ConfigSource, Overrides, ProcessEnv};
 use crate::exit::{CliError, CliResult};
 
-/// Loads `.env`, the config file, the environment and the flags; creates the data directory.
+/// Loads ARIA's `.env` files (never the working directory's), the config file, the environment
+/// and the flags; creates the data directory. Where the configuration and data live is decided
+/// by the environment as it was before any `.env` was read ([`config::Pinned`]).
 pub fn load_config(global: &GlobalArgs) -> Result<Config, ConfigError> {
-    config::load_dotenv(&config::data_dir(&ProcessEnv))?;
-    let source = config::locate(global.config.as_deref(), &ProcessEnv);
+    let env = config::Pinned::capture(&ProcessEnv);
+    for warning in config::load_dotenv(&env)? {
+        eprintln!("warning: {warning}");
+    }
+    let source = config::locate(global.config.as_deref(), &env);
     let raw = config::read_raw(&source)?;
     let flags = Overrides {
         roots: global.roots.clone(),
@@ -26,7 +31,7 @@ pub fn load_config(global: &GlobalArgs) -> Result<Config, ConfigError> {
         mode: global.mode.clone(),
         dry_run: global.dry_run,
     };
-    let config = config::resolve(raw, source, &ProcessEnv, &flags)?;
+    let config = config::resolve(raw, source, &env, &flags)?;
     config::prepare_dirs(&config)?;
     Ok(config)
 }
@@ -57,9 +62,18 @@ pub fn path_guard(config: &Config) -> CliResult<Arc<PathGuard>> {
             .map_err(|e| CliError::config(anyhow::anyhow!("[scope] sensitive: {e}")))?,
         None => SensitivePatterns::default(),
     };
-    PathGuard::new(&config.roots, sensitive)
-        .map(Arc::new)
-        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))
+    let guard = PathGuard::new(&config.roots, sensitive)
+        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?
+        // A root that contains ARIA's own directories (`--root ~`) must not expose them.
+        .with_aria_dir(AriaDir::Data, &config.data_dir)
+        .with_aria_dir(AriaDir::Config, &config.config_dir);
+    let guard = match &config.source {
+        ConfigSource::Flag(file) | ConfigSource::Env(file) => {
+            guard.with_aria_dir(AriaDir::ConfigFile, file)
+        }
+        ConfigSource::Xdg(_) | ConfigSource::None(_) => guard,
+    };
+    Ok(Arc::new(guard))
 }
 
 /// The git snapshots of the repositories under the roots (`[snapshots]` settings).

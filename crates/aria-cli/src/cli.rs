@@ -299,7 +299,9 @@ pub enum ConfigCommand {
 #[derive(Debug, Subcommand)]
 pub enum CheckCommand {
     /// The path guard: allow or block, judged against --root DIR (repeatable) or the configured
-    /// roots. A path that does not exist yet is judged as a file that would be created.
+    /// roots. An existing path is judged for reading, with a note when writing it is refused
+    /// (files that configure ARIA or git); a path that does not exist yet is judged as a file
+    /// that would be created.
     Path(CheckArgs),
     /// The shell classifier: read, recoverable-write, irreversible or blocked (exit 0 only for
     /// read).

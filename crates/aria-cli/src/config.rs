@@ -9,6 +9,8 @@ use std::time::Duration;
 use aria_api::{ApprovalMode, Limits};
 use serde::{Deserialize, Serialize};
 
+mod dotenv;
+pub use dotenv::{Pinned, load_dotenv};
 mod memory;
 pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
 mod provider;
@@ -209,6 +211,9 @@ pub struct SpendCaps {
 pub struct Config {
     #[serde(skip)]
     pub source: ConfigSource,
+    /// ARIA's configuration directory (`$XDG_CONFIG_HOME/aria`), whether or not the config file
+    /// in use is there: its `.env` is read, and a root containing it does not expose it.
+    pub config_dir: PathBuf,
     pub data_dir: PathBuf,
     pub roots: Vec<PathBuf>,
     pub sensitive: Option<Vec<String>>,
@@ -318,6 +323,7 @@ fn home(env: &dyn Env) -> PathBuf {
 }
 
 /// Which config file applies: `--config`, then `$ARIA_CONFIG`, then `$XDG_CONFIG_HOME/aria/aria.toml`.
+/// Never one in the working directory.
 pub fn locate(flag: Option<&Path>, env: &dyn Env) -> ConfigSource {
     if let Some(p) = flag {
         return ConfigSource::Flag(p.to_path_buf());
@@ -325,10 +331,15 @@ pub fn locate(flag: Option<&Path>, env: &dyn Env) -> ConfigSource {
     if let Some(p) = env.var("ARIA_CONFIG") {
         return ConfigSource::Env(PathBuf::from(p));
     }
+    let path = config_dir(env).join("aria.toml");
+    if path.is_file() { ConfigSource::Xdg(path) } else { ConfigSource::None(path) }
+}
+
+/// ARIA's configuration directory: `$XDG_CONFIG_HOME/aria`, else `~/.config/aria`.
+pub fn config_dir(env: &dyn Env) -> PathBuf {
     let base =
         env.var("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home(env).join(".config"));
-    let path = base.join("aria").join("aria.toml");
-    if path.is_file() { ConfigSource::Xdg(path) } else { ConfigSource::None(path) }
+    base.join("aria")
 }
 
 /// `$ARIA_HOME`, else `$XDG_DATA_HOME/aria`, else `~/.local/share/aria`.
@@ -407,6 +418,7 @@ pub fn resolve(
     let web = resolve_web(raw.web.unwrap_or_default())?;
     Ok(Config {
         source,
+        config_dir: config_dir(env),
         data_dir,
         roots,
         sensitive: scope.sensitive,
@@ -569,21 +581,6 @@ fn resolve_limits(raw: RawLimits, env: &dyn Env) -> Result<Limits, ConfigError> 
         return Err(ConfigError::Invalid("[limits] values must be greater than zero".into()));
     }
     Ok(limits)
-}
-
-/// Loads `.env` files (the working directory's, then the data directory's) into the process
-/// environment without overriding variables that are already set.
-pub fn load_dotenv(data_dir: &Path) -> Result<(), ConfigError> {
-    for path in [PathBuf::from(".env"), data_dir.join(".env")] {
-        if !path.is_file() {
-            continue;
-        }
-        match dotenvy::from_path(&path) {
-            Ok(()) => {}
-            Err(e) => return Err(ConfigError::DotEnv { path, message: e.to_string() }),
-        }
-    }
-    Ok(())
 }
 
 /// Creates the data directory (0700) and, when it is the default root, the workspace.

@@ -239,3 +239,68 @@ fn the_embedded_model_sees_a_few_tools_others_see_all_unless_configured() {
     assert_eq!(max_tools("[provider]\nname = \"ollama\"\n"), None);
     assert_eq!(max_tools("[provider]\nname = \"ollama\"\nmax_tools = 6\n"), Some(6));
 }
+
+#[test]
+fn dotenv_files_are_read_only_from_arias_own_directories() {
+    let e = env(&[("ARIA_HOME", "/data"), ("XDG_CONFIG_HOME", "/xdg")]);
+    assert_eq!(
+        dotenv::dotenv_paths(&e),
+        [PathBuf::from("/data/.env"), PathBuf::from("/xdg/aria/.env")],
+        "never the working directory's"
+    );
+    let e = env(&[]);
+    assert_eq!(
+        dotenv::dotenv_paths(&e),
+        [
+            PathBuf::from("/home/u/.local/share/aria/.env"),
+            PathBuf::from("/home/u/.config/aria/.env")
+        ]
+    );
+    let c = resolve_text("", &env(&[("XDG_CONFIG_HOME", "/xdg")]), &Overrides::default()).unwrap();
+    assert_eq!(c.config_dir, PathBuf::from("/xdg/aria"));
+}
+
+/// An environment that changes under the reader, as the process environment does when a
+/// `.env` file is loaded.
+struct Changing(std::sync::Mutex<HashMap<&'static str, &'static str>>);
+impl Env for Changing {
+    fn var(&self, key: &str) -> Option<String> {
+        self.0.lock().unwrap().get(key).map(|v| v.to_string())
+    }
+}
+
+#[test]
+fn a_dotenv_cannot_move_the_configuration_or_the_data() {
+    let live = Changing(std::sync::Mutex::new(
+        [("HOME", "/home/u"), ("XDG_CONFIG_HOME", "/xdg")].into_iter().collect(),
+    ));
+    let pinned = dotenv::Pinned::capture(&live);
+    // What a planted .env would set, after the capture.
+    live.0.lock().unwrap().extend([
+        ("ARIA_CONFIG", "./evil.toml"),
+        ("ARIA_HOME", "/evil"),
+        ("XDG_CONFIG_HOME", "/evil-xdg"),
+        ("XDG_DATA_HOME", "/evil-data"),
+        ("OPENAI_API_KEY", "sk-from-dotenv"),
+    ]);
+    assert_eq!(locate(None, &pinned), ConfigSource::None("/xdg/aria/aria.toml".into()));
+    assert_eq!(data_dir(&pinned), PathBuf::from("/home/u/.local/share/aria"));
+    assert_eq!(config_dir(&pinned), PathBuf::from("/xdg/aria"));
+    // Everything else a .env sets is read as usual.
+    assert_eq!(pinned.var("OPENAI_API_KEY").as_deref(), Some("sk-from-dotenv"));
+    for key in ["ARIA_CONFIG", "ARIA_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME"] {
+        assert!(dotenv::LOCATING.contains(&key), "{key}");
+    }
+}
+
+#[test]
+fn the_locating_entries_of_a_dotenv_file_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".env");
+    std::fs::write(&path, "OPENAI_API_KEY=sk-x\nARIA_CONFIG=./evil.toml\nexport ARIA_HOME=/x\n")
+        .unwrap();
+    assert_eq!(dotenv::locating_keys(&path).unwrap(), vec!["ARIA_CONFIG", "ARIA_HOME"]);
+    std::fs::write(&path, "NOT VALID\n").unwrap();
+    let err = dotenv::locating_keys(&path).unwrap_err().to_string();
+    assert!(err.contains(".env"), "{err}");
+}

@@ -7,7 +7,9 @@
 //!   (`.env*`, keys, `.ssh/`, ...). It resolves a path one component at a time in user space,
 //!   judging every symlink by where it really lands, and hands tools a canonical path to open.
 //!   [`PathGuard::read_text`] then re-checks the opened file's identity to narrow the gap
-//!   between check and use.
+//!   between check and use. Writes never reach the files that configure ARIA or git (`.env*`,
+//!   `aria.toml`, `AGENTS.md`, `.git/hooks/`, `.git/config`), and ARIA's own directories are
+//!   off limits even inside a root.
 //! - [`SecretRedactor`] implements [`aria_api::Redact`]: known secret values and well-known token
 //!   formats, `.env`-style assignments, credentials in URLs and high-entropy tokens become
 //!   `[REDACTED:kind]` in logs, audit payloads and model input.
@@ -55,7 +57,7 @@ pub use guard::entropy::{ENTROPY_MIN_LEN, ENTROPY_THRESHOLD, shannon_entropy};
 pub use guard::injection::{
     InjectionFilter, InjectionFinding, InjectionKind, Neutralised, Scan as InjectionScan,
 };
-pub use guard::path::{FileKind, GuardError, PathError, PathGuard, PathRefusal, Resolved};
+pub use guard::path::{AriaDir, FileKind, GuardError, PathError, PathGuard, PathRefusal, Resolved};
 pub use guard::read::{BINARY_SNIFF_BYTES, DEFAULT_MAX_READ_BYTES, ReadError};
 pub use guard::secrets::{MIN_KNOWN_SECRET_LEN, Redacted, SecretRedactor};
 pub use guard::sensitive::SensitivePatterns;

@@ -162,8 +162,13 @@ fn judge_path(guard: &PathGuard, input: &str) -> Report {
         Ok(r) => {
             let what = r.kind().map_or("file", |k| k.describe());
             let size = r.size().map(|s| format!(", {s} bytes")).unwrap_or_default();
+            // Readable, but perhaps not writable: say so rather than imply the tools may edit it.
+            let writes = guard
+                .write_refusal(&r)
+                .map(|refusal| format!("; reading is allowed, but {refusal}"))
+                .unwrap_or_default();
             allow(format!(
-                "{} is inside the root {} ({what}{size})",
+                "{} is inside the root {} ({what}{size}){writes}",
                 r.path().display(),
                 r.root().display()
             ))

@@ -1,5 +1,6 @@
 mod check;
 mod cli_basics;
+mod config_sources;
 mod crash_and_cancel;
 mod dry_run;
 mod harness;

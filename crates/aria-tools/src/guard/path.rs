@@ -6,6 +6,11 @@
 //! directories the way the kernel applies it. The result is a canonical path with no symlinks
 //! left in it; tools then open *that* path, never the text the model sent.
 //!
+//! Beyond the roots and the sensitive names, two more rules: files that configure ARIA or git
+//! are protected for writes (`protected.rs`), whatever the sensitive-file patterns say; and
+//! ARIA's own directories ([`AriaDir`]) are refused for reads and writes when a root contains
+//! them.
+//!
 //! The remaining gap — something on disk changing between this check and the `open` — is
 //! narrowed in [`PathGuard::read_text`] (no-follow open, then a device+inode comparison), not
 //! closed. Closing it needs `openat2(RESOLVE_BENEATH)` on a directory handle held per root,
@@ -19,6 +24,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::guard::lexical::{self, Seg};
+use crate::guard::protected;
 use crate::guard::sensitive::SensitivePatterns;
 use crate::guard::walk::{Mode, Walker};
 
@@ -103,6 +109,14 @@ pub enum PathRefusal {
         "{path} is a sensitive file (the name \"{component}\" matches the pattern \"{pattern}\"); ARIA does not read or write secrets files, so if this file is safe, change the sensitive-file patterns in the configuration"
     )]
     Sensitive { path: String, component: String, pattern: String },
+    #[error(
+        "{path} is protected for writes ({rule}): {why}. Files that configure ARIA or git would let the model change its own protections, so ARIA's tools never write them; if this change is wanted, make it yourself"
+    )]
+    Protected { path: String, rule: &'static str, why: &'static str },
+    #[error(
+        "{path} is inside {what} {}, which lies within the root {}; ARIA's tools never read or write ARIA's own database, logs and configuration, even inside a root, so work elsewhere in the root or choose roots that do not contain {}", dir.display(), root.display(), dir.display()
+    )]
+    AriaOwn { path: String, what: &'static str, dir: PathBuf, root: PathBuf },
 }
 
 impl PathRefusal {
@@ -127,6 +141,8 @@ impl PathRefusal {
             PathRefusal::DanglingSymlink { .. } => "dangling-symlink",
             PathRefusal::UnsafeRemainder { .. } => "unsafe-remainder",
             PathRefusal::Sensitive { .. } => "sensitive",
+            PathRefusal::Protected { .. } => "protected",
+            PathRefusal::AriaOwn { .. } => "aria-own",
         }
     }
 }
@@ -271,6 +287,30 @@ impl fmt::Display for Resolved {
     }
 }
 
+/// One of ARIA's own directories (or files), which its tools never read or write even when a
+/// root contains it (`--root ~`). A root *inside* one (the default `$ARIA_HOME/workspace`) is
+/// used as usual.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AriaDir {
+    /// `$ARIA_HOME`: the database, the audit anchor, logs, `.env`.
+    Data,
+    /// The configuration directory (`~/.config/aria`).
+    Config,
+    /// A configuration file named by `--config` or `$ARIA_CONFIG`.
+    ConfigFile,
+}
+
+impl AriaDir {
+    /// Its name in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AriaDir::Data => "ARIA's data directory",
+            AriaDir::Config => "ARIA's configuration directory",
+            AriaDir::ConfigFile => "ARIA's configuration file",
+        }
+    }
+}
+
 /// Confines file access to a set of root directories and refuses sensitive files.
 #[derive(Debug, Clone)]
 pub struct PathGuard {
@@ -280,6 +320,8 @@ pub struct PathGuard {
     /// inputs written through a symlinked root.
     given: Vec<PathBuf>,
     sensitive: SensitivePatterns,
+    /// ARIA's own directories, real paths (see [`PathGuard::with_aria_dir`]).
+    aria_dirs: Vec<(AriaDir, PathBuf)>,
 }
 
 impl PathGuard {
@@ -302,7 +344,24 @@ impl PathGuard {
                 given.push(absolute);
             }
         }
-        Ok(PathGuard { roots: real, given, sensitive })
+        Ok(PathGuard { roots: real, given, sensitive, aria_dirs: Vec::new() })
+    }
+
+    /// Tells the guard where one of ARIA's own directories is, so that a root containing it
+    /// (`--root ~`) does not expose it: every path in it is refused, for reads and writes. The
+    /// path need not exist yet (creating it is refused too); symlinks in it are resolved.
+    pub fn with_aria_dir(mut self, which: AriaDir, path: &Path) -> PathGuard {
+        let real = real_or_absolute(path);
+        if !self.aria_dirs.iter().any(|(_, p)| *p == real) {
+            self.aria_dirs.push((which, real));
+        }
+        self
+    }
+
+    /// ARIA's own directories that lie inside `root` (or are it), as real paths: what a walk
+    /// over `root` must skip.
+    pub fn aria_dirs_within(&self, root: &Path) -> Vec<PathBuf> {
+        self.aria_dirs.iter().filter(|(_, d)| d.starts_with(root)).map(|(_, d)| d.clone()).collect()
     }
 
     /// The canonical roots, first one first.
@@ -315,15 +374,29 @@ impl PathGuard {
         &self.sensitive
     }
 
-    /// Resolves a path that must exist (for reading or listing).
+    /// Resolves a path that must exist, for reading or listing.
     pub fn resolve_existing(&self, input: &str) -> Result<Resolved, PathError> {
-        self.resolve(input, Mode::Existing)
+        self.resolve(input, Mode::Existing, Access::Read)
     }
 
-    /// Resolves a path that may not exist yet (for creating): the deepest existing ancestor is
-    /// resolved like [`PathGuard::resolve_existing`], and the new part must be plain names.
+    /// Resolves a path that must exist, for changing or deleting it: like
+    /// [`PathGuard::resolve_existing`], and files protected for writes (`.env*`, `aria.toml`,
+    /// `AGENTS.md`, `ARIA.md`, `.git/hooks/`, `.git/config`) are refused.
+    pub fn resolve_existing_for_write(&self, input: &str) -> Result<Resolved, PathError> {
+        self.resolve(input, Mode::Existing, Access::Write)
+    }
+
+    /// Resolves a path to write, which may not exist yet (creating or replacing a file): the
+    /// deepest existing ancestor is resolved like [`PathGuard::resolve_existing`], the new part
+    /// must be plain names, and files protected for writes are refused.
     pub fn resolve_for_create(&self, input: &str) -> Result<Resolved, PathError> {
-        self.resolve(input, Mode::Create)
+        self.resolve(input, Mode::Create, Access::Write)
+    }
+
+    /// Why writing an already resolved path would be refused, if it would: the protection
+    /// for files that configure ARIA or git (for `aria check path`, which resolves for reading).
+    pub fn write_refusal(&self, resolved: &Resolved) -> Option<PathRefusal> {
+        self.check_protected(resolved.requested(), resolved.path(), resolved.root()).err()
     }
 
     /// Where relative paths start. `new` refuses an empty root list and `roots` is private, so
@@ -337,7 +410,7 @@ impl PathGuard {
         self.roots.iter().filter(|r| real.starts_with(r)).max_by_key(|r| r.as_os_str().len())
     }
 
-    fn resolve(&self, input: &str, mode: Mode) -> Result<Resolved, PathError> {
+    fn resolve(&self, input: &str, mode: Mode, access: Access) -> Result<Resolved, PathError> {
         lexical::check(input, self.first_root())?;
         let segs = lexical::segments(OsStr::new(input));
         self.check_requested_names(input, &segs)?;
@@ -381,6 +454,10 @@ impl PathGuard {
             .into());
         };
         self.check_real_names(input, &path, &root)?;
+        self.check_aria_dirs(input, &path, &root)?;
+        if access == Access::Write {
+            self.check_protected(input, &path, &root)?;
+        }
         let found = if exists {
             let meta = fs::symlink_metadata(&path)
                 .map_err(|source| PathError::Io { path: path.clone(), source })?;
@@ -437,6 +514,73 @@ impl PathGuard {
             }
         }
         Ok(())
+    }
+
+    /// Which of ARIA's own directories the real path `real` (inside `root`, its innermost root)
+    /// lies in, if one lies inside `root`. A root inside one of them is used as usual.
+    fn aria_dir_in(&self, real: &Path, root: &Path) -> Option<&(AriaDir, PathBuf)> {
+        self.aria_dirs.iter().find(|(_, dir)| dir.starts_with(root) && real.starts_with(dir))
+    }
+
+    /// Whether the real path `real` is off limits as part of ARIA's own directories (for
+    /// marking entries in listings).
+    pub fn is_aria_own(&self, real: &Path) -> bool {
+        self.root_of(real).is_some_and(|root| self.aria_dir_in(real, root).is_some())
+    }
+
+    fn check_aria_dirs(&self, input: &str, real: &Path, root: &Path) -> Result<(), PathRefusal> {
+        match self.aria_dir_in(real, root) {
+            None => Ok(()),
+            Some((which, dir)) => Err(PathRefusal::AriaOwn {
+                path: input.to_owned(),
+                what: which.describe(),
+                dir: dir.clone(),
+                root: root.to_path_buf(),
+            }),
+        }
+    }
+
+    /// Files that configure ARIA or git, judged by the real path (links cannot lead around it).
+    fn check_protected(&self, input: &str, real: &Path, root: &Path) -> Result<(), PathRefusal> {
+        match protected::protection(real, root) {
+            None => Ok(()),
+            Some(p) => {
+                let path = if Path::new(input) == real {
+                    input.to_owned()
+                } else {
+                    format!("{input} (really {})", real.display())
+                };
+                Err(PathRefusal::Protected { path, rule: p.rule, why: p.why })
+            }
+        }
+    }
+}
+
+/// Whether a resolution is for reading or for writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
+/// `path` made absolute with symlinks resolved as far as it exists (the rest appended as
+/// written), so that it compares with the guard's real paths.
+fn real_or_absolute(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut missing = Vec::new();
+    loop {
+        if let Ok(mut real) = fs::canonicalize(existing) {
+            real.extend(missing.iter().rev());
+            return real;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Everything is checked before anything is written: the patch is parsed and validated
 //! ([`crate::patch::parse`]), every path is resolved by the path guard (creations with
-//! `resolve_for_create`, the rest must exist), every file is read and every hunk applied in
+//! `resolve_for_create`, the rest with `resolve_existing_for_write`; both refuse the files that
+//! configure ARIA or git), every file is read and every hunk applied in
 //! memory. Only then are the new contents written, atomically per file and restored on a
 //! failure across files ([`crate::patch::commit`]).
 
@@ -89,7 +90,7 @@ fn prepare(guard: &PathGuard, file: FilePatch) -> Result<Prepared, ToolError> {
     let hint = "Use file_list to see which files exist.";
     let target = match file.change {
         Change::Create => guard.resolve_for_create(&file.path),
-        Change::Modify | Change::Delete => guard.resolve_existing(&file.path),
+        Change::Modify | Change::Delete => guard.resolve_existing_for_write(&file.path),
     }
     .map_err(|e| path_error(e, hint))?;
     let before = observe(guard, &target, DEFAULT_MAX_READ_BYTES).map_err(write_error)?;

@@ -17,6 +17,7 @@ use crate::tools::{blocking, path_arg, path_error, roots_sentence};
 pub const MAX_LIST_ENTRIES: usize = 1000;
 
 const SENSITIVE: &str = " (sensitive: not readable)";
+const ARIA_OWN: &str = " (ARIA's own data: not readable)";
 
 /// Lists a directory inside the roots. Tier: read.
 #[derive(Debug)]
@@ -141,6 +142,7 @@ fn line(guard: &PathGuard, dir: &Path, name: &OsString, file_type: Option<fs::Fi
     let mark = match name.to_str() {
         None => " (not readable: name is not UTF-8)".to_owned(),
         Some(n) if guard.sensitive().matching(n).is_some() => SENSITIVE.to_owned(),
+        Some(_) if guard.is_aria_own(&path) => ARIA_OWN.to_owned(),
         // Names the guard would refuse as written (control characters, `%2e`, `\`, ...).
         Some(n) => lexical::check(n, Path::new(""))
             .err()
@@ -172,6 +174,7 @@ fn link_note(guard: &PathGuard, link: &Path) -> String {
         Err(PathError::Io { .. }) => " (not readable: cannot inspect the target)".to_owned(),
         Err(PathError::Refused(r)) => match r {
             PathRefusal::Sensitive { .. } => SENSITIVE.to_owned(),
+            PathRefusal::AriaOwn { .. } => ARIA_OWN.to_owned(),
             PathRefusal::SymlinkEscape { .. }
             | PathRefusal::OutsideRoots { .. }
             | PathRefusal::EscapesRoot { .. } => " (outside the roots: not readable)".to_owned(),

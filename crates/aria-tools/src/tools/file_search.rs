@@ -305,6 +305,7 @@ fn run(
         shown_from: guard.roots().first().cloned().unwrap_or_default(),
         hidden: args.hidden,
         sensitive: guard.sensitive().clone(),
+        aria_dirs: guard.aria_dirs_within(start.root()),
         keep: args.max_results,
         threads,
         deadline: Instant::now().checked_add(budget),

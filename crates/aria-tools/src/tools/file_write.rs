@@ -1,7 +1,8 @@
 //! `file_write {path, content}`: creates or replaces one UTF-8 text file inside the roots.
 //!
 //! The path goes through [`PathGuard::resolve_for_create`] (outside the roots, sensitive files,
-//! symlink escapes and `..` tricks in the new part are refused). The write is atomic and
+//! files that configure ARIA or git, symlink escapes and `..` tricks in the new part are
+//! refused). The write is atomic and
 //! confined: a temp file in the target's directory, opened beneath the root without following
 //! links, renamed over the target, keeping the old file's permissions (see
 //! [`crate::patch::commit`]). Missing parent directories are created beneath the root.
@@ -38,8 +39,9 @@ impl FileWrite {
             description: format!(
                 "Create a UTF-8 text file, or replace a whole file's content, inside {}. Missing \
                  parent directories are created. The write is atomic and keeps the file's \
-                 permissions. Content over {} and secrets files (.env, keys, .ssh, credentials) \
-                 are refused. To change part of a file, prefer apply_patch.",
+                 permissions. Content over {}, secrets files (.env, keys, .ssh, credentials) \
+                 and files that configure ARIA or git (aria.toml, AGENTS.md, .git/hooks, \
+                 .git/config) are refused. To change part of a file, prefer apply_patch.",
                 roots_sentence(&guard),
                 human_size(MAX_WRITE_BYTES)
             ),

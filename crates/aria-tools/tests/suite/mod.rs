@@ -7,6 +7,7 @@ mod outcome;
 mod path_create;
 mod path_guard;
 mod path_props;
+mod path_protected;
 mod profiles;
 mod python_run;
 mod read_text;

@@ -8,8 +8,9 @@
 //!   search out of the root. A thread keeps the handle of the directory it is in (the walker
 //!   hands a thread a whole directory at a time), so this costs one `openat` per file, less
 //!   than opening the full path;
-//! - entries the path guard would refuse (sensitive names such as `.env` or `.ssh/`) and the
-//!   `.git` and `node_modules` directories are pruned by the walker's filter, hidden or not;
+//! - entries the path guard would refuse (sensitive names such as `.env` or `.ssh/`, ARIA's own
+//!   directories when the root contains them) and the `.git` and `node_modules` directories are
+//!   pruned by the walker's filter, hidden or not;
 //! - hits go into a bounded top-K per thread (the smallest `keep` by path, then line), so
 //!   memory stays flat however many lines match while the totals stay exact.
 
@@ -59,6 +60,8 @@ pub(crate) struct Query {
     /// reads no ignore file above `start`, so these are applied by the entry filter.
     pub(crate) ancestor_ignores: Vec<Gitignore>,
     pub(crate) sensitive: SensitivePatterns,
+    /// ARIA's own directories inside `root` (real paths), never searched.
+    pub(crate) aria_dirs: Vec<PathBuf>,
     /// How many hits to keep (the smallest by path, then line).
     pub(crate) keep: usize,
     /// Walker threads; 0 lets `ignore` choose (the available parallelism, at most 12).
@@ -136,6 +139,7 @@ pub(crate) fn search(query: &Query) -> Outcome {
         .git_exclude(true);
     let filter = EntryFilter {
         sensitive: query.sensitive.clone(),
+        aria_dirs: query.aria_dirs.clone(),
         ancestors: query.ancestor_ignores.clone(),
         glob: query.glob.clone(),
     };
@@ -154,6 +158,7 @@ pub(crate) fn search(query: &Query) -> Outcome {
 /// Which walked entries may be searched or descended into.
 struct EntryFilter {
     sensitive: SensitivePatterns,
+    aria_dirs: Vec<PathBuf>,
     ancestors: Vec<Gitignore>,
     glob: Option<Override>,
 }
@@ -166,6 +171,9 @@ impl EntryFilter {
         }
         let name = entry.file_name().to_string_lossy();
         if ALWAYS_SKIPPED.contains(&name.as_ref()) || self.sensitive.matching(&name).is_some() {
+            return false;
+        }
+        if self.aria_dirs.iter().any(|d| entry.path().starts_with(d)) {
             return false;
         }
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
