@@ -278,7 +278,25 @@ pub enum AuditCommand {
         /// Verify an exported bundle instead of the database.
         #[arg(long, value_name = "BUNDLE")]
         file: Option<PathBuf>,
+        /// A head printed earlier by `aria audit head` and kept off this machine: exit 1 if
+        /// that record is missing (the log was cut short) or different (rewritten), whatever
+        /// audit-head.json says.
+        #[arg(
+            long,
+            value_name = "SEQ:HASH",
+            value_parser = parse_head,
+            conflicts_with_all = ["file", "session_id"]
+        )]
+        expect_head: Option<crate::anchor::Anchor>,
     },
+    /// Print the head of the audit log, the last record, as one line `SEQ:HASH` (after
+    /// verifying the log). Keep it off this machine; `aria audit verify --expect-head SEQ:HASH`
+    /// then proves the log was neither cut short nor rewritten up to that record.
+    Head,
+}
+
+fn parse_head(text: &str) -> Result<crate::anchor::Anchor, String> {
+    text.parse()
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,28 +1,24 @@
-//! `aria audit list|export|verify`.
+//! `aria audit list|export|verify|head`.
 
 use std::io::Write;
 
 use aria_store::{AuditBundle, VerifyReport, render_text, verify_bundle};
 
 use super::run::Context;
+use crate::anchor::Anchor;
 use crate::cli::{AuditCommand, ExportFormat, GlobalArgs};
 use crate::exit::{CliError, CliResult, FAILED, OK, USAGE};
 
 pub fn audit(global: &GlobalArgs, command: AuditCommand) -> CliResult<u8> {
     match command {
         AuditCommand::Verify { file: Some(path), .. } => verify_file(&path),
-        AuditCommand::Verify { session_id, file: None } => {
+        AuditCommand::Verify { session_id, file: None, expect_head } => {
             let ctx = Context::load(global)?;
-            let report = ctx.store.verify(session_id.as_deref())?;
-            if session_id.is_none()
-                && report.is_ok()
-                && let Err(problem) = crate::anchor::check(&ctx.config.data_dir, &ctx.store)
-            {
-                println!("FAILED: {problem}");
-                eprintln!("{} records examined in the audit log", report.records);
-                return Ok(FAILED);
-            }
-            Ok(print_report(&report, "the audit log"))
+            verify_store(&ctx, session_id.as_deref(), expect_head.as_ref())
+        }
+        AuditCommand::Head => {
+            let ctx = Context::load(global)?;
+            head(&ctx)
         }
         AuditCommand::List { last, json } => {
             let ctx = Context::load(global)?;
@@ -48,6 +44,61 @@ pub fn audit(global: &GlobalArgs, command: AuditCommand) -> CliResult<u8> {
                 None => std::io::stdout().write_all(text.as_bytes())?,
             }
             Ok(OK)
+        }
+    }
+}
+
+/// The database's chain, then (for the whole log) the anchor file beside it and the head the
+/// user kept elsewhere, if given. Exit 1 names the first problem.
+fn verify_store(ctx: &Context, session: Option<&str>, expected: Option<&Anchor>) -> CliResult<u8> {
+    let report = ctx.store.verify(session)?;
+    if !report.is_ok() {
+        return Ok(print_report(&report, "the audit log"));
+    }
+    let mut problem = None;
+    if let Some(expected) = expected {
+        problem = crate::anchor::check_expected(&ctx.store, expected).err();
+    }
+    if session.is_none() && problem.is_none() {
+        problem = crate::anchor::check(&ctx.config.data_dir, &ctx.store).err();
+    }
+    if let Some(problem) = problem {
+        println!("FAILED: {problem}");
+        eprintln!("{} records examined in the audit log", report.records);
+        return Ok(FAILED);
+    }
+    let code = print_report(&report, "the audit log");
+    if let Some(expected) = expected {
+        println!("ok: record {} matches the expected head {expected}", expected.seq);
+    }
+    Ok(code)
+}
+
+/// `aria audit head`: the log is verified first, since a head taken from a log already cut
+/// or rewritten would vouch for it.
+fn head(ctx: &Context) -> CliResult<u8> {
+    let report = ctx.store.verify(None)?;
+    let anchored = crate::anchor::check(&ctx.config.data_dir, &ctx.store);
+    if let Some(failure) = &report.first_failure {
+        eprintln!(
+            "error: record {} does not verify ({}); no head is printed for a log that fails `aria audit verify`",
+            failure.seq, failure.reason
+        );
+        return Ok(FAILED);
+    }
+    if let Err(problem) = anchored {
+        eprintln!("error: {problem}; no head is printed for a log that fails `aria audit verify`");
+        return Ok(FAILED);
+    }
+    let head = crate::anchor::head(&ctx.store).map_err(|e| CliError::failed(anyhow::anyhow!(e)))?;
+    match head {
+        Some(head) => {
+            println!("{head}");
+            Ok(OK)
+        }
+        None => {
+            eprintln!("error: the audit log is empty, so there is no head yet; run a task first");
+            Ok(FAILED)
         }
     }
 }

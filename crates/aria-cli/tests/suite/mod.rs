@@ -1,3 +1,4 @@
+mod audit_head;
 mod check;
 mod cli_basics;
 mod config_sources;
