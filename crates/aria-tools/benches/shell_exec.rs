@@ -22,11 +22,13 @@ fn main() {
         std::fs::write(root.join(format!("file{i}.txt")), "hello\n").unwrap();
     }
     std::fs::write(root.join(".env"), "KEY=value\n").unwrap();
-    let guard = Arc::new(PathGuard::new(&[root.clone()], SensitivePatterns::default()).unwrap());
+    let guard = Arc::new(
+        PathGuard::new(std::slice::from_ref(&root), SensitivePatterns::default()).unwrap(),
+    );
     let tool = ShellExecute::new(guard);
     let ctx = ToolContext { session_id: "bench".into(), dry_run: false };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let mut figures = |label: &str, command: &str| {
+    let figures = |label: &str, command: &str| {
         let call = || {
             let out = rt.block_on(tool.call(json!({ "command": command }), &ctx)).unwrap();
             assert!(out.content.starts_with("exit status: 0"), "{}", out.content);

@@ -4,7 +4,11 @@
 //! kernel allows:
 //! - **read tier**: every root read-only, only the named program (and the helpers it
 //!   legitimately needs, e.g. `/usr/lib/git-core` for git) may execute;
-//! - **write tiers** (and runs the user approved): roots writable, any program may run.
+//! - **recoverable writes** (snapshotted, run without asking in governed mode): roots writable,
+//!   but still only the named program may execute — `tar -x --to-command=sh` writes, yet must
+//!   not run code unasked;
+//! - **irreversible** runs the user approved (and `python_run`, profiles): roots writable, any
+//!   program may run.
 //!
 //! Either way the child sees only the roots, with sensitive files masked (`.env*`, keys,
 //! `.ssh/`, …: found by walking the roots, cached briefly), `$ARIA_HOME` and ARIA's config
@@ -33,8 +37,26 @@ const MAX_ENTRIES: usize = 1_000_000;
 pub enum Access {
     /// Roots read-only; only the named program and its helpers may execute.
     Read,
-    /// Roots writable; any program may run.
+    /// Roots writable; only the named program and its helpers may execute.
     Write,
+    /// Roots writable; any program may run (approved or by design: python, profiles).
+    Execute,
+}
+
+impl Access {
+    /// The access a shell command of this tier gets.
+    pub fn for_tier(tier: aria_api::Tier) -> Access {
+        match tier {
+            aria_api::Tier::Read => Access::Read,
+            aria_api::Tier::RecoverableWrite => Access::Write,
+            _ => Access::Execute,
+        }
+    }
+
+    /// Whether the roots are writable (the run may create configuration files to clean up).
+    pub fn writes(self) -> bool {
+        self != Access::Read
+    }
 }
 
 /// What one walk of a root found.
@@ -128,16 +150,20 @@ pub fn spawn_spec(
     let helpers = argv.iter().map(String::as_str).collect::<Vec<_>>();
     let helpers = helpers_of(&helpers);
     let mut spec = SpawnSpec::new(argv, cwd, roots.clone());
-    if access == Access::Write {
-        spec = spec.writable();
-    } else {
-        spec.exec = ExecPolicy::Only { helpers };
+    match access {
+        Access::Read => spec.exec = ExecPolicy::Only { helpers },
+        Access::Write => {
+            spec = spec.writable();
+            spec.exec = ExecPolicy::Only { helpers };
+        }
+        Access::Execute => spec = spec.writable(),
     }
     for root in &roots {
         let f = found(guard, root)?;
         spec.masked.extend(f.sensitive);
         spec.read_only.extend(f.git);
         spec.read_only.extend(f.config);
+        spec.masked.extend(guard.aria_dirs_within(root));
     }
     Ok(spec)
 }

@@ -165,7 +165,17 @@ fn doctor_reports_the_sandbox_as_the_kernel_enforces_it() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    for name in ["argv", "environment", "process-group", "rlimits", "filesystem", "network"] {
+    for name in [
+        "argv",
+        "environment",
+        "namespaces",
+        "mounts",
+        "orphans",
+        "exec",
+        "rlimits",
+        "filesystem",
+        "network",
+    ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
     // The report agrees with the kernel: Landlock listed as active exactly when it exists.

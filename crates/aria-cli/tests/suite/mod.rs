@@ -9,4 +9,5 @@ mod memories;
 mod memory_recall;
 mod models;
 mod runs;
+mod sandbox_attacks;
 mod snapshots;

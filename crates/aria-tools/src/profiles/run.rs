@@ -169,7 +169,7 @@ pub fn run_profile(
     argv.extend(spec.expand(values));
     let command = argv.join(" ");
     let mut sandbox =
-        crate::confine::spawn_spec(guard, argv, cwd.to_path_buf(), crate::confine::Access::Write)
+        crate::confine::spawn_spec(guard, argv, cwd.to_path_buf(), crate::confine::Access::Execute)
             .map_err(|e| ToolError::failed(format!("{}: {e}", spec.name)))?;
     let (read, write) = toolchain_dirs(&program);
     if !write.is_empty() {

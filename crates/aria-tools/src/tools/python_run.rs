@@ -301,7 +301,7 @@ fn run(guard: &PathGuard, plan: Plan, timeout: Duration) -> Result<ToolOutput, T
     // python_run is irreversible (the user approved it): roots writable, any program may run,
     // still inside the sandbox's view with sensitive files masked and .git read-only.
     let mut spawn =
-        confine::spawn_spec(guard, plan.argv.clone(), plan.cwd.clone(), confine::Access::Write)
+        confine::spawn_spec(guard, plan.argv.clone(), plan.cwd.clone(), confine::Access::Execute)
             .map_err(ToolError::failed)?;
     let config_before = confine::config_files(guard);
     spawn.env_allowlist = PYTHON_ENV_ALLOWLIST.iter().map(|s| (*s).to_owned()).collect();

@@ -138,6 +138,9 @@ struct Plan {
     script: Script,
     /// Resolved redirect targets, per command in order, per redirect in order (`None` for dups).
     targets: Vec<Vec<Option<Target>>>,
+    /// The argv each command runs with, in order (git commands that print history carry
+    /// exclusions for the sensitive files).
+    argvs: Vec<Vec<String>>,
 }
 
 /// A redirect target the guard approved.
@@ -159,9 +162,12 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
     }
     let script = shell::parse(command).map_err(|r| ToolError::refused(r.message))?;
     let mut targets = Vec::new();
+    let mut argvs = Vec::new();
     for cmd in script.commands() {
         check_words(cmd)?;
         check_sensitive_args(guard, cmd)?;
+        let argv: Vec<String> = cmd.argv().map(str::to_owned).collect();
+        argvs.push(shell::guard_git_history(&argv, guard.sensitive()).map_err(ToolError::refused)?);
         let mut per = Vec::new();
         for r in &cmd.redirects {
             per.push(match &r.target {
@@ -178,7 +184,7 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
                 .map_err(|e| path_error(e, "Write only inside the allowed roots."))?;
         }
     }
-    Ok(Plan { command: command.to_owned(), tier: verdict.tier, script, targets })
+    Ok(Plan { command: command.to_owned(), tier: verdict.tier, script, targets, argvs })
 }
 
 /// The tier `shell_execute` gives `command` under `guard`, and why: the classifier's verdict,
@@ -229,6 +235,7 @@ fn leaves_roots(guard: &PathGuard, piece: &str) -> bool {
                 PathRefusal::EscapesRoot { .. }
                     | PathRefusal::OutsideRoots { .. }
                     | PathRefusal::SymlinkEscape { .. }
+                    | PathRefusal::AriaOwn { .. }
             )
         ),
     }
@@ -334,9 +341,8 @@ struct Collected {
 
 fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
     let deadline = Instant::now() + timeout;
-    let access = if plan.tier == Tier::Read { Access::Read } else { Access::Write };
-    let config_before =
-        if access == Access::Write { confine::config_files(guard) } else { Vec::new() };
+    let access = Access::for_tier(plan.tier);
+    let config_before = if access.writes() { confine::config_files(guard) } else { Vec::new() };
     let mut all = Collected {
         status: 0,
         stdout: String::new(),
@@ -345,9 +351,11 @@ fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
         protections: None,
     };
     let mut targets = plan.targets.into_iter();
+    let mut argvs = plan.argvs.into_iter();
     let mut ran = 0usize;
     for step in plan.script.steps {
         let step_targets: Vec<_> = targets.by_ref().take(step.pipeline.commands.len()).collect();
+        let step_argvs: Vec<_> = argvs.by_ref().take(step.pipeline.commands.len()).collect();
         let run = match step.run_if {
             RunIf::Always => true,
             RunIf::Success => all.status == 0,
@@ -357,10 +365,17 @@ fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
             continue;
         }
         ran += 1;
-        let stages = start_pipeline(guard, access, &step.pipeline.commands, step_targets, deadline);
+        let stages = start_pipeline(
+            guard,
+            access,
+            &step.pipeline.commands,
+            step_argvs,
+            step_targets,
+            deadline,
+        );
         collect_pipeline(stages, &mut all);
     }
-    let removed = if access == Access::Write {
+    let removed = if access.writes() {
         confine::remove_created_config(guard, &config_before)
     } else {
         Vec::new()
@@ -383,13 +398,14 @@ fn start_pipeline(
     guard: &PathGuard,
     access: Access,
     commands: &[SimpleCommand],
+    argvs: Vec<Vec<String>>,
     targets: Vec<Vec<Option<Target>>>,
     deadline: Instant,
 ) -> Vec<Stage> {
     let mut stages = Vec::new();
     let mut next_stdin: Option<OwnedFd> = None;
     let last = commands.len().saturating_sub(1);
-    for (i, (cmd, paths)) in commands.iter().zip(targets).enumerate() {
+    for (i, ((cmd, paths), argv)) in commands.iter().zip(targets).zip(argvs).enumerate() {
         let stdin = next_stdin.take();
         let (stdout_default, reader) = if i < last {
             match std::io::pipe() {
@@ -405,7 +421,6 @@ fn start_pipeline(
         next_stdin = reader;
         let stage = match wire(cmd, &paths, stdin, stdout_default) {
             Ok((input, stdout, stderr, stderr_is_stdout)) => {
-                let argv = cmd.argv().map(str::to_owned).collect();
                 let cwd = guard.roots()[0].clone();
                 let mut spec = match confine::spawn_spec(guard, argv, cwd, access) {
                     Ok(spec) => spec,

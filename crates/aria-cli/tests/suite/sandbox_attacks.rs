@@ -1,0 +1,119 @@
+//! Issue 15's findings, replayed through the real binary with a scripted model: whatever the
+//! classifier thinks of a command, the sandbox must keep its effect from happening. Each
+//! payload prints `42x` only if the code it smuggles in actually ran (the command line holds
+//! `$((6*7))x`, never `42x`), and the model's next request — which carries the tool result —
+//! is searched for it.
+
+use std::path::Path;
+use std::process::Command;
+
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+
+use super::harness::{Aria, code, text};
+
+/// Runs one scripted `shell_execute` call (plus `extra` args) and returns everything the model
+/// was sent afterwards, and the run's stderr.
+fn attack(aria: &Aria, command: &str, extra: &[&str]) -> (String, String) {
+    let args = serde_json::json!({ "command": command }).to_string();
+    let mock =
+        MockOpenAi::new(vec![MockTurn::tool_call("shell_execute", &args), MockTurn::text("done")])
+            .serve();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let mut argv = vec!["--config", config.to_str().unwrap()];
+    argv.extend_from_slice(extra);
+    argv.extend(["run", "--task", "look around"]);
+    let out = aria.run(&mock.base_url(), &argv);
+    // What the tool returned, as the model was sent it (the messages with role "tool").
+    let sent: Vec<String> = mock
+        .requests()
+        .iter()
+        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .collect();
+    (sent.join("\n"), format!("exit {}: {}", code(&out), text(&out.stderr)))
+}
+
+fn make_tar(root: &Path) {
+    std::fs::write(root.join("member.txt"), "payload\n").unwrap();
+    let ok = Command::new("tar")
+        .args(["-cf", "a.tar", "member.txt"])
+        .current_dir(root)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tar is needed for this test");
+}
+
+#[test]
+fn finding_1_read_programs_cannot_run_code_through_their_options() {
+    let aria = Aria::new();
+    let root = aria.root();
+    make_tar(&root);
+    let git = |args: &[&str]| {
+        Command::new("git").args(args).current_dir(&root).output().unwrap();
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@e", "add", "-A"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init"]);
+    for command in [
+        r#"tar --to-command='sh -c "echo $((6*7))x >&2"' -xf a.tar"#,
+        r#"tar -xf a.tar --checkpoint=1 --checkpoint-action=exec='sh -c "echo $((6*7))x"'"#,
+        r#"tar -I 'sh -c "echo $((6*7))x; cat"' -tf a.tar"#,
+        r#"git grep -O'sh -c "echo $((6*7))x"' payload"#,
+        r#"git -c core.pager='sh -c "echo $((6*7))x"' -p log"#,
+        r#"git ls-remote --upload-pack='sh -c "echo $((6*7))x >&2"' ."#,
+    ] {
+        let (sent, stderr) = attack(&aria, command, &[]);
+        assert!(!sent.contains("42x"), "{command} ran code: {sent}\n{stderr}");
+        assert!(!stderr.contains("42x"), "{command} ran code: {stderr}");
+    }
+}
+
+#[test]
+fn finding_2_commands_cannot_read_outside_the_roots() {
+    let aria = Aria::new();
+    let root = aria.root();
+    let outside = aria.dir.path().join("outside-secret.txt");
+    std::fs::write(&outside, "OUTSIDE-TOKEN-7731\n").unwrap();
+    std::fs::write(root.join("list"), format!("{}\n", outside.display())).unwrap();
+    std::os::unix::fs::symlink(".", root.join("self")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("link.txt")).unwrap();
+    for command in [
+        "xargs -a list cat",
+        "cat self/../outside-secret.txt",
+        "cat link.txt",
+        "grep -R TOKEN .",
+        "find -L . -name '*.txt'",
+        "tar -chf - link.txt",
+    ] {
+        let (sent, stderr) = attack(&aria, command, &[]);
+        assert!(!sent.contains("OUTSIDE-TOKEN-7731"), "{command} read outside: {sent}\n{stderr}");
+    }
+}
+
+#[test]
+fn finding_3_recursive_reads_do_not_print_sensitive_files() {
+    let aria = Aria::new();
+    let root = aria.root();
+    std::fs::write(root.join(".env"), "DB_PASSWORD=zq8-UNIQUE-SENSITIVE\n").unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/.env.local"), "TOKEN=zq8-UNIQUE-SENSITIVE\n").unwrap();
+    for command in ["grep -r zq8 .", "cat sub/../.env", "tar -cf - . "] {
+        let (sent, stderr) = attack(&aria, command, &[]);
+        assert!(!sent.contains("UNIQUE-SENSITIVE"), "{command} printed .env: {sent}\n{stderr}");
+    }
+}
+
+#[test]
+fn finding_7_read_only_mode_cannot_write_through_code_running_options() {
+    let aria = Aria::new();
+    let root = aria.root();
+    make_tar(&root);
+    let command = r#"tar --to-command='sh -c "touch hacked"' -xf a.tar"#;
+    for mode in ["read_only", "supervised"] {
+        let (_sent, stderr) = attack(&aria, command, &["--mode", mode]);
+        assert!(!root.join("hacked").exists(), "--mode {mode} wrote a file: {stderr}");
+    }
+}
