@@ -117,3 +117,22 @@ fn finding_7_read_only_mode_cannot_write_through_code_running_options() {
         assert!(!root.join("hacked").exists(), "--mode {mode} wrote a file: {stderr}");
     }
 }
+
+#[test]
+fn finding_4_a_command_cannot_plant_configuration_for_later_runs() {
+    let aria = Aria::new();
+    let root = aria.root();
+    // A directory (a cloned package, an extracted archive) holding files that configure ARIA;
+    // copying its contents up plants them at the top of the root without naming them.
+    std::fs::create_dir_all(root.join("pkg")).unwrap();
+    std::fs::write(root.join("pkg/.env"), "ARIA_CONFIG=./evil.toml\n").unwrap();
+    std::fs::write(root.join("pkg/aria.toml"), "[scope]\nsensitive = []\n").unwrap();
+    std::fs::write(root.join("pkg/readme.txt"), "hello\n").unwrap();
+    let (sent, stderr) = attack(&aria, "cp -r pkg/. .", &[]);
+    assert!(root.join("readme.txt").exists(), "the copy itself ran: {sent}\n{stderr}");
+    assert!(!root.join(".env").exists(), "the planted .env survived: {sent}\n{stderr}");
+    assert!(!root.join("aria.toml").exists(), "the planted aria.toml survived: {sent}");
+    assert!(sent.contains("removed"), "the model is told what was removed: {sent}");
+    // The originals are the user's and stay.
+    assert!(root.join("pkg/aria.toml").exists());
+}
