@@ -26,6 +26,7 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Chat(args) => commands::chat::chat(&cli.global, args),
@@ -51,4 +52,23 @@ fn main() -> ExitCode {
             exit::code(e.code)
         }
     }
+}
+
+/// A reader that stops early (`aria config path | grep -q x`, `aria audit list | head`) closes
+/// the pipe; Rust ignores SIGPIPE, so the next `println!` panics with "Broken pipe". That is a
+/// normal end for a command-line tool: exit 0 silently instead of printing a panic.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") || message.contains("os error 32") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

@@ -13,22 +13,63 @@ use crate::runlock;
 
 pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
     let ToolsCommand::List { json } = command;
-    let config = app::load_config(global)?;
-    let tools = app::tools(&config)?;
-    let mut specs: Vec<_> = tools.iter().map(|t| t.spec().clone()).collect();
-    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    let ctx = Context::load(global)?;
+    // Exactly what the model is offered: the built-in and profile tools plus the memory tools
+    // (listed without loading an embedder: their specs do not depend on it).
+    let mut tools = app::tools(&ctx.config)?;
+    let memory: std::sync::Arc<dyn aria_core::MemoryBackend> =
+        std::sync::Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
+    tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone()));
+    let mut rows: Vec<(aria_api::ToolSpec, &'static str)> =
+        tools.iter().map(|t| (t.spec().clone(), tier_label(t.as_ref()))).collect();
+    rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     if json {
-        println!("{}", serde_json::to_string_pretty(&specs)?);
+        let list: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(spec, tier)| {
+                let mut v = serde_json::to_value(spec).unwrap_or_default();
+                v["tier"] = json!(tier);
+                v
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(OK);
     }
-    for spec in specs {
+    for (spec, tier) in rows {
         let args: Vec<String> = spec.parameters["properties"]
             .as_object()
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
-        println!("{:<12} {{{}}}  {}", spec.name, args.join(", "), clip(&spec.description, 90));
+        println!(
+            "{:<16} {:<18} {{{}}}  {}",
+            spec.name,
+            tier,
+            args.join(", "),
+            clip(&spec.description, 80)
+        );
     }
     Ok(OK)
+}
+
+/// A tool's tier as a person reads it in the list: its tier when it does not depend on the
+/// arguments, else `by-arguments` (shell_execute classifies each command line).
+fn tier_label(tool: &dyn aria_api::Tool) -> &'static str {
+    let probes = [
+        json!({}),
+        json!({"path": "."}),
+        json!({"command": "ls"}),
+        json!({"command": "touch x"}),
+        json!({"code": "1"}),
+        json!({"url": "https://example.com/"}),
+    ];
+    let tiers: Vec<aria_api::Tier> = probes.iter().map(|a| tool.tier(a)).collect();
+    let valid: Vec<aria_api::Tier> =
+        tiers.iter().copied().filter(|t| *t != aria_api::Tier::Blocked).collect();
+    match valid.first() {
+        None => tiers[0].as_str(),
+        Some(first) if valid.iter().any(|t| t != first) => "by-arguments",
+        Some(first) => first.as_str(),
+    }
 }
 
 pub fn conversations(global: &GlobalArgs, command: ConversationsCommand) -> CliResult<u8> {

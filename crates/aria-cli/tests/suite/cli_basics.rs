@@ -206,3 +206,49 @@ fn doctor_reports_the_sandbox_as_the_kernel_enforces_it() {
     assert_eq!(code(&out), 1, "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("no-such-root"), "{}", text(&out.stdout));
 }
+
+#[test]
+fn a_closed_stdout_is_a_quiet_normal_exit() {
+    let aria = Aria::new();
+    for args in [&["config", "path"][..], &["tools", "list"], &["doctor"]] {
+        // The reader is gone before ARIA writes a byte: every write fails with EPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = aria
+            .cmd("http://127.0.0.1:9")
+            .args(args)
+            .stdout(std::process::Stdio::from(writer))
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "aria {args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "aria {args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn tools_list_shows_every_tool_the_model_is_offered_with_its_tier() {
+    let aria = Aria::new();
+    let out = aria.run("http://127.0.0.1:9", &["tools", "list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let list = json_of(&out);
+    let tier_of = |name: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing from tools list"))["tier"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(tier_of("memory_search"), "read");
+    assert_eq!(tier_of("memory_store"), "recoverable-write");
+    assert_eq!(tier_of("file_read"), "read");
+    assert_eq!(tier_of("python_run"), "irreversible");
+    assert_eq!(tier_of("shell_execute"), "by-arguments");
+    assert_eq!(tier_of("web_fetch"), "read");
+    let plain = text(&aria.run("http://127.0.0.1:9", &["tools", "list"]).stdout);
+    assert!(plain.lines().any(|l| l.starts_with("memory_store ")), "{plain}");
+}
