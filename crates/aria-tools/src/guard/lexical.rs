@@ -1,8 +1,9 @@
 //! Checks on the path text itself, before the file system is consulted.
 //!
 //! Paths are taken literally: nothing is URL-decoded, `~` is not expanded, and `\` is not a
-//! separator. Anything that only makes sense if some layer *would* decode or normalise it
-//! (percent escapes of `.` `/` `\` `%`, overlong UTF-8 escapes, look-alike slashes and dots,
+//! separator. Windows forms (`C:/…`, `c:name`, `\\server\share`, `a\b`) are refused with a
+//! reason of their own, since a model that writes one meant a different file system.
+//! Anything that only makes sense if some layer *would* decode or normalise it (percent escapes of `.` `/` `\` `%`, overlong UTF-8 escapes, look-alike slashes and dots,
 //! bidirectional-override characters) is refused rather than guessed at.
 
 use std::ffi::OsStr;
@@ -51,13 +52,20 @@ pub(crate) fn check(input: &str, first_root: &Path) -> Result<(), PathRefusal> {
             position,
         });
     }
+    if let Some(form) = windows_form(input) {
+        return Err(PathRefusal::WindowsPath {
+            input: input.to_owned(),
+            form,
+            root: first_root.to_path_buf(),
+        });
+    }
     if let Some(sequence) = encoded_sequence(input) {
         return Err(PathRefusal::EncodedSequence { input: input.to_owned(), sequence });
     }
     if let Some((character, why)) = odd_character(input) {
         return Err(PathRefusal::OddCharacter { input: input.to_owned(), character, why });
     }
-    if input.starts_with('~') {
+    if is_home_form(input) {
         return Err(PathRefusal::Tilde { input: input.to_owned(), root: first_root.to_path_buf() });
     }
     if input.len() > MAX_PATH_BYTES {
@@ -75,6 +83,28 @@ pub(crate) fn check(input: &str, first_root: &Path) -> Result<(), PathRefusal> {
         });
     }
     Ok(())
+}
+
+/// Which Windows form `input` is written in, if any: a drive letter (`C:/x`, `C:\x`, or
+/// drive-relative `c:x`), a UNC share or device path (`\\server\share`, `\\?\C:\`), or
+/// backslashes between names.
+fn windows_form(input: &str) -> Option<&'static str> {
+    let b = input.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        return Some("it starts with a drive letter such as \"C:\"");
+    }
+    if input.starts_with("\\\\") {
+        return Some("a UNC share or device path, starting with two backslashes");
+    }
+    input.contains('\\').then_some("it uses '\\' between names")
+}
+
+/// `~`, `~/…` and `~user/…`: what a shell would expand to a home directory. A name that merely
+/// starts with `~` and cannot be a user name (`~$report.docx`, an editor's lock file) is a name.
+fn is_home_form(input: &str) -> bool {
+    let Some(rest) = input.strip_prefix('~') else { return false };
+    let user = rest.split('/').next().unwrap_or("");
+    user.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 fn hex(b: u8) -> Option<u8> {
@@ -140,6 +170,28 @@ mod tests {
             vec![n("a"), Seg::Cur, n("b"), Seg::Parent, n("c")]
         );
         assert_eq!(segments(OsStr::new("...")), vec![n("...")]);
+    }
+
+    #[test]
+    fn windows_forms() {
+        for input in
+            ["C:/Users/x", "c:notes.txt", "C:\\x", "\\\\server\\share\\f", "\\\\?\\C:\\x", "a\\b"]
+        {
+            assert!(windows_form(input).is_some(), "{input:?}");
+        }
+        for input in ["a/b", "notes:v2.txt", "1:2", "./c:x", "//server/share"] {
+            assert!(windows_form(input).is_none(), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn home_forms() {
+        for input in ["~", "~/x", "~root/.bashrc", "~root", "~a.b-c_d/x"] {
+            assert!(is_home_form(input), "{input:?}");
+        }
+        for input in ["~$report.docx", "x/~", "a~", "~lock file.txt"] {
+            assert!(!is_home_form(input), "{input:?}");
+        }
     }
 
     #[test]

@@ -102,9 +102,9 @@ pub enum PathRefusal {
     )]
     DanglingSymlink { input: String, link: PathBuf, target: PathBuf },
     #[error(
-        "{input} has \"{segment}\" after a directory that does not exist yet; give a plain path without '.' or '..' in its new part"
+        "the path {input:?} is a Windows path ({form}); ARIA works with POSIX paths: write it with '/' between names, relative to the root {} or absolute under it", root.display()
     )]
-    UnsafeRemainder { input: String, segment: String },
+    WindowsPath { input: String, form: &'static str, root: PathBuf },
     #[error(
         "{path} is a sensitive file (the name \"{component}\" matches the pattern \"{pattern}\"); ARIA does not read or write secrets files, so if this file is safe, change the sensitive-file patterns in the configuration"
     )]
@@ -139,7 +139,7 @@ impl PathRefusal {
             PathRefusal::SymlinkEscape { .. } => "symlink-escape",
             PathRefusal::SymlinkLoop { .. } => "symlink-loop",
             PathRefusal::DanglingSymlink { .. } => "dangling-symlink",
-            PathRefusal::UnsafeRemainder { .. } => "unsafe-remainder",
+            PathRefusal::WindowsPath { .. } => "windows-path",
             PathRefusal::Sensitive { .. } => "sensitive",
             PathRefusal::Protected { .. } => "protected",
             PathRefusal::AriaOwn { .. } => "aria-own",
@@ -421,28 +421,28 @@ impl PathGuard {
             self.first_root().to_path_buf()
         };
         let mut walker = Walker::new(&self.roots, input, mode);
-        let walked = walker.walk(start, &segs)?;
-        let (path, exists) = match walked.missing_from {
-            None => (walked.real, true),
-            Some(i) => {
-                let rest = &segs[i..];
-                if mode == Mode::Existing {
-                    let path = join_segs(&walked.real, rest);
-                    return Err(PathError::NotFound {
-                        requested: input.to_owned(),
-                        path,
-                        via_link: None,
-                    });
+        let mut walked = walker.walk(start, &segs)?;
+        let mut walked_segs: &[Seg<'_>] = &segs;
+        let (path, exists) = loop {
+            let Some(i) = walked.missing_from else { break (walked.real, true) };
+            let rest = &walked_segs[i..];
+            if mode == Mode::Existing {
+                let path = join_segs(&walked.real, rest);
+                return Err(PathError::NotFound {
+                    requested: input.to_owned(),
+                    path,
+                    via_link: None,
+                });
+            }
+            // Below a directory that does not exist nothing exists, so nothing there is a
+            // symlink: `.` and `..` are judged by the text. A `..` that climbs back out of
+            // the new part lands on `walked.real`, a real directory: walk on from there.
+            match new_part(rest) {
+                NewPart::Names(names) => break (join_segs(&walked.real, &names), false),
+                NewPart::BackAt(j) => {
+                    walked_segs = &rest[j..];
+                    walked = walker.walk(walked.real, walked_segs)?;
                 }
-                if let Some(bad) = rest.iter().find(|s| !matches!(s, Seg::Name(_))) {
-                    let segment = if *bad == Seg::Parent { ".." } else { "." };
-                    return Err(PathRefusal::UnsafeRemainder {
-                        input: input.to_owned(),
-                        segment: segment.to_owned(),
-                    }
-                    .into());
-                }
-                (join_segs(&walked.real, rest), false)
             }
         };
         let Some(root) = self.root_of(&path).cloned() else {
@@ -554,6 +554,37 @@ impl PathGuard {
             }
         }
     }
+}
+
+/// The part of a path below its deepest existing directory, judged by its text.
+#[derive(Debug, PartialEq, Eq)]
+enum NewPart<'a> {
+    /// It stays below the missing directory: these names, `.` and `..` applied.
+    Names(Vec<Seg<'a>>),
+    /// A `..` at this index (or just before it) climbs back to the existing directory: the
+    /// segments from this index on are walked from there.
+    BackAt(usize),
+}
+
+/// `rest` starts with a name that does not exist. Applies `.` and `..` to it lexically until a
+/// `..` climbs back above that name.
+fn new_part<'a>(rest: &[Seg<'a>]) -> NewPart<'a> {
+    let mut names = Vec::with_capacity(rest.len());
+    for (j, seg) in rest.iter().enumerate() {
+        match seg {
+            Seg::Cur => {}
+            Seg::Name(_) => names.push(*seg),
+            Seg::Parent => {
+                if names.pop().is_none() {
+                    return NewPart::BackAt(j);
+                }
+                if names.is_empty() {
+                    return NewPart::BackAt(j + 1);
+                }
+            }
+        }
+    }
+    NewPart::Names(names)
 }
 
 /// Whether a resolution is for reading or for writing.

@@ -41,12 +41,46 @@ fn an_existing_file_resolves_as_existing() {
 }
 
 #[test]
-fn tricks_after_the_deepest_existing_directory_are_refused() {
+fn dots_after_the_deepest_existing_directory_are_judged_by_the_text() {
+    // Nothing below a directory that does not exist can be a symlink, so `.` and `..` there
+    // mean what they say (issue 16).
     let fx = fixture();
-    for input in ["new/../x", "a/new/../../x", "new/./x", "a/new/.."] {
-        let r = refusal(fx.guard().resolve_for_create(input));
-        assert!(matches!(r, PathRefusal::UnsafeRemainder { .. }), "{input}: {r:?}");
+    let g = fx.guard();
+    for (input, want, exists) in [
+        ("new/../x", "x", false),
+        ("new/./x", "new/x", false),
+        ("a/new/../../x", "x", false),
+        ("a/new/..", "a", true),
+        ("new/../a/b.txt", "a/b.txt", true),
+        ("new/../a/new2/./deeper/../f.txt", "a/new2/f.txt", false),
+        ("./new/sub/../../new/x", "new/x", false),
+        ("new/../link_in/n.txt", "a/n.txt", false),
+        ("new/a/b/c/../../../x", "new/x", false),
+    ] {
+        let r = g.resolve_for_create(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(r.path(), fx.root.join(want), "{input}");
+        assert_eq!(r.exists(), exists, "{input}");
     }
+    let r = g.resolve_for_create(&fx.abs("new/../a/./n.txt")).unwrap();
+    assert_eq!(r.path(), fx.root.join("a/n.txt"));
+}
+
+#[test]
+fn dots_in_the_new_part_still_cannot_leave_the_root() {
+    let fx = fixture();
+    let g = fx.guard();
+    for input in ["new/../../x", "new/x/../../../etc/passwd", "a/new/../../../x", "n/.././../x"] {
+        let r = refusal(g.resolve_for_create(input));
+        assert!(matches!(r, PathRefusal::EscapesRoot { .. }), "{input}: {r:?}");
+    }
+    // Climbing back into existing directories meets their symlinks again.
+    let r = refusal(g.resolve_for_create("new/../link_out/x"));
+    assert!(matches!(r, PathRefusal::SymlinkEscape { .. }), "{r:?}");
+    // Sensitive names count wherever they are written, even if `..` takes them away again.
+    let r = refusal(g.resolve_for_create("new/.ssh/../x"));
+    assert!(matches!(r, PathRefusal::Sensitive { .. }), "{r:?}");
+    let r = refusal(g.resolve_for_create("new/../.env.local"));
+    assert!(matches!(r, PathRefusal::Sensitive { .. }), "{r:?}");
 }
 
 #[test]

@@ -346,15 +346,32 @@ fn harmless_percent_signs_are_literal() {
 }
 
 #[test]
-fn backslashes_and_lookalike_separators_are_refused() {
+fn windows_paths_are_refused_with_a_reason() {
     let fx = fixture();
+    let g = fx.guard();
     for input in [
         "..\\..\\etc\\passwd",
         "a\\b",
-        "\u{ff0e}\u{ff0e}\u{ff0f}etc",
-        "a\u{2215}b",
-        "x\u{202e}txt.exe",
+        "C:/Windows/System32",
+        "c:notes.txt",
+        "C:\\Users\\me\\.ssh\\id_rsa",
+        "\\\\server\\share\\f.txt",
+        "\\\\?\\C:\\x",
+        "D:",
     ] {
+        for result in [g.resolve_existing(input), g.resolve_for_create(input)] {
+            let r = refusal(result);
+            assert!(matches!(r, PathRefusal::WindowsPath { .. }), "{input:?}: {r:?}");
+            assert_eq!(r.rule(), "windows-path");
+            assert!(r.reason().contains("Windows path") && r.reason().contains("'/'"), "{r}");
+        }
+    }
+}
+
+#[test]
+fn lookalike_separators_are_refused() {
+    let fx = fixture();
+    for input in ["\u{ff0e}\u{ff0e}\u{ff0f}etc", "a\u{2215}b", "x\u{202e}txt.exe"] {
         let r = refusal(fx.guard().resolve_existing(input));
         assert!(matches!(r, PathRefusal::OddCharacter { .. }), "{input:?}: {r:?}");
     }
@@ -363,13 +380,18 @@ fn backslashes_and_lookalike_separators_are_refused() {
 #[test]
 fn tilde_is_not_expanded() {
     let fx = fixture();
-    for input in ["~", "~/notes.txt", "~root/.bashrc"] {
+    for input in ["~", "~/notes.txt", "~root/.bashrc", "~root"] {
         let r = refusal(fx.guard().resolve_existing(input));
         assert!(matches!(r, PathRefusal::Tilde { .. }), "{input:?}: {r:?}");
         assert!(r.reason().contains("absolute path"), "{}", r.reason());
     }
-    // A tilde elsewhere is just a character in a name.
-    assert!(matches!(fx.guard().resolve_existing("a/backup~"), Err(PathError::NotFound { .. })));
+    // A tilde elsewhere, or before what cannot be a user name, is just a character in a name.
+    for input in ["a/backup~", "~$report.docx"] {
+        assert!(
+            matches!(fx.guard().resolve_existing(input), Err(PathError::NotFound { .. })),
+            "{input}"
+        );
+    }
 }
 
 #[test]

@@ -111,3 +111,57 @@ fn the_generator_does_reach_both_outcomes() {
     assert!(g.resolve_existing("a/../link_out/secret.txt").is_err());
     assert!(fs::canonicalize(fx.root.join("a/../link_out/secret.txt")).is_ok());
 }
+
+/// Where `segs` lead by their text alone, from the root; `None` if a `..` climbs above it.
+fn lexical(segs: &[&str]) -> Option<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for s in segs {
+        match *s {
+            "" | "." => {}
+            ".." => {
+                names.pop()?;
+            }
+            name => names.push(name.to_owned()),
+        }
+    }
+    Some(names)
+}
+
+/// Over plain directories and names that do not exist (no symlinks anywhere), a path to create
+/// is judged by its text (issue 16): allowed, at its lexical meaning, when it stays in the root;
+/// refused as an escape when it does not.
+#[test]
+fn paths_through_plain_and_missing_directories_are_judged_by_their_text() {
+    let fx = fixture();
+    let g = fx.guard();
+    let segs = prop::collection::vec(
+        prop::sample::select(&["a", "c", "new", "x", "..", ".", ""][..]),
+        1..9,
+    );
+    let mut runner = TestRunner::new(Config { cases: 2000, ..Config::default() });
+    runner
+        .run(&(segs, any::<bool>()), |(segs, absolute)| {
+            let rel = format!("./{}", segs.join("/"));
+            let input = if absolute { fx.abs(&rel) } else { rel };
+            match (lexical(&segs), g.resolve_for_create(&input)) {
+                (Some(names), Ok(r)) => {
+                    let want = names.iter().fold(fx.root.clone(), |p, n| p.join(n));
+                    prop_assert_eq!(r.path(), want.as_path(), "{:?}", input);
+                }
+                (None, Err(e)) => {
+                    let rule = e.refusal().map(|r| r.rule());
+                    prop_assert!(
+                        matches!(rule, Some("escapes-root" | "outside-roots")),
+                        "{:?}: {:?}",
+                        input,
+                        e
+                    );
+                }
+                (want, got) => {
+                    prop_assert!(false, "{:?}: expected {:?}, got {:?}", input, want, got)
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}
