@@ -36,6 +36,7 @@ test: test-wheels
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
 	$(CARGO) test --workspace --doc
+	bash scripts/sandbox-unprivileged.sh
 
 bench:
 	$(CARGO) bench -p aria-store --bench audit

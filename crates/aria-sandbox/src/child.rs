@@ -181,10 +181,18 @@ impl ChildPlan {
             return Err((step::UNSHARE, io::Error::last_os_error()));
         }
         if let Some((uid_map, gid_map)) = &ns.user_maps {
-            write_file(c"/proc/self/setgroups", c"deny")
+            // ARIA is non-dumpable (so children cannot read its memory), which makes this
+            // process's /proc/self files root's: the id maps could not be written. Dumpable
+            // just long enough to write them; nothing else runs in this process meanwhile, and
+            // sandboxed programs cannot see it (they live in another PID namespace).
+            // SAFETY: integer arguments only.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
+            let written = write_file(c"/proc/self/setgroups", c"deny")
                 .and_then(|()| write_file(c"/proc/self/uid_map", uid_map))
-                .and_then(|()| write_file(c"/proc/self/gid_map", gid_map))
-                .map_err(|e| (step::USER_MAP, e))?;
+                .and_then(|()| write_file(c"/proc/self/gid_map", gid_map));
+            // SAFETY: integer arguments only.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+            written.map_err(|e| (step::USER_MAP, e))?;
         }
         if let Some(fd) = ns.netns_fd {
             // SAFETY: `fd` is a namespace descriptor the parent keeps open; integers only.
