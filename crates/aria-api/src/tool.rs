@@ -96,6 +96,15 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Whether this tool runs commands that the project's own files define: a Makefile's
+    /// recipes, `package.json` scripts, Cargo build scripts, test configuration (the lint,
+    /// build and test profiles). When the run has changed such a file, the loop asks the user
+    /// before the call, whatever its tier: the model would otherwise choose what runs
+    /// unasked. Default: no.
+    fn runs_project_definitions(&self) -> bool {
+        false
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
 
@@ -123,5 +132,6 @@ mod tests {
         });
         assert_eq!(tool.tier(&Value::Null), Tier::Irreversible);
         assert_eq!(tool.timeout(), None, "no own timeout: the loop's limit applies");
+        assert!(!tool.runs_project_definitions());
     }
 }

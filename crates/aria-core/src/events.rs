@@ -27,6 +27,10 @@ pub struct ApprovalRequest {
     pub tool: String,
     pub arguments: Value,
     pub tier: Tier,
+    /// Why this call asks when its tier alone would not (a lint, build or test profile after
+    /// the run changed the files that define what it runs); front ends show it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The user's answer. Scoped: `Session` approves this tool with these exact arguments for the

@@ -27,6 +27,8 @@ mod context_step;
 mod dry;
 #[path = "run_governed.rs"]
 mod governed;
+#[path = "run_profiles.rs"]
+mod profiles;
 
 /// Why the loop stopped before `Done`.
 pub(crate) enum Stop {
@@ -57,6 +59,9 @@ enum Plan {
         tool: Arc<dyn Tool>,
         args: Value,
         tier: Tier,
+        /// Why it asks when its own tier would not (`run_profiles.rs`): the question shows
+        /// it, and a refusal tells the model.
+        why: Option<profiles::Raised>,
     },
     /// `--dry-run`: described (`run_dry.rs`), never run.
     Dry {
@@ -84,6 +89,11 @@ pub(crate) struct Run<'a> {
     fence: UntrustedFence,
     /// Restore points of this run not yet checked by the governed workflow.
     points: Vec<crate::RestorePoint>,
+    /// The first restore point of each repository this run took, for the whole run: what the
+    /// run changed is compared against them (`run_profiles.rs`).
+    run_points: Vec<crate::RestorePoint>,
+    /// Calls that ran and may have changed files without a restore point.
+    unsnapshotted: Vec<String>,
     /// Whether the governed workflow already gave the model its one retry.
     retried: bool,
     /// `--dry-run`: the changes this run described instead of making.
@@ -124,6 +134,8 @@ impl<'a> Run<'a> {
             period_warned: false,
             fence: UntrustedFence::random(),
             points: Vec::new(),
+            run_points: Vec::new(),
+            unsnapshotted: Vec::new(),
             retried: false,
             dry: Vec::new(),
             summary: None,
@@ -190,7 +202,13 @@ impl<'a> Run<'a> {
                 }
             }
             self.transition(SessionState::Validating)?;
-            let mut slots = self.validate(response.tool_calls)?;
+            let definitions =
+                if !self.agent.config.dry_run && self.calls_profiles(&response.tool_calls) {
+                    self.changed_definitions(None).await
+                } else {
+                    profiles::Definitions::default()
+                };
+            let mut slots = self.validate(response.tool_calls, &definitions)?;
             if slots.iter().any(|s| matches!(s.plan, Plan::Dry { .. })) {
                 self.describe_dry(&mut slots).await?;
             }
@@ -477,8 +495,14 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Validating: schema-check every call and decide what policy allows.
-    fn validate(&mut self, calls: Vec<ToolCall>) -> Result<Vec<Slot>, Stop> {
+    /// Validating: schema-check every call and decide what policy allows. A tool that runs
+    /// what the project's files define asks when `definitions` (what this run changed) is not
+    /// empty (`run_profiles.rs`).
+    fn validate(
+        &mut self,
+        calls: Vec<ToolCall>,
+        definitions: &profiles::Definitions,
+    ) -> Result<Vec<Slot>, Stop> {
         let config = &self.agent.config;
         let mut slots = Vec::with_capacity(calls.len());
         for call in calls {
@@ -491,19 +515,30 @@ impl<'a> Run<'a> {
                     Plan::Answered(format!("error: {e}"))
                 }
                 Ok((tool, args)) => {
-                    let tier = tool.tier(&args);
+                    let own = tool.tier(&args);
+                    let raised = own < Tier::Irreversible
+                        && tool.runs_project_definitions()
+                        && !definitions.is_empty();
+                    let (tier, why) = if raised {
+                        self.audit_raised(&call, own, definitions)?;
+                        (Tier::Irreversible, Some(definitions.raised(&call.name)))
+                    } else {
+                        (own, None)
+                    };
                     match decide(tier, config.mode, config.dry_run, config.snapshots) {
                         Decision::Allow => Plan::Run { tool, args, tier },
+                        // A session approval was given before this change: ask again.
                         Decision::Ask
-                            if still_approved(
-                                &self.approved,
-                                &approval_key(&call.name, &args),
-                                Instant::now(),
-                            ) =>
+                            if why.is_none()
+                                && still_approved(
+                                    &self.approved,
+                                    &approval_key(&call.name, &args),
+                                    Instant::now(),
+                                ) =>
                         {
                             Plan::Run { tool, args, tier }
                         }
-                        Decision::Ask => Plan::Ask { tool, args, tier },
+                        Decision::Ask => Plan::Ask { tool, args, tier, why },
                         Decision::Refuse(reason) => {
                             self.audit_refusal(&call, &args, tier, "policy", &reason)?;
                             Plan::Answered(format!("refused: {reason}"))
@@ -541,18 +576,28 @@ impl<'a> Run<'a> {
     /// AwaitingApproval: ask the user about each call that needs it.
     async fn ask_approvals(&mut self, slots: &mut [Slot]) -> Result<(), Stop> {
         for slot in slots.iter_mut() {
-            let Plan::Ask { tool, args, tier } = &slot.plan else { continue };
-            let (tool, args, tier) = (Arc::clone(tool), args.clone(), *tier);
-            let answer = self.ask(&slot.call, &args, tier).await?;
+            let Plan::Ask { tool, args, tier, why } = &slot.plan else { continue };
+            let (tool, args, tier, why) = (Arc::clone(tool), args.clone(), *tier, why.clone());
+            let request = ApprovalRequest {
+                session_id: self.session.id.clone(),
+                tool: slot.call.name.clone(),
+                arguments: args.clone(),
+                tier,
+                reason: why.as_ref().map(|w| w.reason.clone()),
+            };
+            let answer = self.ask_user(request).await?;
             self.audit(
                 "approval.answer",
                 json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "answer": answer}),
             )?;
             slot.plan = match answer {
-                ApprovalAnswer::Deny => Plan::Answered(
-                    "refused: the user did not approve this action; ask them or try something else"
-                        .into(),
-                ),
+                ApprovalAnswer::Deny => Plan::Answered(why.map_or_else(
+                    || {
+                        "refused: the user did not approve this action; ask them or try something else"
+                            .into()
+                    },
+                    |w| w.refusal,
+                )),
                 ApprovalAnswer::Session => {
                     self.approved.insert(approval_key(&slot.call.name, &args), Instant::now());
                     Plan::Run { tool, args, tier }
@@ -563,15 +608,10 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    async fn ask(&self, call: &ToolCall, args: &Value, tier: Tier) -> Result<ApprovalAnswer, Stop> {
+    /// Asks the approver (no approver: denied), within the approval timeout (timeout: denied).
+    async fn ask_user(&self, request: ApprovalRequest) -> Result<ApprovalAnswer, Stop> {
         let Some(approver) = &self.agent.approver else {
             return Ok(ApprovalAnswer::Deny);
-        };
-        let request = ApprovalRequest {
-            session_id: self.session.id.clone(),
-            tool: call.name.clone(),
-            arguments: args.clone(),
-            tier,
         };
         let question = approver.ask(request);
         tokio::select! {
@@ -600,7 +640,9 @@ impl<'a> Run<'a> {
         args: Value,
         tier: Tier,
     ) -> Result<String, Stop> {
-        let points = match self.snapshot_before(call, &args, tier).await? {
+        // A call that asks because of what the run changed is snapshotted on its own tier.
+        let own = tool.tier(&args);
+        let points = match self.snapshot_before(call, &args, own).await? {
             Ok(points) => points,
             Err(refusal) => return Ok(refusal),
         };
@@ -645,6 +687,9 @@ impl<'a> Run<'a> {
             }
             Some(Ok(Err(ToolError::Fatal { message }))) => ("fatal", message, Value::Null),
         };
+        if own > Tier::Read && points.is_empty() && matches!(outcome, "ok" | "failed" | "timeout") {
+            self.note_unsnapshotted(&call.name);
+        }
         // The restore point is named in the result, so the model and the user can refer to it.
         let answer = match outcome {
             "ok" | "failed" | "timeout" if !points.is_empty() => {

@@ -20,11 +20,15 @@ pub(super) enum Governed {
 }
 
 impl Run<'_> {
-    /// Remembers the first restore point per repository since the last check.
+    /// Remembers the first restore point per repository since the last check, and for the
+    /// whole run.
     pub(super) fn remember_points(&mut self, points: &[crate::RestorePoint]) {
         for p in points {
             if !self.points.iter().any(|q| q.repository == p.repository) {
                 self.points.push(p.clone());
+            }
+            if !self.run_points.iter().any(|q| q.repository == p.repository) {
+                self.run_points.push(p.clone());
             }
         }
     }
@@ -44,17 +48,37 @@ impl Run<'_> {
         }
         let points = std::mem::take(&mut self.points);
         let message = workflow::commit_message(answer);
-        let session = self.session.id.clone();
-        let verdicts = tokio::task::spawn_blocking(move || {
-            workflow::govern(governor.as_ref(), &points, &message, &session)
-        })
-        .await
-        .map_err(|e| Stop::Fail(format!("the governed workflow stopped unexpectedly ({e})")))?;
+        let mut verdicts = Vec::new();
+        for point in points {
+            // The checks run what the repository's files define: if this run changed those,
+            // the user decides whether they run (`run_profiles.rs`).
+            let changed = self.changed_definitions(Some(&point.repository)).await;
+            if !changed.is_empty() {
+                let checks = planned_checks(&governor, &point.repository).await?;
+                if !self.approve_checks(&point.repository, checks, &changed).await? {
+                    verdicts.push(Verdict::Unchecked {
+                        repository: point.repository.clone(),
+                        snapshot: point.id.clone(),
+                        reason: changed.unchecked(),
+                    });
+                    continue;
+                }
+            }
+            let (governor, message, session) =
+                (governor.clone(), message.clone(), self.session.id.clone());
+            let done = tokio::task::spawn_blocking(move || {
+                workflow::govern(governor.as_ref(), &[point], &message, &session)
+            })
+            .await
+            .map_err(|e| Stop::Fail(format!("the governed workflow stopped unexpectedly ({e})")))?;
+            verdicts.extend(done);
+        }
         for v in &verdicts {
             let kind = match v {
                 Verdict::Committed { .. } => "workflow.commit",
                 Verdict::RolledBack { .. } => "workflow.rollback",
                 Verdict::Error { .. } => "workflow.error",
+                Verdict::Unchecked { .. } => "workflow.unchecked",
             };
             self.audit(kind, json!(v))?;
         }
@@ -119,4 +143,16 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// The command lines of the checks the governor would run for `repository` (for the question).
+async fn planned_checks(
+    governor: &std::sync::Arc<dyn workflow::Governor>,
+    repository: &str,
+) -> Result<Vec<String>, Stop> {
+    let (governor, repository) = (governor.clone(), repository.to_owned());
+    let plan = tokio::task::spawn_blocking(move || governor.plan(&repository))
+        .await
+        .map_err(|e| Stop::Fail(format!("the governed workflow stopped unexpectedly ({e})")))?;
+    Ok(plan.into_iter().map(|c| format!("{}: {} (in {})", c.profile, c.command, c.cwd)).collect())
 }

@@ -3,6 +3,7 @@
 //! this trait; the git implementation lives in `aria-tools` (adapted below) and is wired in
 //! `aria-cli`.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -49,6 +50,13 @@ pub trait Snapshotter: Send + Sync + std::fmt::Debug {
             "this snapshotter cannot say what it would snapshot before `{tool}`"
         )))
     }
+
+    /// The files of `point.repository` that differ now from `point` (absolute paths): what
+    /// changed since it was taken. The default says it cannot tell, so the caller assumes
+    /// anything may have changed.
+    fn changed_since(&self, point: &RestorePoint) -> Result<Vec<PathBuf>, SnapshotFailed> {
+        Err(SnapshotFailed(format!("this snapshotter cannot list what changed since {}", point.id)))
+    }
 }
 
 /// Git snapshots of the repositories under the roots.
@@ -65,6 +73,11 @@ impl Snapshotter for aria_tools::Snapshots {
             .into_iter()
             .map(|s| RestorePoint { id: s.id.0, repository: s.repository.display().to_string() })
             .collect())
+    }
+
+    fn changed_since(&self, point: &RestorePoint) -> Result<Vec<PathBuf>, SnapshotFailed> {
+        aria_tools::Snapshots::changed_since(self, &point.id, Path::new(&point.repository))
+            .map_err(|e| SnapshotFailed(e.to_string()))
     }
 
     fn plan(&self, tool: &str, args: &Value) -> Result<Vec<PlannedPoint>, SnapshotFailed> {
@@ -103,6 +116,17 @@ pub(crate) async fn plan(
     let (s, tool, args) = (Arc::clone(snapshotter), tool.to_owned(), args.clone());
     tokio::task::spawn_blocking(move || s.plan(&tool, &args)).await.unwrap_or_else(|e| {
         Err(SnapshotFailed(format!("the snapshot plan stopped unexpectedly ({e})")))
+    })
+}
+
+/// Runs [`Snapshotter::changed_since`] on the blocking pool.
+pub(crate) async fn changed_since(
+    snapshotter: &Arc<dyn Snapshotter>,
+    point: &RestorePoint,
+) -> Result<Vec<PathBuf>, SnapshotFailed> {
+    let (s, point) = (Arc::clone(snapshotter), point.clone());
+    tokio::task::spawn_blocking(move || s.changed_since(&point)).await.unwrap_or_else(|e| {
+        Err(SnapshotFailed(format!("listing the changes stopped unexpectedly ({e})")))
     })
 }
 

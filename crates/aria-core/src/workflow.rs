@@ -74,11 +74,19 @@ pub enum Verdict {
         snapshot: String,
         message: String,
     },
+    /// The run changed a file that defines what the checks run (a Makefile, `package.json`,
+    /// ...) and the user did not approve running them: nothing was run, committed or restored.
+    Unchecked {
+        repository: String,
+        snapshot: String,
+        reason: String,
+    },
 }
 
 impl Verdict {
+    /// Checks that failed, or a commit or restore that failed: the model gets its one retry.
     pub fn is_failure(&self) -> bool {
-        !matches!(self, Verdict::Committed { .. })
+        matches!(self, Verdict::RolledBack { .. } | Verdict::Error { .. })
     }
 }
 
@@ -167,6 +175,13 @@ pub fn report(verdicts: &[Verdict]) -> String {
             }
             Verdict::Error { repository, snapshot, message } => {
                 text.push_str(&format!("❌ {repository}: {message} (snapshot {snapshot})\n"));
+            }
+            Verdict::Unchecked { repository, snapshot, reason } => {
+                text.push_str(&format!(
+                    "⚠️ Not checked or committed in {repository}: {reason}.\nThe changes are in \
+                     the working tree, uncommitted: review them, run the checks yourself and \
+                     commit, or undo them with `aria rollback {snapshot}`.\n"
+                ));
             }
         }
     }

@@ -23,8 +23,10 @@ struct TerminalApprover;
 impl Approver for TerminalApprover {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
         Box::pin(async move {
+            let why =
+                request.reason.as_deref().map(|r| format!("\n    why: {r}")).unwrap_or_default();
             let question = format!(
-                "\nARIA wants to run `{}` ({}):\n    {}\nAllow? [y] once, [s] for this session, [N] no (60 s): ",
+                "\nARIA wants to run `{}` ({}):\n    {}{why}\nAllow? [y] once, [s] for this session, [N] no (60 s): ",
                 request.tool,
                 request.tier.as_str(),
                 request.arguments

@@ -6,6 +6,7 @@ mod loop_tests;
 mod memory_rig;
 mod memory_tests;
 mod policy_tests;
+mod profile_gate_tests;
 mod snapshot_tests;
 mod spend_tests;
 mod workflow_tests;

@@ -17,6 +17,7 @@
 //! whole element is the value, which may not start with `-`) or `prefix{name}` such as
 //! `--type={name}` (dropped entirely when the optional argument is absent).
 
+mod definitions;
 mod detect;
 #[cfg(test)]
 mod detect_tests;
@@ -32,6 +33,7 @@ use aria_api::Tier;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+pub use definitions::defines_commands;
 pub use detect::{ProjectKind, detect, detect_in, find_program};
 pub(crate) use run::check_values;
 pub use run::{ProfileRun, run_profile};

@@ -35,6 +35,7 @@
 //! left out, and a commit id prefix of at least 7 hex digits works too.
 
 mod capture;
+mod changes;
 mod message;
 mod plan;
 mod restore;

@@ -125,6 +125,12 @@ impl Tool for RunProfile {
         )
     }
 
+    /// Every profile but the built-in `ripgrep_search` runs what the project's files define
+    /// (a configured profile may run anything, so it counts too).
+    fn runs_project_definitions(&self) -> bool {
+        self.name != RIPGREP_SEARCH || self.profiles.configured(RIPGREP_SEARCH).is_some()
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let Some(map) = args.as_object().cloned() else {

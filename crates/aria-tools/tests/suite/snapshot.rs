@@ -519,3 +519,41 @@ fn planning_a_write_names_the_repository_and_branch_and_changes_nothing() {
     assert_eq!(taken[0].repository, planned[0].repository);
     assert!(taken[0].id.0.starts_with("snapshot/file_write-"), "{}", taken[0].id);
 }
+
+/// What changed since a snapshot (issue 15, finding 8: a profile asks after the run changed
+/// its Makefile): tracked, new and deleted files by content, and ignored files whose inode
+/// changed after it (an ignored file untouched since is not listed).
+#[test]
+fn changed_since_lists_what_differs_from_the_snapshot() {
+    let (_tmp, root) = tmp_root();
+    let repo = Repository::init(&root).unwrap();
+    write(&root, "Makefile", b"test:\n\t@true\n");
+    write(&root, "app.txt", b"v1\n");
+    write(&root, "old.txt", b"x\n");
+    write(&root, ".gitignore", b"*.local\nbuild/\n");
+    write(&root, "before.local", b"untouched\n");
+    write(&root, "build/Makefile", b"generated\n");
+    commit_all(&repo, "Feat: start");
+    // The ignored file above must be older than the snapshot's second.
+    std::thread::sleep(Duration::from_millis(1100));
+    let s = snapshots(&root, SnapshotOptions::default());
+    let taken = s.snapshot(&root.join("app.txt"), "file_write", "s1").unwrap();
+    assert!(s.changed_since(&taken.id.0, &root).unwrap().is_empty(), "nothing changed yet");
+    write(&root, "Makefile", b"test:\n\t@echo changed\n");
+    write(&root, "new.mk", b"x:\n");
+    fs::remove_file(root.join("old.txt")).unwrap();
+    write(&root, "GNUmakefile.local", b"ignored but new\n");
+    let mut changed: Vec<String> = s
+        .changed_since(&taken.id.0, &root)
+        .unwrap()
+        .iter()
+        .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    changed.sort();
+    assert_eq!(changed, ["GNUmakefile.local", "Makefile", "new.mk", "old.txt"]);
+    // The id without its prefix works too; an unknown one says how to find one.
+    let short = taken.id.0.trim_start_matches("snapshot/");
+    assert_eq!(s.changed_since(short, &root).unwrap().len(), 4);
+    let err = s.changed_since("snapshot/nope", &root).unwrap_err();
+    assert!(err.to_string().contains("aria snapshots list"), "{err}");
+}
