@@ -11,6 +11,7 @@
 pub(crate) mod decode;
 pub mod entropy;
 pub mod injection;
+pub mod injection_model;
 pub(crate) mod injection_rules;
 pub(crate) mod invisible;
 pub(crate) mod lexical;

@@ -3,6 +3,7 @@ mod file_tools;
 mod fixture;
 mod git_tools;
 mod injection;
+mod injection_model;
 mod outcome;
 mod path_create;
 mod path_guard;
