@@ -70,6 +70,42 @@ pub fn guard_git_history(
     }
 }
 
+/// Why a `git` command must not run with the environment variable `name` set (a `NAME=value`
+/// prefix on the command line), or `None` when it may. The pathspec switches turn the
+/// exclusions [`guard_git_history`] appends into plain names (`GIT_LITERAL_PATHSPECS=1 git log
+/// -p -- .` prints a committed `.env` again), and the repository switches make git read a
+/// repository or object store other than the one in the working directory.
+pub fn git_env_refusal(name: &str) -> Option<String> {
+    const PATHSPECS: &[&str] = &[
+        "GIT_LITERAL_PATHSPECS",
+        "GIT_NOGLOB_PATHSPECS",
+        "GIT_GLOB_PATHSPECS",
+        "GIT_ICASE_PATHSPECS",
+    ];
+    const REPOSITORY: &[&str] = &[
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    ];
+    if PATHSPECS.contains(&name) {
+        return Some(format!(
+            "{name} turns ARIA's exclusion of sensitive files from git's output into plain names, so it cannot be set; run the git command without it"
+        ));
+    }
+    REPOSITORY.contains(&name).then(|| {
+        format!(
+            "{name} makes git use another repository or object store than the one in the working directory, so it cannot be set; run git in the repository's directory (or use `git -C DIR`)"
+        )
+    })
+}
+
 /// The index of the subcommand after git's global options, if there is one.
 fn subcommand_index(argv: &[String]) -> Result<Option<usize>, String> {
     let mut i = 1;

@@ -244,6 +244,20 @@ fn forms_that_cannot_be_made_safe_are_refused_with_what_to_do() {
 }
 
 #[test]
+fn environment_switches_that_undo_the_exclusions_are_named() {
+    for name in ["GIT_LITERAL_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_GLOB_PATHSPECS"] {
+        let why = git_env_refusal(name).unwrap();
+        assert!(why.contains("plain names") && why.starts_with(name), "{why}");
+    }
+    for name in ["GIT_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE"] {
+        assert!(git_env_refusal(name).unwrap().contains("another repository"), "{name}");
+    }
+    for name in ["GIT_AUTHOR_NAME", "LANG", "TZ", "GIT_PAGER", "git_literal_pathspecs"] {
+        assert_eq!(git_env_refusal(name), None, "{name}");
+    }
+}
+
+#[test]
 fn object_name_parsing() {
     assert_eq!(object_path("HEAD:a/b"), Some("a/b"));
     assert_eq!(object_path(":a"), Some("a"));
@@ -398,6 +412,18 @@ fn real_git_never_prints_a_committed_secret_after_the_rewrite() {
     assert!(leaked(&raw).is_some(), "unguarded `git grep` prints them: {raw}");
     let raw = git(dir, &["show", &blob]);
     assert!(leaked(&raw).is_some(), "unguarded `git show <blob id>` prints one: {raw}");
+    // With GIT_LITERAL_PATHSPECS the exclusions are plain names: hence `git_env_refusal`.
+    let guarded = guard_git_history(&argv("git log -p -- ."), &sensitive).unwrap();
+    let out = Command::new("git")
+        .args(&guarded[1..])
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_LITERAL_PATHSPECS", "1")
+        .output()
+        .unwrap();
+    assert!(leaked(&String::from_utf8_lossy(&out.stdout)).is_some());
+    assert!(git_env_refusal("GIT_LITERAL_PATHSPECS").is_some());
     // Refused before anything runs.
     for line in ["git show HEAD:.env", "git show :.env", "git cat-file -p HEAD:.env"] {
         assert!(guard_git_history(&argv(line), &sensitive).is_err(), "{line}");
