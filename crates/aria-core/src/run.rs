@@ -83,6 +83,10 @@ pub(crate) struct Run<'a> {
     start_tokens: u64,
     /// Session-scoped approvals: this tool with these exact arguments, and when it was granted.
     approved: HashMap<(String, String), Instant>,
+    /// A tool result of this run was flagged as a possible prompt injection (the id of the call
+    /// that returned it). From then on every call policy asks about is asked, whatever was
+    /// approved before: the one flag any standing approval consults ([`Run::approved_earlier`]).
+    tainted: Option<String>,
     cost_warned: bool,
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
@@ -130,6 +134,7 @@ impl<'a> Run<'a> {
             cancel,
             deadline,
             approved: HashMap::new(),
+            tainted: None,
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
@@ -529,12 +534,7 @@ impl<'a> Run<'a> {
                         Decision::Allow => Plan::Run { tool, args, tier },
                         // A session approval was given before this change: ask again.
                         Decision::Ask
-                            if why.is_none()
-                                && still_approved(
-                                    &self.approved,
-                                    &approval_key(&call.name, &args),
-                                    Instant::now(),
-                                ) =>
+                            if why.is_none() && self.approved_earlier(&call.name, &args) =>
                         {
                             Plan::Run { tool, args, tier }
                         }
@@ -550,6 +550,13 @@ impl<'a> Run<'a> {
             slots.push(Slot { call, plan });
         }
         Ok(slots)
+    }
+
+    /// Whether the user already approved this exact call for the session and that approval
+    /// still stands: never once the run is tainted by a flagged tool result.
+    fn approved_earlier(&self, name: &str, args: &Value) -> bool {
+        self.tainted.is_none()
+            && still_approved(&self.approved, &approval_key(name, args), Instant::now())
     }
 
     fn audit_refusal(
@@ -738,8 +745,8 @@ impl<'a> Run<'a> {
 
     /// Filtering: redact secrets, mark injected instructions, cap and wrap every result as
     /// untrusted data before any model sees it. What the filters found is audited as kinds and
-    /// counts, never the text.
-    fn filter(&self, slots: Vec<Slot>) -> Result<Vec<(ToolCall, String)>, Stop> {
+    /// counts, never the text. The first flagged result taints the run (see `tainted`).
+    fn filter(&mut self, slots: Vec<Slot>) -> Result<Vec<(ToolCall, String)>, Stop> {
         let max = self.agent.config.limits.max_tool_output_chars;
         let mut out = Vec::with_capacity(slots.len());
         for slot in slots {
@@ -768,6 +775,13 @@ impl<'a> Run<'a> {
                         json!({"call_id": slot.call.id, "name": slot.call.name, "count": count, "kinds": found}),
                     )?;
                 }
+            }
+            if !guarded.injections.is_empty() && self.tainted.is_none() {
+                self.tainted = Some(slot.call.id.clone());
+                self.audit(
+                    "run.tainted",
+                    json!({"call_id": slot.call.id, "name": slot.call.name, "effect": "every irreversible call is asked for the rest of the run"}),
+                )?;
             }
             out.push((slot.call, guarded.text));
         }
