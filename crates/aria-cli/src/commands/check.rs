@@ -20,8 +20,20 @@ struct Report {
     input: String,
     verdict: &'static str,
     reason: String,
+    /// `injection` only: the second stage's own verdict, whatever the rules found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    classifier: Option<ClassifierVerdict>,
     #[serde(skip)]
     passed: bool,
+}
+
+/// The classifier's verdict on its most suspicious sentence.
+#[derive(Debug, Serialize)]
+struct ClassifierVerdict {
+    verdict: &'static str,
+    /// Its probability that the sentence is an order to the model, rounded to 3 places.
+    score: f64,
+    threshold: f64,
 }
 
 /// The guard a subcommand asks.
@@ -44,6 +56,7 @@ impl Checker {
                     verdict: tier.as_str(),
                     passed: tier == aria_api::Tier::Read,
                     reason,
+                    classifier: None,
                 }
             }
             Checker::Secrets(redactor) => {
@@ -53,15 +66,31 @@ impl Checker {
                 } else {
                     ("secret", format!("found {}", describe_kinds(&report.kinds)))
                 };
-                Report { input: input.to_owned(), verdict, reason, passed: verdict == "clean" }
+                Report {
+                    input: input.to_owned(),
+                    verdict,
+                    reason,
+                    classifier: None,
+                    passed: verdict == "clean",
+                }
             }
             Checker::Injection(filter) => {
                 let scan = filter.scan(input);
                 let passed = scan.findings.is_empty();
+                let round = |p: f32| (f64::from(p) * 1000.0).round() / 1000.0;
+                let classifier = filter.classifier().map(|model| {
+                    let score = filter.classifier_score(input).unwrap_or(0.0);
+                    ClassifierVerdict {
+                        verdict: if score >= model.threshold { "injection" } else { "benign" },
+                        score: round(score),
+                        threshold: round(model.threshold),
+                    }
+                });
                 Report {
                     input: input.to_owned(),
                     verdict: if passed { "benign" } else { "injection" },
                     reason: scan.reason(),
+                    classifier,
                     passed,
                 }
             }
@@ -154,10 +183,16 @@ fn judge_path(guard: &PathGuard, input: &str) -> Report {
         input: input.to_owned(),
         verdict: "block",
         reason,
+        classifier: None,
         passed: false,
     };
-    let allow =
-        |reason: String| Report { input: input.to_owned(), verdict: "allow", reason, passed: true };
+    let allow = |reason: String| Report {
+        input: input.to_owned(),
+        verdict: "allow",
+        reason,
+        classifier: None,
+        passed: true,
+    };
     match guard.resolve_existing(input) {
         Ok(r) => {
             let what = r.kind().map_or("file", |k| k.describe());

@@ -216,6 +216,11 @@ impl InjectionFilter {
         InjectionFilter { compiled: compile(), model: None }
     }
 
+    /// The second stage, when this filter runs it.
+    pub fn classifier(&self) -> Option<&'static Model> {
+        self.model
+    }
+
     /// The probability the classifier gives the most suspicious sentence of `text` (invisible
     /// characters removed first), or `None` without a classifier or a sentence.
     pub fn classifier_score(&self, text: &str) -> Option<f32> {
