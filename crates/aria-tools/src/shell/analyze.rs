@@ -9,7 +9,7 @@ use super::judge::{
     Call, Ctx, Item, Verdict, apply_rules, judge_argv, judge_env, normalize, operands, option_at,
     options, system_area,
 };
-use super::rules::{Interp, Wrap};
+use super::rules::{Interp, Kind, Wrap, Writes};
 
 fn line(call: &Call<'_>) -> String {
     let mut s = call.shown.clone();
@@ -71,17 +71,48 @@ pub(crate) fn wrapper(call: &Call<'_>, w: &Wrap) -> Verdict {
     };
     let Some(ctx) = call.ctx.deeper() else { return too_deep(&call.shown) };
     let ctx = Ctx { piped: call.ctx.piped && !w.detaches_stdin, ..ctx };
-    let inner = if w.script && rest.len() == 1 && first.text().contains(char::is_whitespace) {
-        script(&call.shown, "runs", first.text(), ctx)
+    let exec = items.iter().any(|i| i.is("-x") || i.is("--exec"));
+    let mut inner = if w.script && !exec {
+        // `watch` joins its arguments and hands them to `sh -c`.
+        let text: Vec<&str> = rest.iter().map(Word::text).collect();
+        script(&call.shown, "runs", &text.join(" "), ctx)
     } else {
         judge_argv(&[], rest, ctx)
     };
+    if w.appends && inner.tier < Tier::Irreversible && !takes_any_arguments(first) {
+        inner.raise(Tier::Irreversible, || {
+            format!(
+                "{} appends words from its input to {}, which has options that write files or \
+                 run programs; it needs approval",
+                call.shown,
+                first.text()
+            )
+        });
+    }
     if inner.tier >= v.tier {
         v.tier = inner.tier;
         v.reason = inner.reason;
     }
     v.writes.extend(inner.writes);
     v
+}
+
+/// Whether every option and operand `program` could be given is harmless: a plain read-tier
+/// entry without option rules or written operands (`xargs grep`, but not `xargs sort`, whose
+/// input could add `-o FILE`).
+fn takes_any_arguments(program: &Word) -> bool {
+    let text = program.text();
+    let name = match text.rsplit_once('/') {
+        Some((dir, base)) if super::judge::BIN_DIRS.contains(&dir) => base,
+        Some(_) => return false,
+        None => text,
+    };
+    super::judge::lookup(name).is_some_and(|e| {
+        e.tier == Tier::Read
+            && matches!(e.kind, Kind::Plain)
+            && e.rules.is_empty()
+            && matches!(e.writes, Writes::None)
+    })
 }
 
 /// A shell script given as text (`sh -c`, `watch`): parsed and judged like a command line; at
@@ -121,6 +152,14 @@ fn script(shown: &str, verb: &str, text: &str, ctx: Ctx) -> Verdict {
 pub(crate) fn interpreter(call: &Call<'_>, interp: &Interp) -> Verdict {
     let shown = call.shown.as_str();
     let args = call.args;
+    if let [only] = args
+        && matches!(only.text(), "--version" | "-V" | "--help" | "-h")
+    {
+        return Verdict::new(
+            Tier::Read,
+            format!("{shown} {}: prints its version or usage", only.text()),
+        );
+    }
     let mut dash_c = false;
     let mut stdin_script = false;
     let mut code: Option<String> = None;
@@ -443,5 +482,164 @@ pub(crate) fn wget(call: &Call<'_>) -> Verdict {
         }
     };
     apply_rules(&mut v, &call.shown, call.entry, &items);
+    v.raise(Tier::Irreversible, || format!("{}: {}", call.shown, call.entry.does));
     v
+}
+
+/// `less`, `more`: read, unless a `+command` can run a shell or an option writes a log file.
+pub(crate) fn pager(call: &Call<'_>) -> Verdict {
+    let args = call.args;
+    let mut v = Verdict::new(Tier::Read, format!("{}: {}", call.shown, call.entry.does));
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text();
+        i += 1;
+        if let Some(cmd) = t.strip_prefix('+') {
+            let rest = cmd.trim_start_matches(|c: char| c.is_ascii_digit());
+            let harmless = rest.starts_with(['/', '?'])
+                || matches!(rest, "" | "G" | "g" | "F" | "p" | "%" | "P");
+            if !harmless {
+                v.raise(Tier::Irreversible, || {
+                    format!(
+                        "{} {t}: a start-up command can run shell commands or write files",
+                        call.shown
+                    )
+                });
+            }
+            continue;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, val)) => (n, Some(val.to_owned())),
+                None => (long, None),
+            };
+            if name.eq_ignore_ascii_case("log-file") {
+                let value = value.or_else(|| {
+                    i += 1;
+                    args.get(i - 1).map(|w| w.text().to_owned())
+                });
+                v.write_text(&format!("{} --{name}", call.shown), value.as_deref().unwrap_or(""));
+            }
+            continue;
+        }
+        if t.len() < 2 || !t.starts_with('-') {
+            continue;
+        }
+        for (at, c) in t[1..].char_indices() {
+            if !"bhjkpPtTxyz#DoO".contains(c) {
+                continue;
+            }
+            let rest = &t[1 + at + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                i += 1;
+                args.get(i - 1).map_or("", |w| w.text())
+            } else {
+                rest
+            };
+            if c == 'o' || c == 'O' {
+                v.write_text(&format!("{} -{c}", call.shown), value);
+            }
+            break;
+        }
+    }
+    v
+}
+
+/// `hostname`: prints the name; with an operand or `-F`/`-b` it sets it.
+pub(crate) fn hostname(call: &Call<'_>) -> Verdict {
+    let sets = call.args.iter().any(|a| {
+        let t = a.text();
+        !t.starts_with('-') || matches!(t, "-F" | "--file" | "-b" | "--boot")
+    });
+    if sets {
+        return Verdict::new(
+            Tier::Irreversible,
+            format!("{}: sets the machine's host name", line(call)),
+        );
+    }
+    Verdict::new(Tier::Read, format!("{}: {}", call.shown, call.entry.does))
+}
+
+/// The first option, for programs whose mode is an option (`dpkg -l`, `pacman -Q`).
+fn mode_is(call: &Call<'_>, read: &[&str]) -> bool {
+    let first = call.args.iter().map(Word::text).find(|t| t.starts_with('-'));
+    first.is_some_and(|t| {
+        read.iter().any(|r| t == *r || (r.len() == 2 && !t.starts_with("--") && t.starts_with(r)))
+    }) && call.args.iter().all(|a| !matches!(a.text(), "-i" | "--install" | "-r" | "-P"))
+}
+
+/// `dpkg`, `dpkg-query`: its query modes only read.
+pub(crate) fn dpkg(call: &Call<'_>) -> Verdict {
+    const READ: &[&str] = &[
+        "-l",
+        "--list",
+        "-L",
+        "--listfiles",
+        "-s",
+        "--status",
+        "-S",
+        "--search",
+        "-p",
+        "--print-avail",
+        "--get-selections",
+        "--print-architecture",
+        "--print-foreign-architectures",
+        "-c",
+        "--contents",
+        "-I",
+        "--info",
+        "-f",
+        "--field",
+        "-W",
+        "--show",
+        "--version",
+        "--help",
+        "--compare-versions",
+    ];
+    if mode_is(call, READ) {
+        return Verdict::new(Tier::Read, format!("{}: shows package information", line(call)));
+    }
+    Verdict::new(Tier::Irreversible, format!("{}: {}", call.shown, call.entry.does))
+}
+
+/// `rpm`: `-q` queries only read.
+pub(crate) fn rpm(call: &Call<'_>) -> Verdict {
+    if mode_is(call, &["-q", "--query", "--version", "--help"])
+        && !call.args.iter().any(|a| a.text().starts_with("--dbpath"))
+    {
+        return Verdict::new(Tier::Read, format!("{}: queries installed packages", line(call)));
+    }
+    Verdict::new(Tier::Irreversible, format!("{}: {}", call.shown, call.entry.does))
+}
+
+/// `pacman -Q…`, `pacman -Ss`, `nix-env -q`: queries; everything else installs or upgrades.
+pub(crate) fn pacman(call: &Call<'_>) -> Verdict {
+    let first = call.args.iter().map(Word::text).find(|t| t.starts_with('-')).unwrap_or("");
+    let letters = first.strip_prefix('-').filter(|l| !l.starts_with('-')).unwrap_or("");
+    let read = match letters.chars().next() {
+        Some('Q' | 'q' | 'T' | 'V' | 'h') => true,
+        Some('S' | 'F') => {
+            letters.len() > 1 && !letters.contains(['y', 'u', 'c', 'w']) && call.shown == "pacman"
+        }
+        _ => matches!(first, "--query" | "--version" | "--help"),
+    };
+    if read {
+        return Verdict::new(Tier::Read, format!("{}: queries packages", line(call)));
+    }
+    Verdict::new(Tier::Irreversible, format!("{}: {}", call.shown, call.entry.does))
+}
+
+/// `cargo tree`, `cargo metadata`: read with `--frozen` (or `--offline --locked`).
+pub(crate) fn cargo_offline(call: &Call<'_>) -> Verdict {
+    let has = |o: &str| call.args.iter().any(|a| a.text() == o);
+    if has("--frozen") || (has("--offline") && has("--locked")) {
+        return Verdict::new(
+            Tier::Read,
+            format!("{} --frozen: reads the locked dependency graph", call.shown),
+        );
+    }
+    Verdict::new(
+        Tier::Irreversible,
+        format!("{}: {} (add --frozen to only read)", call.shown, call.entry.does),
+    )
 }

@@ -8,7 +8,7 @@ use pretty_assertions::assert_eq;
 use super::{RedirectMode, classify};
 
 /// Asserts the tier of every line and that the reason names what decided it.
-fn check(cases: &[(&str, Tier, &str)]) {
+pub(super) fn check(cases: &[(&str, Tier, &str)]) {
     for (line, tier, because) in cases {
         // Whenever the fast path takes the line, it judges it like the tree-sitter path.
         super::fast_tests::assert_agrees(line);
@@ -220,19 +220,22 @@ fn package_queries_are_read() {
 }
 
 #[test]
-fn network_writes_are_irreversible_and_plain_downloads_are_not() {
+fn every_network_connection_is_irreversible() {
     check(&[
-        ("curl https://example.com", Read, "curl"),
-        ("curl -s -L https://example.com/a.json", Read, "curl"),
-        ("curl -X POST https://api.example.com/x", Irreversible, "-X POST"),
-        ("curl --request=DELETE https://x", Irreversible, "DELETE"),
-        ("curl -d 'a=1' https://x", Irreversible, "-d"),
-        ("curl --data-binary @f https://x", Irreversible, "--data-binary"),
-        ("curl -F file=@a https://x", Irreversible, "-F"),
-        ("curl -T f https://x", Irreversible, "-T"),
-        ("curl -o page.html https://x", RecoverableWrite, "-o"),
-        ("wget https://x/file.tar.gz", RecoverableWrite, "wget"),
-        ("wget -qO- https://x", Read, "wget"),
+        ("curl https://example.com", Irreversible, "network connection"),
+        ("curl -s -L https://example.com/a.json", Irreversible, "network connection"),
+        ("curl -X POST https://api.example.com/x", Irreversible, "curl"),
+        ("curl --request=DELETE https://x", Irreversible, "curl"),
+        ("curl -d 'a=1' https://x", Irreversible, "curl"),
+        ("curl --data-binary @f https://x", Irreversible, "curl"),
+        ("curl -F file=@a https://x", Irreversible, "curl"),
+        ("curl -T f https://x", Irreversible, "curl"),
+        ("curl -o page.html https://x", Irreversible, "network connection"),
+        ("curl -o /etc/x https://x", Blocked, "/etc/x"),
+        ("wget https://x/file.tar.gz", Irreversible, "wget"),
+        ("wget -qO- https://x", Irreversible, "wget"),
+        ("ping -c 1 example.com", Irreversible, "network connection"),
+        ("dig example.com", Irreversible, "network connection"),
         ("wget --post-data 'a=1' https://x", Irreversible, "--post-data"),
         ("ssh host uptime", Irreversible, "ssh"),
         ("scp a host:b", Irreversible, "scp"),
@@ -428,13 +431,26 @@ fn killing_every_process_is_blocked() {
 }
 
 #[test]
-fn loader_environment_variables_are_blocked_and_code_hooks_are_irreversible() {
+fn loader_variables_code_hooks_and_unknown_variables_are_irreversible() {
     check(&[
-        ("LD_PRELOAD=/tmp/x.so ls", Blocked, "LD_PRELOAD"),
-        ("env LD_LIBRARY_PATH=/tmp ls", Blocked, "LD_LIBRARY_PATH"),
+        ("LD_PRELOAD=/tmp/x.so ls", Irreversible, "LD_PRELOAD"),
+        ("env LD_LIBRARY_PATH=/tmp ls", Irreversible, "LD_LIBRARY_PATH"),
         ("GIT_EXTERNAL_DIFF=x git diff", Irreversible, "GIT_EXTERNAL_DIFF"),
+        ("GIT_DIR=/tmp/x/.git git status", Irreversible, "GIT_DIR"),
         ("PAGER=evil git log", Irreversible, "PAGER"),
+        ("PYTHONPATH=/tmp ls", Irreversible, "PYTHONPATH"),
+        ("NODE_OPTIONS=--require=x ls", Irreversible, "NODE_OPTIONS"),
+        ("BASH_ENV=x ls", Irreversible, "BASH_ENV"),
+        ("EDITOR=x ls", Irreversible, "EDITOR"),
+        ("HOME=/tmp/x git log", Irreversible, "HOME"),
+        ("RIPGREP_CONFIG_PATH=rc rg x", Irreversible, "RIPGREP_CONFIG_PATH"),
+        ("TAR_OPTIONS=--to-command=sh tar -tf a.tar", Irreversible, "TAR_OPTIONS"),
+        ("FOO=bar ls", Irreversible, "FOO"),
+        ("PATH=/usr/bin:/bin ls", Read, "ls"),
+        ("PAGER=cat git log", Read, "git log"),
+        ("GIT_PAGER=cat git log", Read, "git log"),
         ("LANG=C ls", Read, "ls"),
+        ("LC_ALL=C TZ=UTC NO_COLOR=1 ls", Read, "ls"),
     ]);
 }
 
@@ -444,7 +460,8 @@ fn loader_environment_variables_are_blocked_and_code_hooks_are_irreversible() {
 fn wrappers_are_judged_by_the_wrapped_program() {
     check(&[
         ("env X=1 rm f", Irreversible, "rm"),
-        ("env X=1 ls", Read, "ls"),
+        ("env X=1 ls", Irreversible, "X=…"),
+        ("env LANG=C ls", Read, "ls"),
         ("env -i PATH=/bin ls", Read, "ls"),
         ("env", Read, "env"),
         ("nice -n 10 rm f", Irreversible, "rm"),

@@ -26,13 +26,19 @@ const fn e(names: &'static [&'static str], tier: Tier, does: &'static str) -> En
 const fn rule(opt: &'static str, tier: Tier, why: &'static str) -> super::rules::Rule {
     super::rules::Rule { opt, arg: super::rules::Arg::Flag, tier, why }
 }
+const fn path(opt: &'static str, tier: Tier, why: &'static str) -> super::rules::Rule {
+    super::rules::Rule { opt, arg: super::rules::Arg::Path, tier, why }
+}
 const fn valued(opt: &'static str, tier: Tier, why: &'static str) -> super::rules::Rule {
     super::rules::Rule { opt, arg: super::rules::Arg::Value, tier, why }
 }
 
 const LOG_RULES: &[super::rules::Rule] = &[
-    valued("--output", W, "writes the output to a file"),
+    path("--output", W, "writes the output to a file"),
     rule("--ext-diff", I, "runs the external diff program from the configuration"),
+    rule("--textconv", I, "runs the text conversion programs from the configuration"),
+    rule("--show-signature", I, "runs gpg to check signatures"),
+    rule("-G", R, "searches changes"),
 ];
 
 /// Git subcommands. Several need a look at their operands; those use analyzers below.
@@ -57,22 +63,15 @@ static SUBS: &[Entry] = &[
     e(
         &[
             "status",
-            "blame",
-            "annotate",
             "shortlog",
             "describe",
             "rev-parse",
             "rev-list",
             "ls-files",
             "ls-tree",
-            "ls-remote",
-            "cat-file",
-            "grep",
             "name-rev",
             "merge-base",
             "count-objects",
-            "fsck",
-            "help",
             "version",
             "var",
             "check-ignore",
@@ -82,8 +81,6 @@ static SUBS: &[Entry] = &[
             "show-ref",
             "show-branch",
             "cherry",
-            "verify-commit",
-            "verify-tag",
             "get-tar-commit-id",
         ],
         R,
@@ -91,8 +88,42 @@ static SUBS: &[Entry] = &[
     ),
     Entry {
         rules: &[
-            valued("--output", W, "writes the archive to a file"),
-            valued("-o", W, "writes the archive to a file"),
+            rule("--textconv", I, "runs the text conversion programs from the configuration"),
+            rule("--filters", I, "runs the filter programs from the configuration"),
+        ],
+        ..e(&["cat-file"], R, "prints repository objects")
+    },
+    Entry {
+        rules: &[
+            rule("-O", I, "opens the matching files in a pager or editor"),
+            rule("--open-files-in-pager", I, "opens the matching files in a pager or editor"),
+            rule("--textconv", I, "runs the text conversion programs from the configuration"),
+        ],
+        values: &["-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--threads"],
+        ..e(&["grep"], R, "searches tracked files")
+    },
+    Entry {
+        rules: LOG_RULES,
+        values: &["-L", "-S", "--contents", "--ignore-rev", "--ignore-revs-file"],
+        ..e(&["blame", "annotate"], R, "shows who changed each line")
+    },
+    Entry {
+        rules: &[rule("--lost-found", W, "writes dangling objects into .git/lost-found")],
+        ..e(&["fsck"], R, "checks the repository")
+    },
+    e(&["verify-commit", "verify-tag"], I, "runs gpg to check signatures"),
+    e(
+        &["ls-remote", "fetch", "pull", "clone"],
+        I,
+        "opens a network connection to a remote (data can leave the machine)",
+    ),
+    Entry { kind: super::rules::Kind::Special(help), ..e(&["help"], R, "prints help") },
+    Entry {
+        rules: &[
+            path("--output", W, "writes the archive to a file"),
+            path("-o", W, "writes the archive to a file"),
+            valued("--remote", I, "reaches a remote repository over the network"),
+            valued("--exec", I, "runs a program on the remote side"),
         ],
         ..e(&["archive"], R, "writes an archive to standard output")
     },
@@ -102,15 +133,11 @@ static SUBS: &[Entry] = &[
             "commit",
             "mv",
             "merge",
-            "rebase",
             "cherry-pick",
             "revert",
             "am",
             "apply",
             "init",
-            "fetch",
-            "pull",
-            "clone",
             "switch",
             "notes",
             "format-patch",
@@ -135,6 +162,15 @@ static SUBS: &[Entry] = &[
         ..e(&["rm"], W, "removes files from the repository (recoverable from history)")
     },
     e(&["push"], I, "publishes commits to a remote, where others can see them"),
+    Entry {
+        rules: &[
+            valued("-x", I, "runs a command after each commit"),
+            valued("--exec", I, "runs a command after each commit"),
+            rule("-i", I, "runs the sequence editor"),
+            rule("--interactive", I, "runs the sequence editor"),
+        ],
+        ..e(&["rebase"], W, "rewrites commits (recoverable from the reflog)")
+    },
     e(
         &[
             "gc",
@@ -223,19 +259,13 @@ static STASH: &[Entry] = &[
     ),
 ];
 static REMOTE: &[Entry] = &[
-    e(&["show", "get-url", "-v", "--verbose"], R, "shows remotes"),
+    e(&["get-url", "-v", "--verbose"], R, "shows remotes"),
+    Entry {
+        kind: super::rules::Kind::Special(remote_network),
+        ..e(&["show", "update", "prune"], I, "contacts the remote over the network")
+    },
     e(
-        &[
-            "add",
-            "rename",
-            "remove",
-            "rm",
-            "set-url",
-            "set-head",
-            "set-branches",
-            "prune",
-            "update",
-        ],
+        &["add", "rename", "remove", "rm", "set-url", "set-head", "set-branches"],
         W,
         "changes the remotes",
     ),
@@ -254,6 +284,7 @@ static BISECT: &[Entry] = &[
 ];
 static SUBMODULE: &[Entry] = &[
     e(&["status", "summary"], R, "shows submodules"),
+    e(&["update"], I, "clones or fetches submodules over the network"),
     e(&["foreach"], I, "runs a command in every submodule"),
 ];
 static WORKTREE: &[Entry] = &[
@@ -267,7 +298,11 @@ const TRUSTED_KEYS: &[&str] = &[
     "color.",
     "core.quotepath",
     "core.abbrev",
-    "log.",
+    "log.date",
+    "log.decorate",
+    "log.abbrevcommit",
+    "log.follow",
+    "log.mailmap",
     "user.name",
     "user.email",
     "advice.",
@@ -279,13 +314,15 @@ const TRUSTED_KEYS: &[&str] = &[
     "diff.renames",
     "diff.algorithm",
     "status.",
-    "commit.gpgsign",
-    "tag.gpgsign",
-    "safe.directory",
 ];
 
-fn key_trusted(key: &str) -> bool {
+/// `key` or `key=value`: trusted keys, and turning signing off.
+fn key_trusted(setting: &str) -> bool {
+    let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
     let key = key.to_ascii_lowercase();
+    if matches!(key.as_str(), "commit.gpgsign" | "tag.gpgsign" | "log.showsignature") {
+        return matches!(value.to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0");
+    }
     TRUSTED_KEYS.iter().any(|t| if t.ends_with('.') { key.starts_with(t) } else { key == *t })
 }
 
@@ -330,10 +367,15 @@ pub(crate) fn git(call: &Call<'_>) -> Verdict {
             (None, false) => None,
         };
         match (name, value) {
-            ("-c" | "--config-env", Some(val)) => {
+            ("-c", Some(val)) => untrusted_key(&mut v, name, val),
+            ("--config-env", Some(val)) => {
+                // The value comes from an environment variable ARIA does not see.
                 let key = val.split('=').next().unwrap_or(val);
-                untrusted_key(&mut v, name, key);
+                untrusted_key(&mut v, name, &format!("{key}=?"));
             }
+            ("-p" | "--paginate", _) => v.raise(Tier::Irreversible, || {
+                format!("git {name}: runs the configured pager program")
+            }),
             ("--exec-path", Some(dir)) => v.raise(Tier::Irreversible, || {
                 format!("git --exec-path={dir}: makes git run its commands from another directory")
             }),
@@ -343,6 +385,20 @@ pub(crate) fn git(call: &Call<'_>) -> Verdict {
     }
     let Some(sub) = args.get(i) else { return v };
     let shown = format!("git {}", sub.text());
+    for a in &args[i + 1..] {
+        let t = a.text();
+        if t == "--help" {
+            v.raise(Tier::Irreversible, || {
+                format!("{shown} --help: runs man with a pager or a browser")
+            });
+        }
+        let format = t.starts_with("--pretty") || t.starts_with("--format");
+        if format && t.contains("%G") {
+            v.raise(Tier::Irreversible, || {
+                format!("{shown} {t}: %G placeholders run gpg to check signatures")
+            });
+        }
+    }
     let mut inner = match SUBS.iter().find(|e| e.names.contains(&sub.text())) {
         Some(entry) => judge_entry(&Call { shown, entry, args: &args[i + 1..], ctx: call.ctx }),
         None => Verdict::new(
@@ -356,6 +412,32 @@ pub(crate) fn git(call: &Call<'_>) -> Verdict {
         inner.reason = v.reason;
     }
     inner
+}
+
+/// `git help`: prints the command list, or runs man (a pager or browser) for a topic.
+fn help(call: &Call<'_>) -> Verdict {
+    let items = options(call.args, call.entry);
+    let lists = items
+        .iter()
+        .any(|i| ["-a", "--all", "-g", "--guides", "-c", "--config"].iter().any(|o| i.is(o)));
+    if operands(&items).is_empty()
+        && !items
+            .iter()
+            .any(|i| ["-i", "-m", "-w", "--info", "--man", "--web"].iter().any(|o| i.is(o)))
+        || lists
+    {
+        return base(call, R, "prints the list of commands");
+    }
+    base(call, I, "runs man with a pager or a browser")
+}
+
+/// `git remote show|update|prune`: network, except `show -n` and `prune --dry-run`… which
+/// still asks the remote; only `-n` stays local.
+fn remote_network(call: &Call<'_>) -> Verdict {
+    if call.shown.ends_with("show") && call.args.iter().any(|a| a.text() == "-n") {
+        return base(call, R, "shows the remote's local configuration");
+    }
+    base(call, I, call.entry.does)
 }
 
 fn base(call: &Call<'_>, tier: Tier, does: &str) -> Verdict {
@@ -423,6 +505,12 @@ fn branch_like(call: &Call<'_>) -> Verdict {
     let force =
         ["-D", "-f", "--force", "-M", "-C"].into_iter().find(|o| items.iter().any(|i| i.is(o)));
     let delete = items.iter().any(|i| i.is("-d") || i.is("--delete"));
+    let signs = ["-s", "--sign", "-u", "--local-user", "--edit-description", "-e", "--edit"]
+        .into_iter()
+        .find(|o| items.iter().any(|i| i.is(o)));
+    if let Some(opt) = signs {
+        v.raise(I, || format!("{} {opt}: runs gpg or an editor", call.shown));
+    }
     if let Some(opt) = force {
         v.raise(I, || format!("{} {opt}: can delete or overwrite unmerged work", call.shown));
     } else if delete {
@@ -453,19 +541,15 @@ fn config(call: &Call<'_>) -> Verdict {
         .any(|o| i.is(o))
     });
     let changing = items.iter().any(|i| {
-        [
-            "--unset",
-            "--unset-all",
-            "--add",
-            "--replace-all",
-            "--rename-section",
-            "--remove-section",
-            "-e",
-            "--edit",
-        ]
-        .iter()
-        .any(|o| i.is(o))
+        ["--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section"]
+            .iter()
+            .any(|o| i.is(o))
     });
+    if items.iter().any(|i| i.is("-e") || i.is("--edit"))
+        || ops.first().is_some_and(|w| w.text() == "edit")
+    {
+        return base(call, I, "runs an editor on the configuration");
+    }
     // `git config get|set|unset|list ...` (git 2.46 subcommands) or the classic forms.
     let (verb, rest) = match ops.first().map(|w| w.text()) {
         Some(
@@ -484,7 +568,16 @@ fn config(call: &Call<'_>) -> Verdict {
     }
     let mut v = base(call, W, "changes configuration");
     if let Some(key) = rest.first() {
-        untrusted_key(&mut v, "config", key.text());
+        let value = rest.get(1).map_or("true", |w| w.text());
+        untrusted_key(&mut v, "config", &format!("{}={value}", key.text()));
+    }
+    if let Some(scope) =
+        items.iter().find(|i| i.is("--global") || i.is("--system") || i.is("--file") || i.is("-f"))
+    {
+        let Item::Opt { name, .. } = scope else { return v };
+        v.raise(I, || {
+            format!("{} {name}: changes configuration outside the repository", call.shown)
+        });
     }
     v
 }

@@ -36,8 +36,12 @@ impl Verdict {
     }
 
     /// Records a written path: at least a recoverable write, blocked in system locations.
+    /// `/dev/null`, `/dev/stdout` and the like change nothing.
     pub fn write(&mut self, who: &str, path: &Word) {
         let text = path.text().to_owned();
+        if HARMLESS_DEVICES.contains(&text.as_str()) {
+            return;
+        }
         if let Some(area) = system_area(&text) {
             self.raise(Tier::Blocked, || {
                 format!("{who} writes {text}, {area}: a system location ARIA never changes")
@@ -50,6 +54,21 @@ impl Verdict {
             self.raise(Tier::RecoverableWrite, || format!("{who} writes {text}"));
         }
         self.writes.push(text);
+    }
+}
+
+impl Verdict {
+    /// [`Verdict::write`] for a path known only as text (an option's value): `$` in it means
+    /// an expansion ARIA did not perform.
+    pub fn write_text(&mut self, who: &str, text: &str) {
+        if text.contains(['$', '`']) {
+            self.raise(Tier::Irreversible, || {
+                format!("{who} writes {text}, a path that depends on a variable ARIA cannot see")
+            });
+            self.writes.push(text.to_owned());
+            return;
+        }
+        self.write(who, &Word::literal(text));
     }
 }
 
@@ -390,6 +409,10 @@ pub(crate) fn apply_rules(v: &mut Verdict, shown: &str, entry: &Entry, items: &[
             let hit = match rule.arg {
                 Arg::Flag | Arg::Value => true,
                 Arg::NotOneOf(set) => !set.iter().any(|s| s.eq_ignore_ascii_case(value_text)),
+                Arg::Path => {
+                    v.write_text(&format!("{shown} {name}"), value_text);
+                    !HARMLESS_DEVICES.contains(&value_text)
+                }
             };
             if hit {
                 let shown_opt = match value {

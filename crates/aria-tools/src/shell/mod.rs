@@ -24,6 +24,7 @@
 //! of the text that the classifier did not see.
 
 mod analyze;
+mod archive;
 mod ast;
 mod classify;
 mod fast;
@@ -48,5 +49,7 @@ pub use parse::{MAX_COMMAND_LINE, MAX_COMMANDS, parse};
 mod classify_tests;
 #[cfg(test)]
 mod fast_tests;
+#[cfg(test)]
+mod options_tests;
 #[cfg(test)]
 mod parse_tests;

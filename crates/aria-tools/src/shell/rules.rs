@@ -26,6 +26,9 @@ pub(crate) enum Arg {
     Value,
     /// The option takes a value and the rule applies when it is none of these (any case).
     NotOneOf(&'static [&'static str]),
+    /// The option takes a value that names a file the program writes (recorded like a written
+    /// operand, so system locations are blocked and the path guard sees it).
+    Path,
 }
 
 /// An option that raises the tier.
@@ -42,6 +45,9 @@ const fn flag(opt: &'static str, tier: Tier, why: &'static str) -> Rule {
 }
 const fn value(opt: &'static str, tier: Tier, why: &'static str) -> Rule {
     Rule { opt, arg: Arg::Value, tier, why }
+}
+const fn path(opt: &'static str, tier: Tier, why: &'static str) -> Rule {
+    Rule { opt, arg: Arg::Path, tier, why }
 }
 const fn not_one_of(
     opt: &'static str,
@@ -75,10 +81,18 @@ pub(crate) struct Wrap {
     pub script: bool,
     /// The wrapped command's stdin is not the pipe (`xargs` gives it /dev/null).
     pub detaches_stdin: bool,
+    /// Words read from the input are added to the command (`xargs`).
+    pub appends: bool,
 }
 
-const WRAP: Wrap =
-    Wrap { skip: 0, assignments: false, default: None, script: false, detaches_stdin: false };
+const WRAP: Wrap = Wrap {
+    skip: 0,
+    assignments: false,
+    default: None,
+    script: false,
+    detaches_stdin: false,
+    appends: false,
+};
 
 /// Shells and language interpreters.
 #[derive(Debug, Clone, Copy)]
@@ -159,14 +173,52 @@ const SHELL: Interp =
 pub(crate) static PROGRAMS: &[Entry] = &[
     // ---- reading files and directories
     e(&["ls", "dir", "vdir", "exa", "eza"], R, "lists directory contents"),
-    e(&["cat", "tac", "bat", "batcat"], R, "prints files"),
-    e(&["head", "tail"], R, "prints part of a file"),
-    e(&["less", "more", "most"], R, "pages through a file"),
-    e(
-        &["wc", "nl", "od", "hexdump", "hd", "xxd", "strings", "file", "stat"],
-        R,
-        "inspects file contents",
-    ),
+    e(&["cat", "tac"], R, "prints files"),
+    e(&["bat", "batcat"], R, "prints files")
+        .values(&[
+            "-l",
+            "--language",
+            "-H",
+            "--highlight-line",
+            "-r",
+            "--line-range",
+            "--style",
+            "--theme",
+            "--tabs",
+            "--wrap",
+            "-m",
+            "--map-syntax",
+            "--color",
+            "--decorations",
+            "--file-name",
+            "--diff-context",
+            "--terminal-width",
+            "--italic-text",
+        ])
+        .rules(&[
+            value("--pager", I, "runs another program as the pager"),
+            not_one_of("--paging", &["never", "auto"], I, "runs a pager program"),
+            flag("--build", W, "rebuilds the syntax cache"),
+            flag("--clear", W, "removes the syntax cache"),
+        ]),
+    e(&["head", "tail"], R, "prints part of a file").values(&[
+        "-n",
+        "-c",
+        "--lines",
+        "--bytes",
+        "--pid",
+        "-s",
+        "--sleep-interval",
+        "--max-unchanged-stats",
+    ]),
+    e(&["less", "more", "most"], R, "pages through a file").special(analyze::pager),
+    e(&["wc", "nl", "od", "hexdump", "hd", "strings", "stat"], R, "inspects file contents"),
+    e(&["xxd"], R, "prints a hex dump")
+        .values(&["-c", "-g", "-l", "-o", "-s", "-n", "-C", "-cols", "-len", "-seek", "-name"])
+        .writes(Writes::AfterFirst),
+    e(&["file"], R, "identifies file types")
+        .rules(&[flag("-C", W, "compiles a magic file, writing a .mgc file")])
+        .values(&["-m", "-f", "-F", "-e", "-P", "--magic-file", "--files-from", "--separator"]),
     e(
         &["cut", "tr", "column", "paste", "join", "fold", "fmt", "rev", "expand", "unexpand"],
         R,
@@ -174,8 +226,9 @@ pub(crate) static PROGRAMS: &[Entry] = &[
     ),
     e(&["sort"], R, "sorts lines to standard output")
         .rules(&[
-            value("-o", W, "writes the output to a file"),
-            value("--output", W, "writes the output to a file"),
+            path("-o", W, "writes the output to a file"),
+            path("--output", W, "writes the output to a file"),
+            value("--compress-program", I, "runs a program to compress temporary files"),
         ])
         .values(&[
             "-k",
@@ -190,7 +243,14 @@ pub(crate) static PROGRAMS: &[Entry] = &[
     e(&["uniq"], R, "filters repeated lines")
         .values(&["-f", "-s", "-w"])
         .writes(Writes::AfterFirst),
-    e(&["diff", "cmp", "comm", "sdiff"], R, "compares files"),
+    e(&["diff", "cmp", "comm"], R, "compares files"),
+    e(&["sdiff"], R, "compares files side by side")
+        .rules(&[
+            path("-o", W, "writes the merged result to a file"),
+            path("--output", W, "writes the merged result to a file"),
+            value("--diff-program", I, "runs another program to compare"),
+        ])
+        .values(&["-w", "--width", "-I", "--ignore-matching-lines", "--tabsize"]),
     e(
         &[
             "md5sum",
@@ -202,22 +262,148 @@ pub(crate) static PROGRAMS: &[Entry] = &[
             "b2sum",
             "cksum",
             "sum",
-            "base64",
             "base32",
         ],
         R,
         "computes checksums or encodings",
     ),
-    e(
-        &["jq", "yq", "tree", "realpath", "readlink", "basename", "dirname", "pathchk"],
-        R,
-        "inspects paths or structured text",
-    ),
-    e(&["grep", "egrep", "fgrep", "ag", "ack"], R, "searches text"),
-    e(&["rg"], R, "searches text").rules(&[
-        value("--pre", I, "runs a preprocessor program on every file"),
-        flag("--search-zip", R, "reads compressed files"),
+    // BSD and macOS base64 write with -o.
+    e(&["base64"], R, "encodes or decodes base64")
+        .rules(&[
+            path("-o", W, "writes the output to a file"),
+            path("--output", W, "writes the output to a file"),
+        ])
+        .values(&["-w", "--wrap", "-b", "--break", "-i", "--input"]),
+    e(&["jq"], R, "processes JSON").values(&[
+        "-f",
+        "--from-file",
+        "-L",
+        "--arg",
+        "--argjson",
+        "--slurpfile",
+        "--rawfile",
+        "--indent",
     ]),
+    e(&["yq"], R, "processes YAML")
+        .rules(&[
+            flag("-i", W, "edits files in place"),
+            flag("--inplace", W, "edits files in place"),
+            flag("--in-place", W, "edits files in place"),
+            value("-s", W, "writes each result to a file of its own"),
+            value("--split-exp", W, "writes each result to a file of its own"),
+        ])
+        .values(&[
+            "-p",
+            "-o",
+            "--input-format",
+            "--output-format",
+            "-I",
+            "--indent",
+            "--from-file",
+            "--arg",
+            "--argjson",
+        ]),
+    e(&["tree"], R, "lists a directory tree")
+        .rules(&[
+            path("-o", W, "writes the listing to a file"),
+            flag("-R", W, "runs tree again in every directory, writing 00Tree.html files"),
+        ])
+        .values(&[
+            "-L",
+            "-P",
+            "-I",
+            "-H",
+            "-T",
+            "--charset",
+            "--filelimit",
+            "--timefmt",
+            "--sort",
+            "--gitfile",
+            "--infofile",
+            "--hintro",
+            "--houtro",
+        ]),
+    e(&["realpath", "readlink", "basename", "dirname", "pathchk"], R, "inspects paths"),
+    e(&["grep", "egrep", "fgrep"], R, "searches text").values(&[
+        "-e",
+        "-f",
+        "-m",
+        "-A",
+        "-B",
+        "-C",
+        "-d",
+        "-D",
+        "--regexp",
+        "--file",
+        "--max-count",
+        "--label",
+    ]),
+    e(&["ag"], R, "searches text")
+        .rules(&[value("--pager", I, "runs another program as the pager")])
+        .values(&["-A", "-B", "-C", "-G", "-g", "-m", "-p", "--path-to-ignore", "--ignore"]),
+    e(&["ack"], R, "searches text")
+        .rules(&[
+            value("--pager", I, "runs another program as the pager"),
+            value("--output", I, "evaluates a Perl expression for every match"),
+            value("--ackrc", I, "reads options (such as a pager) from a file"),
+        ])
+        .values(&["-A", "-B", "-C", "-m", "-t", "--type", "-g", "--match"]),
+    e(&["rg"], R, "searches text")
+        .rules(&[
+            value("--pre", I, "runs a preprocessor program on every file"),
+            flag("-z", I, "runs decompression programs on compressed files"),
+            flag("--search-zip", I, "runs decompression programs on compressed files"),
+            value("--hostname-bin", I, "runs a program to find the host name"),
+        ])
+        .values(&[
+            "-e",
+            "-f",
+            "-g",
+            "-t",
+            "-T",
+            "-A",
+            "-B",
+            "-C",
+            "-m",
+            "-j",
+            "-M",
+            "-d",
+            "-r",
+            "-E",
+            "--regexp",
+            "--file",
+            "--glob",
+            "--iglob",
+            "--type",
+            "--type-not",
+            "--type-add",
+            "--type-clear",
+            "--after-context",
+            "--before-context",
+            "--context",
+            "--max-count",
+            "--threads",
+            "--max-columns",
+            "--max-depth",
+            "--max-filesize",
+            "--replace",
+            "--encoding",
+            "--sort",
+            "--sortr",
+            "--color",
+            "--colors",
+            "--engine",
+            "--path-separator",
+            "--context-separator",
+            "--field-match-separator",
+            "--field-context-separator",
+            "--ignore-file",
+            "--pre-glob",
+            "--dfa-size-limit",
+            "--regex-size-limit",
+            "--hyperlink-format",
+            "--generate",
+        ]),
     e(&["find"], R, "searches for files").special(analyze::find),
     e(&["sed"], R, "edits text to standard output").special(textprog::sed),
     e(&["awk", "gawk", "mawk", "nawk"], R, "processes text").special(textprog::awk),
@@ -236,28 +422,82 @@ pub(crate) static PROGRAMS: &[Entry] = &[
         R,
         "shows the current user or directory",
     ),
+    e(&["ss"], R, "shows sockets")
+        .rules(&[flag("-K", I, "closes sockets"), flag("--kill", I, "closes sockets")]),
     e(
         &[
             "uname", "arch", "nproc", "lscpu", "lsblk", "lsusb", "lspci", "lsmod", "locale",
             "getconf", "uptime", "free", "vmstat", "iostat", "df", "du", "ps", "pgrep", "pidof",
-            "top", "htop", "lsof", "ss", "netstat", "which", "whereis", "cal", "tput",
+            "top", "htop", "lsof", "netstat", "which", "whereis", "cal", "tput",
         ],
         R,
         "shows system information",
     ),
-    e(&["dmesg", "journalctl"], R, "shows system logs").rules(&[
-        flag("--vacuum-size", I, "deletes journal files"),
-        flag("--vacuum-time", I, "deletes journal files"),
-        flag("--rotate", I, "rotates the journal"),
-        flag("-C", I, "clears the kernel ring buffer"),
-    ]),
+    e(&["journalctl"], R, "shows system logs")
+        .rules(&[
+            flag("--vacuum-size", I, "deletes journal files"),
+            flag("--vacuum-time", I, "deletes journal files"),
+            flag("--vacuum-files", I, "deletes journal files"),
+            flag("--rotate", I, "rotates the journal"),
+            flag("--flush", I, "moves the journal to disk"),
+            flag("--sync", I, "writes the journal to disk"),
+            flag("--relinquish-var", I, "moves the journal"),
+            flag("--smart-relinquish-var", I, "moves the journal"),
+            flag("--setup-keys", I, "writes sealing keys"),
+            flag("--update-catalog", I, "rewrites the message catalog"),
+        ])
+        .values(&[
+            "-u",
+            "-n",
+            "-p",
+            "-o",
+            "-t",
+            "-b",
+            "-S",
+            "-U",
+            "-c",
+            "-D",
+            "-M",
+            "-g",
+            "-I",
+            "-F",
+            "--unit",
+            "--user-unit",
+            "--lines",
+            "--priority",
+            "--output",
+            "--since",
+            "--until",
+            "--boot",
+            "--cursor",
+            "--directory",
+            "--file",
+            "--identifier",
+            "--grep",
+            "--facility",
+            "--namespace",
+        ]),
+    e(&["dmesg"], R, "shows the kernel log")
+        .rules(&[
+            flag("-C", I, "clears the kernel ring buffer"),
+            flag("--clear", I, "clears the kernel ring buffer"),
+            flag("-c", I, "clears the kernel ring buffer after printing it"),
+            flag("--read-clear", I, "clears the kernel ring buffer after printing it"),
+            flag("-D", I, "disables printing to the console"),
+            flag("--console-off", I, "disables printing to the console"),
+            flag("-E", I, "enables printing to the console"),
+            flag("--console-on", I, "enables printing to the console"),
+            value("-n", I, "sets the console log level"),
+            value("--console-level", I, "sets the console log level"),
+        ])
+        .values(&["-f", "-l", "-F", "-s", "--facility", "--level", "--since", "--until"]),
     e(&["date"], R, "prints the date")
         .rules(&[
             value("-s", B, "sets the system clock"),
             value("--set", B, "sets the system clock"),
         ])
         .values(&["-d", "--date", "-r", "--reference", "-I"]),
-    e(&["hostname"], R, "prints the host name"),
+    e(&["hostname"], R, "prints the host name").special(analyze::hostname),
     // ---- creating and changing files (snapshotted first)
     e(&["touch"], W, "creates files or updates their times")
         .values(&["-d", "-t", "-r", "--date", "--reference"])
@@ -286,7 +526,9 @@ pub(crate) static PROGRAMS: &[Entry] = &[
             "--target-directory",
         ])
         .writes(Writes::Last),
-    e(&["tee"], R, "copies standard input to files").writes(Writes::All),
+    e(&["tee"], R, "copies standard input to files")
+        .writes(Writes::All)
+        .values(&["--output-error"]),
     e(&["patch"], W, "applies a diff to files").values(&[
         "-p",
         "-i",
@@ -297,14 +539,16 @@ pub(crate) static PROGRAMS: &[Entry] = &[
         "--output",
         "--directory",
     ]),
+    e(&["tar", "bsdtar", "gtar"], W, "creates or extracts archives").special(super::archive::tar),
+    e(&["zip"], W, "creates zip archives").special(super::archive::zip),
+    e(&["unzip"], W, "extracts zip archives").special(super::archive::unzip),
     e(
-        &[
-            "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd",
-            "unzstd", "7z",
-        ],
+        &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd"],
         W,
-        "creates or extracts archives",
-    ),
+        "compresses or decompresses files in place",
+    )
+    .special(super::archive::compressor),
+    e(&["7z", "7za", "7zr"], W, "creates or extracts archives"),
     e(&["chmod"], W, "changes file permissions").special(analyze::chmod),
     e(&["dd"], R, "copies raw data").special(analyze::dd),
     // ---- destructive, irreversible
@@ -326,15 +570,16 @@ pub(crate) static PROGRAMS: &[Entry] = &[
     e(&["crontab", "at", "batch", "atrm"], I, "changes scheduled jobs"),
     e(&["systemctl"], I, "controls system services").sub(SYSTEMCTL, R, I),
     e(&["service"], I, "controls system services"),
-    e(&["docker", "podman"], I, "controls containers").sub(DOCKER, R, I).values(&[
-        "-H",
-        "--host",
-        "--context",
-        "-c",
-        "--config",
-        "-l",
-        "--log-level",
-    ]),
+    e(&["docker", "podman"], I, "controls containers")
+        .sub(DOCKER, R, I)
+        .rules(&[
+            value("-H", I, "connects to another Docker daemon, possibly over the network"),
+            value("--host", I, "connects to another Docker daemon, possibly over the network"),
+            value("-c", I, "uses another Docker context, possibly over the network"),
+            value("--context", I, "uses another Docker context, possibly over the network"),
+            value("--config", I, "reads another configuration (credential helpers run)"),
+        ])
+        .values(&["-l", "--log-level"]),
     e(&["kubectl"], I, "controls a Kubernetes cluster").sub(KUBECTL, R, I).values(&[
         "-n",
         "--namespace",
@@ -344,7 +589,7 @@ pub(crate) static PROGRAMS: &[Entry] = &[
         "--kubeconfig",
     ]),
     // ---- network
-    e(&["curl"], R, "fetches a URL")
+    e(&["curl"], I, "opens a network connection (data can leave the machine)")
         .rules(&[
             not_one_of(
                 "-X",
@@ -368,10 +613,8 @@ pub(crate) static PROGRAMS: &[Entry] = &[
             value("--form", I, "uploads a form"),
             value("-T", I, "uploads a file"),
             value("--upload-file", I, "uploads a file"),
-            value("-o", W, "writes the response to a file"),
-            value("--output", W, "writes the response to a file"),
-            flag("-O", W, "writes the response to a file"),
-            flag("--remote-name", W, "writes the response to a file"),
+            path("-o", W, "writes the response to a file"),
+            path("--output", W, "writes the response to a file"),
             value("-K", I, "reads options from a file"),
             value("--config", I, "reads options from a file"),
         ])
@@ -404,7 +647,7 @@ pub(crate) static PROGRAMS: &[Entry] = &[
             "--key",
             "--url",
         ]),
-    e(&["wget"], W, "downloads a URL to a file")
+    e(&["wget"], I, "opens a network connection (data can leave the machine)")
         .special(analyze::wget)
         .rules(&[
             value("--post-data", I, "sends data to the server"),
@@ -446,7 +689,30 @@ pub(crate) static PROGRAMS: &[Entry] = &[
         I,
         "connects to another machine",
     ),
-    e(&["ping", "traceroute", "dig", "nslookup", "host", "whois"], R, "queries the network"),
+    e(
+        &[
+            "ping",
+            "ping6",
+            "traceroute",
+            "tracepath",
+            "mtr",
+            "dig",
+            "nslookup",
+            "host",
+            "whois",
+            "nmap",
+            "aria2c",
+            "http",
+            "https",
+            "xh",
+            "httpie",
+            "lynx",
+            "w3m",
+            "links",
+        ],
+        I,
+        "opens a network connection (data can leave the machine)",
+    ),
     // ---- packages and builds (they run code from the internet or the project)
     e(&["pip", "pip3"], I, "manages Python packages").sub(PIP, R, I),
     e(&["npm", "pnpm", "yarn", "bun"], I, "manages JavaScript packages and runs scripts")
@@ -455,15 +721,21 @@ pub(crate) static PROGRAMS: &[Entry] = &[
         .sub(CARGO, R, I)
         .values(&["-Z", "--config", "-C"]),
     e(&["go"], I, "builds Go code").sub(GO, R, I),
+    e(&["apt-cache"], R, "shows package information").sub(APT_CACHE, R, I),
+    e(&["dpkg", "dpkg-query"], I, "installs or removes Debian packages").special(analyze::dpkg),
+    e(&["rpm"], I, "installs or removes RPM packages").special(analyze::rpm),
+    e(&["pacman", "nix-env"], I, "installs or removes packages").special(analyze::pacman),
+    e(&["apt", "apt-get"], I, "installs or removes packages").sub(PACKAGES, R, I),
+    // Their queries may refresh metadata or ask an index over the network.
     e(
         &[
-            "apt", "apt-get", "dnf", "yum", "zypper", "pacman", "apk", "brew", "snap", "flatpak",
-            "gem", "conda", "mamba", "port", "nix-env",
+            "dnf", "yum", "zypper", "apk", "brew", "snap", "flatpak", "gem", "conda", "mamba",
+            "port",
         ],
         I,
-        "installs or removes packages",
+        "installs or removes packages, or asks a package index over the network",
     )
-    .sub(PACKAGES, R, I),
+    .sub(&[], R, I),
     e(
         &["make", "cmake", "ninja", "meson", "gradle", "mvn", "ant", "bazel", "just"],
         I,
@@ -493,12 +765,19 @@ pub(crate) static PROGRAMS: &[Entry] = &[
     e(&["timeout"], R, "runs a command with a time limit")
         .wrap(Wrap { skip: 1, ..WRAP })
         .values(&["-s", "-k", "--signal", "--kill-after"]),
-    e(&["nohup", "setsid", "time", "busybox", "unbuffer"], R, "runs a command").wrap(WRAP),
+    e(&["nohup", "setsid", "busybox", "unbuffer"], R, "runs a command").wrap(WRAP),
+    e(&["time"], R, "runs a command and reports its time")
+        .wrap(WRAP)
+        .rules(&[
+            path("-o", W, "writes the report to a file"),
+            path("--output", W, "writes the report to a file"),
+        ])
+        .values(&["-f", "--format"]),
     e(&["stdbuf"], R, "runs a command with other buffering")
         .wrap(WRAP)
         .values(&["-i", "-o", "-e", "--input", "--output", "--error"]),
     e(&["xargs"], R, "runs a command on its input")
-        .wrap(Wrap { default: Some("runs echo"), detaches_stdin: true, ..WRAP })
+        .wrap(Wrap { default: Some("runs echo"), detaches_stdin: true, appends: true, ..WRAP })
         .values(&[
             "-I",
             "-L",
@@ -521,8 +800,10 @@ pub(crate) static PROGRAMS: &[Entry] = &[
     e(&["watch"], R, "runs a command repeatedly").wrap(Wrap { script: true, ..WRAP }).values(&[
         "-n",
         "-d",
+        "-q",
         "--interval",
         "--differences",
+        "--equexit",
     ]),
     // ---- shells and interpreters
     e(
@@ -651,7 +932,7 @@ static DOCKER: &[Entry] = &[
     e(
         &[
             "ps", "images", "logs", "inspect", "version", "info", "stats", "top", "port",
-            "history", "diff", "search", "events",
+            "history", "diff", "events",
         ],
         R,
         "shows container state",
@@ -674,16 +955,25 @@ static KUBECTL: &[Entry] = &[e(
         "cluster-info",
         "diff",
     ],
-    R,
-    "shows cluster state",
+    I,
+    "reads cluster state over the network (a kubeconfig can also run credential programs)",
 )];
 
 static PIP: &[Entry] = &[
     e(
-        &["list", "show", "freeze", "check", "search", "index", "help", "inspect", "debug"],
+        &["list", "show", "freeze", "check", "help", "inspect", "debug"],
         R,
         "shows installed Python packages",
-    ),
+    )
+    .rules(&[
+        flag("-o", I, "asks the package index over the network"),
+        flag("--outdated", I, "asks the package index over the network"),
+        flag("-u", I, "asks the package index over the network"),
+        flag("--uptodate", I, "asks the package index over the network"),
+        value("--path", R, "lists packages installed in a directory"),
+    ])
+    .values(&["--format", "--exclude", "--target", "--prefix", "-f", "--files"]),
+    e(&["search", "index"], I, "asks the package index over the network"),
     e(
         &["install", "uninstall", "download", "wheel"],
         I,
@@ -693,29 +983,14 @@ static PIP: &[Entry] = &[
 
 static NPM: &[Entry] = &[
     e(
-        &[
-            "ls",
-            "list",
-            "ll",
-            "la",
-            "view",
-            "info",
-            "show",
-            "outdated",
-            "search",
-            "why",
-            "explain",
-            "help",
-            "root",
-            "bin",
-            "prefix",
-            "--version",
-            "-v",
-            "doctor",
-            "fund",
-        ],
+        &["ls", "list", "ll", "la", "why", "explain", "root", "bin", "prefix", "--version", "-v"],
         R,
         "shows package information",
+    ),
+    e(
+        &["view", "info", "show", "outdated", "search", "doctor", "audit", "fund", "help"],
+        I,
+        "asks the registry over the network, or opens a browser or pager",
     ),
     e(
         &["install", "i", "ci", "add", "remove", "rm", "uninstall", "update", "upgrade", "link"],
@@ -731,21 +1006,17 @@ static NPM: &[Entry] = &[
 
 static CARGO: &[Entry] = &[
     e(
-        &[
-            "version",
-            "tree",
-            "metadata",
-            "search",
-            "help",
-            "locate-project",
-            "pkgid",
-            "read-manifest",
-            "verify-project",
-            "info",
-        ],
+        &["version", "help", "locate-project", "read-manifest", "verify-project"],
         R,
         "shows package information",
     ),
+    e(
+        &["tree", "metadata", "pkgid"],
+        I,
+        "resolves dependencies (it may download and write Cargo.lock)",
+    )
+    .special(analyze::cargo_offline),
+    e(&["search", "info"], I, "asks the registry over the network"),
     e(&["fmt"], W, "formats the source files").rules(&[]),
     e(&["add", "remove", "update", "generate-lockfile"], W, "edits the manifest or lock file"),
     e(&["install", "uninstall"], I, "installs programs (build scripts run)"),
@@ -760,16 +1031,45 @@ static CARGO: &[Entry] = &[
     ),
 ];
 
-static GO: &[Entry] = &[e(&["version", "env", "list", "doc", "help"], R, "shows Go information")];
+static GO: &[Entry] = &[
+    e(&["version", "doc", "help"], R, "shows Go information"),
+    e(&["env"], R, "shows the Go environment").rules(&[
+        flag("-w", I, "changes the user's Go configuration"),
+        flag("-u", I, "changes the user's Go configuration"),
+    ]),
+    e(&["list"], I, "lists packages (it may download modules)"),
+];
+
+static APT_CACHE: &[Entry] = &[e(
+    &[
+        "policy",
+        "show",
+        "showpkg",
+        "showsrc",
+        "search",
+        "depends",
+        "rdepends",
+        "madison",
+        "pkgnames",
+        "stats",
+        "dump",
+        "dumpavail",
+        "unmet",
+    ],
+    R,
+    "shows package information from the local cache",
+)];
 
 static PACKAGES: &[Entry] = &[
     e(
-        &[
-            "list", "search", "show", "info", "policy", "query", "doctor", "outdated", "madison",
-            "depends", "rdepends",
-        ],
+        &["list", "show", "info", "policy", "madison", "depends", "rdepends"],
         R,
         "shows package information",
+    ),
+    e(
+        &["search", "query", "doctor", "outdated", "find", "changelog"],
+        I,
+        "asks a package index over the network",
     ),
     e(
         &[
@@ -791,58 +1091,123 @@ static PACKAGES: &[Entry] = &[
     ),
 ];
 
-/// Environment variables that change what a program runs or loads.
+/// Environment variables known to change only how output looks (language, time zone, colours,
+/// terminal size, logging).
+const HARMLESS_ENV: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "FORCE_COLOR",
+    "COLORTERM",
+    "GREP_COLOR",
+    "GREP_COLORS",
+    "LS_COLORS",
+    "TIME_STYLE",
+    "QUOTING_STYLE",
+    "BLOCK_SIZE",
+    "BLOCKSIZE",
+    "DF_BLOCK_SIZE",
+    "DU_BLOCK_SIZE",
+    "LS_BLOCK_SIZE",
+    "POSIXLY_CORRECT",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "NODE_ENV",
+    "CI",
+    "DEBUG",
+    "VERBOSE",
+];
+
+/// Variables that make programs run or load other code.
+const HOOKS: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "ZDOTDIR",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
+    "SHELL",
+    "PATH",
+    "HOME",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "BROWSER",
+    "SSH_ASKPASS",
+    "LESS",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "LESSKEY",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "RIPGREP_CONFIG_PATH",
+    "TAR_OPTIONS",
+    "UNZIP",
+    "UNZIPOPT",
+    "ZIPOPT",
+    "GZIP",
+    "XZ_OPT",
+    "BZIP2",
+    "AWKPATH",
+    "AWKLIBPATH",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "RUSTFLAGS",
+];
+
+/// Prefixes of such variables (`GIT_*`, `PYTHON*`, `LD_*`, …).
+const HOOK_PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "GIT_",
+    "PYTHON",
+    "PERL",
+    "RUBY",
+    "NODE_",
+    "NPM_CONFIG_",
+    "CARGO_",
+    "BASH_FUNC_",
+    "XDG_",
+    "BAT_",
+    "ACK",
+    "DOCKER_",
+    "KUBE",
+    "SSH_",
+];
+
+/// Environment variables that change what a program runs or loads. Only variables known to be
+/// harmless are allowed before a command that reads; any other could change what it does.
 pub(crate) fn env_rule(name: &str, value: &str) -> Option<(Tier, &'static str)> {
-    if name.starts_with("LD_") || name.starts_with("DYLD_") {
-        return Some((B, "makes programs load arbitrary code"));
-    }
     // A PATH of system program directories only changes nothing that matters.
     if name == "PATH" && value.split(':').all(|d| super::judge::BIN_DIRS.contains(&d)) {
         return None;
     }
-    const HOOKS: &[&str] = &[
-        "BASH_ENV",
-        "ENV",
-        "PROMPT_COMMAND",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "IFS",
-        "PATH",
-        "PAGER",
-        "GIT_PAGER",
-        "MANPAGER",
-        "EDITOR",
-        "VISUAL",
-        "GIT_EDITOR",
-        "GIT_SEQUENCE_EDITOR",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_EXTERNAL_DIFF",
-        "GIT_ASKPASS",
-        "SSH_ASKPASS",
-        "GIT_EXEC_PATH",
-        "GIT_TEMPLATE_DIR",
-        "GIT_PROXY_COMMAND",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "PYTHONHOME",
-        "PERL5LIB",
-        "PERL5OPT",
-        "PERLLIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "BROWSER",
-        "RUSTC_WRAPPER",
-        "RUSTC",
-        "CARGO_HOME",
-    ];
-    if HOOKS.contains(&name) || name.starts_with("GIT_CONFIG") {
+    // `PAGER=cat git log`: the pager is cat itself.
+    if (name == "PAGER" || name.ends_with("_PAGER")) && matches!(value, "" | "cat") {
+        return None;
+    }
+    if name.starts_with("LD_") || name.starts_with("DYLD_") {
+        return Some((I, "makes programs load arbitrary code"));
+    }
+    let upper = name.to_ascii_uppercase();
+    if HOOKS.contains(&name)
+        || HOOK_PREFIXES.iter().any(|p| upper.starts_with(p))
+        || name.ends_with("_PAGER")
+        || name.ends_with("_EDITOR")
+    {
         return Some((I, "can make programs run other code"));
     }
-    None
+    if HARMLESS_ENV.contains(&name) || name.starts_with("LC_") {
+        return None;
+    }
+    Some((I, "ARIA does not know how this variable changes what programs do; it needs approval"))
 }

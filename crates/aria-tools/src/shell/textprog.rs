@@ -18,12 +18,14 @@ pub(crate) fn sed(call: &Call<'_>) -> Verdict {
     let mut sandbox = false;
     let mut only_operands = false;
     let mut operand_script = false;
+    let mut unreadable = false;
     let mut i = 0;
     while i < args.len() {
         let t = args[i].text();
         i += 1;
         if only_operands || t == "-" || !t.starts_with('-') {
             if scripts.is_empty() && !script_file && !operand_script {
+                unreadable |= args[i - 1].has_variable();
                 // The first operand is the script when no -e/-f was given.
                 scripts.push(t);
                 operand_script = true;
@@ -38,7 +40,7 @@ pub(crate) fn sed(call: &Call<'_>) -> Verdict {
         }
         if let Some(long) = t.strip_prefix("--") {
             let name = long.split('=').next().unwrap_or("");
-            let is = |full: &str| name.len() >= 2 && full.starts_with(name);
+            let is = |full: &str| !name.is_empty() && full.starts_with(name);
             if is("in-place") {
                 in_place = Some(t);
             } else if is("expression") {
@@ -46,6 +48,7 @@ pub(crate) fn sed(call: &Call<'_>) -> Verdict {
                     Some((_, s)) => scripts.push(s),
                     None => {
                         scripts.push(args.get(i).map_or("", |w| w.text()));
+                        unreadable |= args.get(i).is_some_and(Word::has_variable);
                         i += 1;
                     }
                 }
@@ -61,13 +64,15 @@ pub(crate) fn sed(call: &Call<'_>) -> Verdict {
         for (at, c) in t[1..].char_indices() {
             let rest = &t[1 + at + 1..];
             match c {
-                'i' => {
+                // `-I` is BSD sed's in-place edit.
+                'i' | 'I' => {
                     in_place = Some(t);
                     break;
                 }
                 'e' | 'f' | 'l' => {
                     let val = if rest.is_empty() {
                         i += 1;
+                        unreadable |= args.get(i - 1).is_some_and(Word::has_variable);
                         args.get(i - 1).map_or("", |w| w.text())
                     } else {
                         rest
@@ -82,6 +87,14 @@ pub(crate) fn sed(call: &Call<'_>) -> Verdict {
                 _ => {}
             }
         }
+    }
+    if unreadable {
+        v.raise(Tier::Irreversible, || {
+            format!(
+                "{}: the script depends on a variable ARIA cannot see (sed scripts can run commands)",
+                call.shown
+            )
+        });
     }
     if script_file {
         v.raise(Tier::Irreversible, || {
@@ -100,8 +113,20 @@ pub(crate) fn sed(call: &Call<'_>) -> Verdict {
                         )
                     });
                 }
+                if sandbox {
+                    continue;
+                }
                 for path in found.writes {
                     v.write(&format!("{} w", call.shown), &Word::literal(&path));
+                }
+                if let Some(path) = found.reads {
+                    v.raise(Tier::Irreversible, || {
+                        format!(
+                            "{} script reads {path} with r/R, a file named inside the script \
+                             that ARIA's path guard does not see; it needs approval",
+                            call.shown
+                        )
+                    });
                 }
             }
             Err(()) => v.raise(Tier::Irreversible, || {
@@ -126,6 +151,8 @@ pub(crate) fn sed(call: &Call<'_>) -> Verdict {
 struct SedFound {
     exec: bool,
     writes: Vec<String>,
+    /// A file read with `r` or `R`.
+    reads: Option<String>,
 }
 
 /// A conservative reader of sed scripts: finds the `e` command and flag, and `w`/`W` files.
@@ -162,7 +189,11 @@ fn sed_script(script: &str) -> Result<SedFound, ()> {
                     i += 1;
                 }
             }
-            '#' | 'a' | 'i' | 'c' | 'r' | 'R' | ':' => {
+            'r' | 'R' => {
+                found.reads = Some(rest_of_line(i));
+                i = to_eol(i);
+            }
+            '#' | 'a' | 'i' | 'c' | ':' => {
                 // Text to the end of the line, with backslash-newline continuation.
                 while i < n && b[i] != '\n' {
                     i += if b[i] == '\\' { 2 } else { 1 };
@@ -269,6 +300,8 @@ pub(crate) fn awk(call: &Call<'_>) -> Verdict {
     let mut files: Vec<&Word> = Vec::new();
     let mut in_place = false;
     let mut from_file = false;
+    let mut sandbox = false;
+    let mut unreadable = false;
     let mut i = 0;
     let mut only_operands = false;
     while i < args.len() {
@@ -276,6 +309,7 @@ pub(crate) fn awk(call: &Call<'_>) -> Verdict {
         i += 1;
         if only_operands || !t.starts_with('-') || t == "-" {
             if programs.is_empty() && !from_file {
+                unreadable |= args[i - 1].has_variable();
                 programs.push(t);
             } else {
                 files.push(&args[i - 1]);
@@ -294,7 +328,26 @@ pub(crate) fn awk(call: &Call<'_>) -> Verdict {
         } else {
             (&t[..2.min(t.len())], (t.len() > 2).then(|| &t[2..]))
         };
+        match name {
+            "-S" | "--sandbox" => sandbox = true,
+            "-p" | "--profile" | "-o" | "--pretty-print" | "-d" | "--dump-variables" => {
+                v.raise(Tier::RecoverableWrite, || {
+                    format!(
+                        "{} {name}: writes a profile, listing or variable dump file",
+                        call.shown
+                    )
+                });
+            }
+            "-D" | "--debug" | "--exec" => v.raise(Tier::Irreversible, || {
+                format!(
+                    "{} {name}: runs a debugger or a program file ARIA cannot inspect",
+                    call.shown
+                )
+            }),
+            _ => {}
+        }
         let takes = [
+            "-W",
             "-F",
             "-v",
             "-f",
@@ -319,8 +372,35 @@ pub(crate) fn awk(call: &Call<'_>) -> Verdict {
                 args.get(i - 1).map_or("", |w| w.text())
             }
         };
+        let harmless_w = [
+            "version",
+            "v",
+            "help",
+            "usage",
+            "posix",
+            "traditional",
+            "compat",
+            "lint",
+            "re-interval",
+            "interactive",
+            "sandbox",
+            "characters-as-bytes",
+            "posix_space",
+        ];
         match name {
-            "-e" | "--source" => programs.push(val),
+            "-W" if val == "sandbox" => sandbox = true,
+            "-W" if !harmless_w.contains(&val.split('=').next().unwrap_or("")) => {
+                v.raise(Tier::Irreversible, || {
+                    format!(
+                        "{} -W {val}: can run or load a program ARIA cannot inspect",
+                        call.shown
+                    )
+                });
+            }
+            "-e" | "--source" => {
+                unreadable |= attached.is_none() && args.get(i - 1).is_some_and(Word::has_variable);
+                programs.push(val);
+            }
             "-f" | "-E" | "--file" => from_file = true,
             "-i" | "--include" if val == "inplace" => in_place = true,
             "-i" | "-l" | "--include" | "--load" => v.raise(Tier::Irreversible, || {
@@ -334,16 +414,38 @@ pub(crate) fn awk(call: &Call<'_>) -> Verdict {
             format!("{} -f: reads its program from a file ARIA cannot inspect", call.shown)
         });
     }
+    if unreadable {
+        v.raise(Tier::Irreversible, || {
+            format!(
+                "{}: the program depends on a variable ARIA cannot see (awk can run commands)",
+                call.shown
+            )
+        });
+    }
+    if sandbox {
+        // --sandbox disables system(), pipes, redirects and loading extensions.
+        return v;
+    }
     for p in programs {
         let code = awk_code(p);
-        if let Some(at) = code.find("system") {
-            let before = code[..at].chars().last();
-            let after = code[at + 6..].trim_start();
-            if before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && after.starts_with('(') {
-                v.raise(Tier::Irreversible, || {
-                    format!("{} program calls system(), which runs shell commands", call.shown)
-                });
-            }
+        if calls(&code, "system") {
+            v.raise(Tier::Irreversible, || {
+                format!("{} program calls system(), which runs shell commands", call.shown)
+            });
+        }
+        if code.contains('@') {
+            v.raise(Tier::Irreversible, || {
+                format!(
+                    "{} program uses @ (an indirect call, @include or @load), which can run \
+                     any function or load code",
+                    call.shown
+                )
+            });
+        }
+        if p.contains("/inet") {
+            v.raise(Tier::Irreversible, || {
+                format!("{} program names a /inet special file, a network connection", call.shown)
+            });
         }
         if code.replace("||", "").contains('|') {
             v.raise(Tier::Irreversible, || {
@@ -365,6 +467,15 @@ pub(crate) fn awk(call: &Call<'_>) -> Verdict {
         }
     }
     v
+}
+
+/// Whether `code` calls the function `name` (as a word followed by `(`).
+fn calls(code: &str, name: &str) -> bool {
+    code.match_indices(name).any(|(at, _)| {
+        let before = code[..at].chars().last();
+        let after = code[at + name.len()..].trim_start();
+        before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && after.starts_with('(')
+    })
 }
 
 /// The program with string and regex literals emptied, so `"a|b"` and `/x|y/` are not pipes.

@@ -15,6 +15,7 @@ mod read_text;
 mod secrets;
 mod secrets_kinds;
 mod secrets_props;
+mod shell_corpus;
 mod shell_execute;
 mod shell_execute_props;
 mod shell_props;
