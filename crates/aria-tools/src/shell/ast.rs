@@ -88,6 +88,9 @@ pub enum RedirectTarget {
     File { mode: RedirectMode, path: Word },
     /// A copy of another standard descriptor (`2>&1`, `>&2`, `<&0`).
     Dup(u8),
+    /// Standard input from this text: a heredoc (`<<'EOF'`) or a here-string (`<<< word`),
+    /// already literal (ARIA never expands inside it).
+    Text(String),
 }
 
 /// How a redirect opens its file.

@@ -91,7 +91,19 @@ pub fn classify(command_line: &str) -> Classification {
                 refusal: None,
             }
         }
-        Err(refusal) => Classification {
+        // `$(…)`: judged by running nothing; see `subst.rs`.
+        Err(refusal) if refusal.construct == "command substitution" => {
+            super::subst::classify_substituted(command_line)
+                .unwrap_or_else(|| Classification::refused(command_line, refusal))
+        }
+        Err(refusal) => Classification::refused(command_line, refusal),
+    }
+}
+
+impl Classification {
+    /// A line ARIA will not run (tier `Blocked`), with the refusal as the reason.
+    pub(crate) fn refused(command_line: &str, refusal: ShellRefusal) -> Classification {
+        Classification {
             input: command_line.to_owned(),
             tier: Tier::Blocked,
             reason: refusal.message.clone(),
@@ -99,7 +111,7 @@ pub fn classify(command_line: &str) -> Classification {
             redirects: Vec::new(),
             writes: Vec::new(),
             refusal: Some(refusal),
-        },
+        }
     }
 }
 
@@ -123,7 +135,9 @@ fn judge_script(script: &Script, depth: u8) -> Judged {
         for (index, cmd) in step.pipeline.commands.iter().enumerate() {
             let stdin_from_file = cmd.redirects.iter().any(|r| r.fd == 0);
             let ctx = Ctx { piped: index > 0 && !stdin_from_file, depth };
-            let mut v = judge_argv(&cmd.env, &cmd.words, ctx);
+            // `cd`, `export`, `unset`, `command -v`, `type`: see `builtin.rs`.
+            let mut v =
+                super::builtin::judge(cmd).unwrap_or_else(|| judge_argv(&cmd.env, &cmd.words, ctx));
             for r in &cmd.redirects {
                 let RedirectTarget::File { mode, path } = &r.target else { continue };
                 redirects.push(RedirectReport {

@@ -26,6 +26,7 @@
 mod analyze;
 mod archive;
 mod ast;
+pub mod builtin;
 mod classify;
 mod fast;
 mod git;
@@ -33,6 +34,7 @@ pub mod history;
 mod judge;
 mod parse;
 mod rules;
+pub mod subst;
 mod textprog;
 mod words;
 
@@ -47,6 +49,8 @@ pub use parse::{MAX_COMMAND_LINE, MAX_COMMANDS, parse};
 
 #[cfg(test)]
 mod classify_tests;
+#[cfg(test)]
+mod constructs_tests;
 #[cfg(test)]
 mod fast_tests;
 #[cfg(test)]

@@ -27,8 +27,6 @@ pub(super) const SHELL_ONLY: &[&str] = &[
     "source",
     "eval",
     "exec",
-    "export",
-    "unset",
     "set",
     "shopt",
     "alias",
@@ -43,7 +41,6 @@ pub(super) const SHELL_ONLY: &[&str] = &[
     "ulimit",
     "umask",
     "builtin",
-    "command",
     "enable",
     "hash",
     "history",
@@ -71,7 +68,6 @@ pub(super) const SHELL_ONLY: &[&str] = &[
     "suspend",
     "caller",
     "coproc",
-    "type",
     "function",
     "select",
 ];
@@ -133,24 +129,7 @@ pub fn parse(command_line: &str) -> Result<super::ast::Script, ShellRefusal> {
 
 /// Parses the whole line with tree-sitter-bash and converts the tree.
 pub(super) fn parse_tree(command_line: &str) -> Result<super::ast::Script, ShellRefusal> {
-    let tree = PARSER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).map_err(|e| {
-                ShellRefusal::new("parser", format!("the bash grammar could not be loaded: {e}"))
-            })?;
-            *slot = Some(parser);
-        }
-        // tree-sitter-bash 0.25.1 crashes (SIGSEGV in its C scanner) on some code points above
-        // U+65E20 after `{`, found by the property tests. Bash's syntax is all ASCII, so every
-        // non-ASCII character is masked with ASCII letters of the same UTF-8 length: offsets
-        // stay the same and words are read back from the original text.
-        let masked = mask_non_ascii(command_line);
-        slot.as_mut().and_then(|p| p.parse(masked.as_ref(), None)).ok_or_else(|| {
-            ShellRefusal::new("parser", "the bash parser gave no result for this command line")
-        })
-    })?;
+    let tree = syntax_tree(command_line)?;
     let root = tree.root_node();
     if root.has_error() {
         return Err(parse_error(root, command_line));
@@ -165,6 +144,9 @@ pub(super) fn parse_tree(command_line: &str) -> Result<super::ast::Script, Shell
                  arguments"
             ),
         ));
+    }
+    if let Some(inner) = whole_line_subshell(root, command_line) {
+        return parse_tree(inner);
     }
     refuse_constructs(root, command_line)?;
     let mut steps = Vec::new();
@@ -188,6 +170,43 @@ pub(super) fn parse_tree(command_line: &str) -> Result<super::ast::Script, Shell
         ));
     }
     Ok(super::ast::Script { steps })
+}
+
+/// The tree-sitter-bash tree of a line (non-ASCII masked: offsets stay those of the line).
+pub(super) fn syntax_tree(command_line: &str) -> Result<tree_sitter::Tree, ShellRefusal> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).map_err(|e| {
+                ShellRefusal::new("parser", format!("the bash grammar could not be loaded: {e}"))
+            })?;
+            *slot = Some(parser);
+        }
+        // tree-sitter-bash 0.25.1 crashes (SIGSEGV in its C scanner) on some code points above
+        // U+65E20 after `{`, found by the property tests. Bash's syntax is all ASCII, so every
+        // non-ASCII character is masked with ASCII letters of the same UTF-8 length: offsets
+        // stay the same and words are read back from the original text.
+        let masked = mask_non_ascii(command_line);
+        slot.as_mut().and_then(|p| p.parse(masked.as_ref(), None)).ok_or_else(|| {
+            ShellRefusal::new("parser", "the bash parser gave no result for this command line")
+        })
+    })
+}
+
+/// The text inside `( … )` when the whole line is one subshell without redirects: its
+/// commands run as if written without the parentheses (ARIA's working directory changes end
+/// with the line anyway).
+fn whole_line_subshell<'s>(root: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let mut cursor = root.walk();
+    let mut named = root.named_children(&mut cursor).filter(|c| c.kind() != "comment");
+    let only = named.next()?;
+    if named.next().is_some() || only.kind() != "subshell" {
+        return None;
+    }
+    let r = only.byte_range();
+    let inner = src.get(r.start + 1..r.end.checked_sub(1)?)?;
+    (!inner.trim().is_empty()).then_some(inner)
 }
 
 /// The first byte of `src` that is neither blank nor inside a token of the tree, if any.
@@ -393,6 +412,15 @@ fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
     let source = src.get(node.byte_range()).unwrap_or("");
     let first = node.child(0).map(|c| c.kind()).unwrap_or("");
     let (construct, instead) = match node.kind() {
+        "command_substitution" | "simple_expansion" | "expansion"
+            if node.parent().is_some_and(|p| p.kind() == "heredoc_body") =>
+        {
+            (
+                "heredoc with expansions",
+                "quote the delimiter (`<<'EOF'`) so the text is taken literally, or write the \
+                 values into the text",
+            )
+        }
         "command_substitution" => (
             "command substitution",
             "run the inner command as its own step and put its output in the next command literally",
@@ -403,7 +431,11 @@ fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
         "arithmetic_expansion" => {
             ("arithmetic expansion", "compute the number and write it literally")
         }
-        "subshell" => ("subshell", "run the commands directly, joined with `&&` or `;`"),
+        "subshell" => (
+            "subshell",
+            "a subshell is supported only as the whole line (`(cd DIR && cmd)`); otherwise \
+             run the commands directly, joined with `&&` or `;`",
+        ),
         "compound_statement" if first == "((" => {
             ("arithmetic command", "compute the value and write it literally")
         }
@@ -422,28 +454,24 @@ fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
             ("if statement", "use `&&` / `||`, or run the test and decide in the next step")
         }
         "case_statement" => ("case statement", "decide in the next step which command to run"),
+        "test_command" if first == "[" => return None,
         "test_command" => {
             ("test expression `[[ … ]]`", "use the `test` program (`test -f x && …`)")
         }
         "negated_command" => ("negation `!`", "use `||` to act on failure"),
-        "declaration_command" => (
-            declaration(first),
+        "declaration_command" if first != "export" => (
+            declaration_kind(first),
             "shell variables do not exist here; pass values with `env NAME=value program`",
         ),
-        "unset_command" => ("unset", "shell variables do not exist here"),
         "variable_assignments" | "variable_assignment"
-            if node.parent().is_none_or(|p| p.kind() != "command") =>
+            if node
+                .parent()
+                .is_none_or(|p| !matches!(p.kind(), "command" | "declaration_command")) =>
         {
             (
                 "variable assignment",
                 "shell variables do not exist here; pass values with `env NAME=value program`",
             )
-        }
-        "heredoc_redirect" => {
-            ("heredoc", "write the text to a file with file_write and redirect from it")
-        }
-        "herestring_redirect" => {
-            ("here-string `<<<`", "write the text to a file and redirect from it")
         }
         "&" => ("background job `&`", "run the command in the foreground"),
         _ => return None,
@@ -451,7 +479,62 @@ fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
     Some(ShellRefusal::needs_shell(construct, source, instead))
 }
 
-fn declaration(keyword: &str) -> &'static str {
+/// `export NAME=value NAME …` and `unset NAME …` as simple commands whose words are the
+/// keyword and the arguments (`NAME=value` kept as one word); `builtin.rs` judges and runs them.
+fn declaration(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal> {
+    let mut cmd = SimpleCommand { env: Vec::new(), words: Vec::new(), redirects: Vec::new() };
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "export" | "unset" if !child.is_named() => cmd.words.push(Word::literal(child.kind())),
+            "comment" => {}
+            "variable_name" => cmd.words.push(Word::literal(text(child, src)?)),
+            "variable_assignment" => {
+                let a = assignment(child, src)?;
+                let mut segments =
+                    vec![super::ast::Segment::Text { text: format!("{}=", a.name), quoted: true }];
+                segments.extend(a.value.segments().iter().cloned());
+                cmd.words.push(Word::from_segments(segments));
+            }
+            _ if child.is_named() => cmd.words.push(word(child, src)?),
+            _ => return Err(unexpected(child, src)),
+        }
+    }
+    if cmd.words.is_empty() {
+        return Err(unexpected(node, src));
+    }
+    Ok(cmd)
+}
+
+/// `[ EXPR ]`: the `[` program with the expression's words and `]`. The grammar reads the
+/// expression as syntax, so its text is parsed again as the arguments of a command.
+fn bracket_test(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal> {
+    let source = text(node, src)?;
+    let inner = source
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .filter(|s| s.starts_with([' ', '\t']) && s.ends_with([' ', '\t']))
+        .ok_or_else(|| {
+            ShellRefusal::needs_shell("test expression", source, "write `[ EXPR ]` or `test EXPR`")
+        })?;
+    let script = parse_tree(&format!("test {inner}"))?;
+    let mut commands = script.steps.into_iter().flat_map(|s| s.pipeline.commands);
+    let (Some(mut cmd), None) = (commands.next(), commands.next()) else {
+        return Err(ShellRefusal::needs_shell(
+            "test expression",
+            source,
+            "write one expression inside `[ … ]`, or use `test EXPR`",
+        ));
+    };
+    if !cmd.env.is_empty() || !cmd.redirects.is_empty() {
+        return Err(ShellRefusal::needs_shell("test expression", source, "use `test EXPR`"));
+    }
+    cmd.words[0] = Word::literal("[");
+    cmd.words.push(Word::literal("]"));
+    Ok(cmd)
+}
+
+fn declaration_kind(keyword: &str) -> &'static str {
     match keyword {
         "export" => "export",
         "local" => "local",
@@ -533,7 +616,11 @@ fn statement(
             let mut cursor = node.walk();
             for (i, child) in node.children(&mut cursor).enumerate() {
                 if node.field_name_for_child(i as u32) == Some("redirect") {
-                    redirect(child, src, last)?;
+                    match child.kind() {
+                        "heredoc_redirect" => heredoc(child, src, last)?,
+                        "herestring_redirect" => herestring(child, src, last)?,
+                        _ => redirect(child, src, last)?,
+                    }
                 }
             }
             Ok(())
@@ -570,6 +657,16 @@ fn statement(
             steps.push(Step { run_if, pipeline: Pipeline { commands } });
             Ok(())
         }
+        "test_command" => {
+            let command = bracket_test(node, src)?;
+            steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });
+            Ok(())
+        }
+        "declaration_command" | "unset_command" => {
+            let command = declaration(node, src)?;
+            steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });
+            Ok(())
+        }
         "command" => {
             let command = command(node, src)?;
             steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });
@@ -603,6 +700,7 @@ fn command(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal> {
             }
             (Some("argument"), _) if child.is_named() => cmd.words.push(word(child, src)?),
             (_, "file_redirect") => redirect(child, src, &mut cmd)?,
+            (_, "herestring_redirect") => herestring(child, src, &mut cmd)?,
             (_, "comment") => {}
             (_, "$") => {
                 return Err(ShellRefusal::new(
@@ -732,6 +830,94 @@ fn redirect(node: Node<'_>, src: &str, cmd: &mut SimpleCommand) -> Result<(), Sh
         }
         cmd.words.push(word(extra, src)?);
     }
+    Ok(())
+}
+
+/// `<<EOF … EOF`, `<<-EOF` (leading tabs removed) and `<<'EOF'`: standard input from the body.
+/// With an unquoted delimiter the body must need no expansion (no `$`, backquote or `\`).
+/// A heredoc followed by more of the line on its first line (`cat <<EOF | grep x`,
+/// `cat <<EOF && ls`) is refused: the grammar folds the rest into the heredoc node.
+fn heredoc(node: Node<'_>, src: &str, cmd: &mut SimpleCommand) -> Result<(), ShellRefusal> {
+    let source = text(node, src)?;
+    let mut strip_tabs = false;
+    let mut quoted = false;
+    let mut fd = 0u8;
+    let (mut body, mut end) = (None, None);
+    let mut redirects = Vec::new();
+    let mut cursor = node.walk();
+    for (i, child) in node.children(&mut cursor).enumerate() {
+        match (node.field_name_for_child(i as u32), child.kind()) {
+            (_, "<<-") => strip_tabs = true,
+            (_, "<<") => {}
+            (_, "heredoc_start") => quoted = text(child, src)?.contains(['\'', '"', '\\']),
+            (_, "heredoc_body") => body = Some(child),
+            (_, "heredoc_end") => end = Some(child),
+            (Some("descriptor"), _) => match text(child, src)? {
+                "0" => fd = 0,
+                other => return Err(descriptor(other, source)),
+            },
+            (Some("redirect"), "file_redirect") => redirects.push(child),
+            _ => {
+                return Err(ShellRefusal::needs_shell(
+                    "heredoc followed by more commands",
+                    source,
+                    "end the heredoc's first line with the command (`cat > f <<'EOF'`) and put \
+                     pipes or further commands on the lines after the closing delimiter, or \
+                     write the text with file_write first",
+                ));
+            }
+        }
+    }
+    let content = match (body, end) {
+        (Some(b), Some(e)) => src.get(b.start_byte()..e.start_byte()).unwrap_or(""),
+        (Some(b), None) => text(b, src)?,
+        _ => "",
+    };
+    if let Some(b) = body {
+        let mut c = b.walk();
+        let expands = b.named_children(&mut c).any(|n| n.kind() != "heredoc_content");
+        if !quoted && (expands || content.contains(['$', '`', '\\'])) {
+            return Err(ShellRefusal::needs_shell(
+                "heredoc with expansions",
+                source,
+                "quote the delimiter (`<<'EOF'`) so the text is taken literally, or write the \
+                 values into the text",
+            ));
+        }
+    }
+    let mut content = content.to_owned();
+    if strip_tabs {
+        content = content.split_inclusive('\n').map(|l| l.trim_start_matches('\t')).collect();
+    }
+    cmd.redirects.push(Redirect { fd, target: RedirectTarget::Text(content) });
+    for r in redirects {
+        redirect(r, src, cmd)?;
+    }
+    Ok(())
+}
+
+/// `<<< word`: standard input is the word and a newline; the word must be literal.
+fn herestring(node: Node<'_>, src: &str, cmd: &mut SimpleCommand) -> Result<(), ShellRefusal> {
+    let source = text(node, src)?;
+    let mut cursor = node.walk();
+    let mut value = None;
+    for (i, child) in node.children(&mut cursor).enumerate() {
+        match node.field_name_for_child(i as u32) {
+            Some("descriptor") if text(child, src)? == "0" => {}
+            Some("descriptor") => return Err(descriptor(text(child, src)?, source)),
+            _ if child.is_named() => value = Some(word(child, src)?),
+            _ => {}
+        }
+    }
+    let value = value.ok_or_else(|| unexpected(node, src))?;
+    let Some(literal) = value.literal_text() else {
+        return Err(ShellRefusal::needs_shell(
+            "here-string with an expansion",
+            source,
+            "write the text literally (`<<< 'text'`), or put it in a file and redirect from it",
+        ));
+    };
+    cmd.redirects.push(Redirect { fd: 0, target: RedirectTarget::Text(format!("{literal}\n")) });
     Ok(())
 }
 

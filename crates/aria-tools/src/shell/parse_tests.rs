@@ -64,6 +64,7 @@ fn redirect_forms_become_fd_operations_in_order() {
                     format!("{}{}", mode.operator(), path.text())
                 }
                 RedirectTarget::Dup(n) => format!("&{n}"),
+                RedirectTarget::Text(t) => format!("<<{t}"),
             };
             (r.fd, t)
         })
@@ -130,11 +131,11 @@ fn env_prefixes_are_assignments_not_words() {
 fn refusals_name_the_construct() {
     let cases = [
         ("echo $(id)", "command substitution"),
-        ("(ls)", "subshell"),
+        ("(ls) && ls", "subshell"),
         ("ls &", "background job `&`"),
         ("ls |& cat", "|&"),
         ("ls 3> x", "file descriptor"),
-        ("cat <<EOF\nx\nEOF", "heredoc"),
+        ("cat <<EOF\n$x\nEOF", "heredoc with expansions"),
         ("eval x", "shell builtin"),
         ("> out", "redirect without a command"),
         ("ls >&-", "closing a descriptor"),

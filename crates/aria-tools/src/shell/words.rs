@@ -157,6 +157,10 @@ fn expansion(node: Node<'_>, src: &str, quoted: bool) -> Result<Segment, ShellRe
         if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !name.starts_with(|c: char| c.is_ascii_digit())
         {
+            // ARIA sets TMPDIR itself: every sandboxed child has a private `/tmp`.
+            if name == "TMPDIR" {
+                return Ok(Segment::Text { text: "/tmp".to_owned(), quoted: true });
+            }
             return Ok(Segment::Var {
                 name: name.to_owned(),
                 quoted,

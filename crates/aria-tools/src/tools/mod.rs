@@ -14,6 +14,7 @@ pub mod git_status;
 pub mod python_run;
 pub mod run_profile;
 pub mod shell_execute;
+mod shell_line;
 pub mod system_info;
 pub mod web_fetch;
 

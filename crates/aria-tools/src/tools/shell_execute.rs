@@ -9,7 +9,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,10 @@ use serde_json::{Value, json};
 
 use crate::confine::{self, Access};
 use crate::guard::path::{PathGuard, PathRefusal};
+use crate::shell::builtin::Builtin;
+use crate::shell::subst::{self, Substitution};
 use crate::shell::{self, RedirectMode, RedirectTarget, RunIf, Script, SimpleCommand, Word};
+use crate::tools::shell_line::{self, Evaluated};
 use crate::tools::{blocking, path_error, roots_sentence};
 
 /// How long a whole command line may run by default.
@@ -118,13 +121,34 @@ impl Tool for ShellExecute {
             let timeout = self.timeout;
             let dry_run = ctx.dry_run;
             blocking(ShellExecute::NAME, move || {
-                let plan = plan(&guard, &command)?;
+                let deadline = Instant::now() + timeout;
+                let (line, notes) = substitute(&guard, &command, deadline, 0)?;
+                let plan = plan(&guard, &line)?;
+                if line != command {
+                    // Judged again on what really runs: outside paths ask like written ones.
+                    let approved = command_verdict(&guard, &command).0;
+                    let now = command_verdict(&guard, &line).0;
+                    if now > approved {
+                        return Err(ToolError::refused(format!(
+                            "not run: with the substituted output the command is `{}`, which is \
+                             {} (more than the {} it was judged as); run the inner command as \
+                             its own step and write its output literally",
+                            crate::shell::subst::shorten_line(&line),
+                            now.as_str(),
+                            approved.as_str()
+                        )));
+                    }
+                }
                 // A dry run runs read-tier lines (their roots are read-only mounts anyway) and
                 // only describes the others.
                 if dry_run && plan.tier != Tier::Read {
                     return Ok(dry_run_output(&plan));
                 }
-                Ok(execute(&guard, plan, timeout))
+                let mut out = execute(&guard, plan, deadline);
+                if !notes.is_empty() {
+                    out.content = format!("{notes}{}", out.content);
+                }
+                Ok(out)
             })
             .await
         })
@@ -141,6 +165,10 @@ struct Plan {
     /// The argv each command runs with, in order (git commands that print history carry
     /// exclusions for the sensitive files).
     argvs: Vec<Vec<String>>,
+    /// The directory each command runs in, in order (after the `cd`s before it).
+    cwds: Vec<PathBuf>,
+    /// The builtin each command is, in order (`None`: a program).
+    builtins: Vec<Option<Builtin>>,
 }
 
 /// A redirect target the guard approved.
@@ -161,30 +189,158 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
         return Err(ToolError::refused(format!("not run: {}", verdict.reason)));
     }
     let script = shell::parse(command).map_err(|r| ToolError::refused(r.message))?;
-    let mut targets = Vec::new();
-    let mut argvs = Vec::new();
-    for cmd in script.commands() {
-        check_words(cmd)?;
-        check_sensitive_args(guard, cmd)?;
-        let argv: Vec<String> = cmd.argv().map(str::to_owned).collect();
-        argvs.push(shell::guard_git_history(&argv, guard.sensitive()).map_err(ToolError::refused)?);
-        let mut per = Vec::new();
-        for r in &cmd.redirects {
-            per.push(match &r.target {
-                RedirectTarget::Dup(_) => None,
-                RedirectTarget::File { mode, path } => Some(redirect_target(guard, *mode, path)?),
-            });
+    let mut p = Plan {
+        command: command.to_owned(),
+        tier: verdict.tier,
+        targets: Vec::new(),
+        argvs: Vec::new(),
+        cwds: Vec::new(),
+        builtins: Vec::new(),
+        script: Script { steps: Vec::new() },
+    };
+    let mut cwd = guard.roots()[0].clone();
+    let mut dirs = vec![cwd.clone()];
+    for step in &script.steps {
+        for cmd in &step.pipeline.commands {
+            let builtin = builtin_of(cmd, step.pipeline.commands.len(), step.run_if)?;
+            p.cwds.push(cwd.clone());
+            if let Some(Builtin::Cd(dir)) = &builtin {
+                cwd = shell_line::enter(guard, &cwd, dir)?;
+                dirs.push(cwd.clone());
+            }
+            check_words(cmd)?;
+            check_sensitive_args(guard, cmd, &cwd)?;
+            if cwd != guard.roots()[0] {
+                check_inside_from(guard, cmd, &cwd)?;
+            }
+            let argv: Vec<String> = cmd.argv().map(str::to_owned).collect();
+            p.argvs.push(
+                shell::guard_git_history(&argv, guard.sensitive()).map_err(ToolError::refused)?,
+            );
+            let mut per = Vec::new();
+            for r in &cmd.redirects {
+                per.push(match &r.target {
+                    RedirectTarget::Dup(_) | RedirectTarget::Text(_) => None,
+                    RedirectTarget::File { mode, path } => {
+                        Some(redirect_target(guard, *mode, path, &cwd)?)
+                    }
+                });
+            }
+            p.targets.push(per);
+            p.builtins.push(builtin);
         }
-        targets.push(per);
     }
     for written in &verdict.writes {
-        if written != "/dev/null" {
+        if written == "/dev/null" || shell_line::private_tmp(written) {
+            continue;
+        }
+        for dir in &dirs {
             guard
-                .resolve_for_create(written)
+                .resolve_for_create(&shell_line::in_dir(guard, dir, written))
                 .map_err(|e| path_error(e, "Write only inside the allowed roots."))?;
         }
     }
-    Ok(Plan { command: command.to_owned(), tier: verdict.tier, script, targets, argvs })
+    p.script = script;
+    Ok(p)
+}
+
+/// The builtin `cmd` is, checked for where it stands: alone in its pipeline, and a `cd` never
+/// after `||` (whether it ran decides where everything after it runs).
+fn builtin_of(
+    cmd: &SimpleCommand,
+    stages: usize,
+    run_if: RunIf,
+) -> Result<Option<Builtin>, ToolError> {
+    let builtin = match Builtin::parse(cmd) {
+        None => return Ok(None),
+        Some(Err(why)) => return Err(ToolError::refused(format!("not run: {why}"))),
+        Some(Ok(b)) => b,
+    };
+    let name = cmd.program().text();
+    if stages > 1 {
+        return Err(ToolError::refused(format!(
+            "not run: `{name}` cannot be part of a pipeline here; run it on its own, joined to \
+             the next command with `&&`"
+        )));
+    }
+    if matches!(builtin, Builtin::Cd(_)) && run_if == RunIf::Failure {
+        return Err(ToolError::refused(
+            "not run: `cd` after `||` is not supported (where the later commands run would \
+             depend on a failure); write `cd DIR && command`"
+                .to_owned(),
+        ));
+    }
+    Ok(Some(builtin))
+}
+
+/// After a `cd`, the path-like arguments are judged from the new directory too: none may
+/// lead outside the roots.
+fn check_inside_from(guard: &PathGuard, cmd: &SimpleCommand, cwd: &Path) -> Result<(), ToolError> {
+    for word in cmd.words.iter().skip(1) {
+        let text = word.text();
+        let value = text.split_once('=').map(|(_, v)| v);
+        for piece in [Some(text), value].into_iter().flatten() {
+            let path_like = piece.contains('/') || piece == "..";
+            if path_like
+                && piece != "/dev/null"
+                && leaves_roots(guard, &shell_line::in_dir(guard, cwd, piece))
+            {
+                return Err(ToolError::refused(format!(
+                    "`{piece}` leads outside {} from the directory `cd` entered; name a path \
+                     inside the roots",
+                    roots_sentence(guard)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the `$(…)` substitutions of `line` (each only when it is read-tier, inner ones first)
+/// and returns the line with their output in place, and any stderr they printed.
+fn substitute(
+    guard: &PathGuard,
+    line: &str,
+    deadline: Instant,
+    depth: u8,
+) -> Result<(String, String), ToolError> {
+    let subs: Vec<Substitution> =
+        subst::substitutions(line).map_err(|r| ToolError::refused(format!("not run: {r}")))?;
+    if subs.is_empty() {
+        return Ok((line.to_owned(), String::new()));
+    }
+    if depth > 4 {
+        return Err(ToolError::refused(
+            "not run: substitutions nest more than 4 deep; run the inner commands as steps",
+        ));
+    }
+    let verdict = shell::classify(line);
+    if verdict.tier == Tier::Blocked {
+        return Err(ToolError::refused(format!("not run: {}", verdict.reason)));
+    }
+    let mut outputs = Vec::new();
+    let mut notes = String::new();
+    for s in &subs {
+        let (inner, inner_notes) = substitute(guard, &s.inner, deadline, depth + 1)?;
+        notes.push_str(&inner_notes);
+        let plan = plan(guard, &inner)?;
+        if plan.tier != Tier::Read {
+            return Err(ToolError::refused(format!(
+                "not run: `$({inner})` is {}, and ARIA runs a substitution first only when it \
+                 only reads; run it as its own step",
+                plan.tier.as_str()
+            )));
+        }
+        let (all, _, _) = run(guard, plan, deadline);
+        if !all.stderr.is_empty() {
+            notes.push_str(&format!("--- stderr of $({inner}) ---\n{}", all.stderr));
+        }
+        if all.timed_out {
+            return Err(ToolError::failed(format!("`$({inner})` timed out")));
+        }
+        outputs.push(subst::quote_output(s, &all.stdout));
+    }
+    Ok((subst::replace(line, &subs, &outputs), notes))
 }
 
 /// The tier `shell_execute` gives `command` under `guard`, and why: the classifier's verdict,
@@ -212,7 +368,21 @@ pub fn command_verdict(guard: &PathGuard, command: &str) -> (Tier, String) {
 /// argument, and `/dev/null` is fine. A line that does not parse is named whole (it is refused
 /// when run anyway), so the answer fails closed.
 fn outside_argument(guard: &PathGuard, command: &str) -> Option<String> {
-    let Ok(script) = shell::parse(command) else { return Some(command.to_owned()) };
+    // With `$(…)`, the line as judged before running (each substitution a placeholder); the
+    // substituted line is checked again when it is planned.
+    let judged = match subst::substitutions(command) {
+        Ok(subs) if !subs.is_empty() => subst::placeholder_line(command, &subs),
+        _ => command.to_owned(),
+    };
+    let Ok(script) = shell::parse(&judged) else { return Some(command.to_owned()) };
+    // What a substitution reads counts too: it runs before anything is shown.
+    if let Some(arg) = subst::substitutions(command)
+        .unwrap_or_default()
+        .iter()
+        .find_map(|s| outside_argument(guard, &s.inner))
+    {
+        return Some(arg);
+    }
     script.commands().find_map(|cmd| {
         cmd.words.iter().skip(1).find_map(|word| {
             let text = word.text();
@@ -262,8 +432,11 @@ fn check_words(cmd: &SimpleCommand) -> Result<(), ToolError> {
 /// when it contains `/` or exists relative to the first root (so `grep credentials` is fine);
 /// `--opt=value` is judged by its value. Recursive reads (`grep -r x /home`) are not caught
 /// here: the outbound filter redacts what they print.
-fn check_sensitive_args(guard: &PathGuard, cmd: &SimpleCommand) -> Result<(), ToolError> {
-    let cwd = &guard.roots()[0];
+fn check_sensitive_args(
+    guard: &PathGuard,
+    cmd: &SimpleCommand,
+    cwd: &Path,
+) -> Result<(), ToolError> {
     for word in cmd.words.iter().skip(1) {
         let text = word.text();
         let pieces = [Some(text), text.split_once('=').map(|(_, v)| v)];
@@ -288,6 +461,7 @@ fn redirect_target(
     guard: &PathGuard,
     mode: RedirectMode,
     path: &Word,
+    cwd: &Path,
 ) -> Result<Target, ToolError> {
     let Some(text) = path.literal_text() else {
         return Err(ToolError::refused(format!(
@@ -299,6 +473,7 @@ fn redirect_target(
     if text == "/dev/null" {
         return Ok(Target::DevNull);
     }
+    let text = &shell_line::in_dir(guard, cwd, text);
     let resolved =
         if mode.writes() { guard.resolve_for_create(text) } else { guard.resolve_existing(text) }
             .map_err(|e| path_error(e, "Redirect only to files inside the allowed roots."))?;
@@ -339,48 +514,10 @@ struct Collected {
     protections: Option<Protections>,
 }
 
-fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
-    let deadline = Instant::now() + timeout;
-    let access = Access::for_tier(plan.tier);
-    let config_before = if access.writes() { confine::config_files(guard) } else { Vec::new() };
-    let mut all = Collected {
-        status: 0,
-        stdout: String::new(),
-        stderr: String::new(),
-        timed_out: false,
-        protections: None,
-    };
-    let mut targets = plan.targets.into_iter();
-    let mut argvs = plan.argvs.into_iter();
-    let mut ran = 0usize;
-    for step in plan.script.steps {
-        let step_targets: Vec<_> = targets.by_ref().take(step.pipeline.commands.len()).collect();
-        let step_argvs: Vec<_> = argvs.by_ref().take(step.pipeline.commands.len()).collect();
-        let run = match step.run_if {
-            RunIf::Always => true,
-            RunIf::Success => all.status == 0,
-            RunIf::Failure => all.status != 0,
-        };
-        if !run || all.timed_out {
-            continue;
-        }
-        ran += 1;
-        let stages = start_pipeline(
-            guard,
-            access,
-            &step.pipeline.commands,
-            step_argvs,
-            step_targets,
-            deadline,
-        );
-        collect_pipeline(stages, &mut all);
-    }
-    let removed = if access.writes() {
-        confine::remove_created_config(guard, &config_before)
-    } else {
-        Vec::new()
-    };
-    let mut out = render(&plan.command, plan.tier, ran, all);
+fn execute(guard: &PathGuard, plan: Plan, deadline: Instant) -> ToolOutput {
+    let (command, tier) = (plan.command.clone(), plan.tier);
+    let (all, ran, removed) = run(guard, plan, deadline);
+    let mut out = render(&command, tier, ran, all);
     if !removed.is_empty() {
         let names: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
         out.content.push_str(&format!(
@@ -394,18 +531,99 @@ fn execute(guard: &PathGuard, plan: Plan, timeout: Duration) -> ToolOutput {
     out
 }
 
+/// Runs a planned line: what it printed, how many steps ran, and the protected files it
+/// created that were removed.
+fn run(guard: &PathGuard, plan: Plan, deadline: Instant) -> (Collected, usize, Vec<PathBuf>) {
+    let access = Access::for_tier(plan.tier);
+    let config_before = if access.writes() { confine::config_files(guard) } else { Vec::new() };
+    let mut all = Collected {
+        status: 0,
+        stdout: String::new(),
+        stderr: String::new(),
+        timed_out: false,
+        protections: None,
+    };
+    let mut exports: Vec<(String, String)> = Vec::new();
+    let mut targets = plan.targets.into_iter();
+    let mut argvs = plan.argvs.into_iter();
+    let mut cwds = plan.cwds.into_iter();
+    let mut builtins = plan.builtins.into_iter();
+    let mut ran = 0usize;
+    for step in plan.script.steps {
+        let n = step.pipeline.commands.len();
+        let step_targets: Vec<_> = targets.by_ref().take(n).collect();
+        let step_argvs: Vec<_> = argvs.by_ref().take(n).collect();
+        let step_cwds: Vec<_> = cwds.by_ref().take(n).collect();
+        let step_builtins: Vec<_> = builtins.by_ref().take(n).collect();
+        let run = match step.run_if {
+            RunIf::Always => true,
+            RunIf::Success => all.status == 0,
+            RunIf::Failure => all.status != 0,
+        };
+        if all.timed_out {
+            continue;
+        }
+        if !run {
+            // The plan gave every later command the directory this `cd` enters.
+            if let Some(Some(Builtin::Cd(dir))) = step_builtins.first() {
+                all.stderr.push_str(&format!(
+                    "aria: stopped: `cd {dir}` did not run, so the commands after it were not \
+                     run either\n"
+                ));
+                break;
+            }
+            continue;
+        }
+        ran += 1;
+        let evaluated = match (step_builtins.first(), step.pipeline.commands.first()) {
+            (Some(Some(b)), _) if n == 1 => Some(shell_line::eval_builtin(b, &mut exports)),
+            (_, Some(cmd)) if n == 1 => shell_line::eval_simple(cmd),
+            _ => None,
+        };
+        if let Some(Evaluated { status, stdout, stderr }) = evaluated {
+            all.status = status;
+            all.stdout.push_str(&stdout);
+            all.stderr.push_str(&stderr);
+            continue;
+        }
+        let stages = start_pipeline(
+            guard,
+            access,
+            &step.pipeline.commands,
+            Stages { argvs: step_argvs, targets: step_targets, cwds: step_cwds },
+            &exports,
+            deadline,
+        );
+        collect_pipeline(stages, &mut all);
+    }
+    let removed = if access.writes() {
+        confine::remove_created_config(guard, &config_before)
+    } else {
+        Vec::new()
+    };
+    (all, ran, removed)
+}
+
+/// Per stage of one pipeline: its argv, redirect targets and directory.
+struct Stages {
+    argvs: Vec<Vec<String>>,
+    targets: Vec<Vec<Option<Target>>>,
+    cwds: Vec<PathBuf>,
+}
+
 fn start_pipeline(
     guard: &PathGuard,
     access: Access,
     commands: &[SimpleCommand],
-    argvs: Vec<Vec<String>>,
-    targets: Vec<Vec<Option<Target>>>,
+    per: Stages,
+    exports: &[(String, String)],
     deadline: Instant,
 ) -> Vec<Stage> {
     let mut stages = Vec::new();
     let mut next_stdin: Option<OwnedFd> = None;
     let last = commands.len().saturating_sub(1);
-    for (i, ((cmd, paths), argv)) in commands.iter().zip(targets).zip(argvs).enumerate() {
+    let each = commands.iter().zip(per.targets).zip(per.argvs).zip(per.cwds);
+    for (i, (((cmd, paths), argv), cwd)) in each.enumerate() {
         let stdin = next_stdin.take();
         let (stdout_default, reader) = if i < last {
             match std::io::pipe() {
@@ -421,7 +639,6 @@ fn start_pipeline(
         next_stdin = reader;
         let stage = match wire(cmd, &paths, stdin, stdout_default) {
             Ok((input, stdout, stderr, stderr_is_stdout)) => {
-                let cwd = guard.roots()[0].clone();
                 let mut spec = match confine::spawn_spec(guard, argv, cwd, access) {
                     Ok(spec) => spec,
                     Err(message) => {
@@ -429,8 +646,13 @@ fn start_pipeline(
                         break;
                     }
                 };
-                spec.env =
-                    cmd.env.iter().map(|a| (a.name.clone(), a.value.text().to_owned())).collect();
+                // Exported variables first; the command's own `NAME=value` prefixes win.
+                spec.env = exports
+                    .iter()
+                    .filter(|(n, _)| !cmd.env.iter().any(|a| &a.name == n))
+                    .cloned()
+                    .chain(cmd.env.iter().map(|a| (a.name.clone(), a.value.text().to_owned())))
+                    .collect();
                 spec.timeout = deadline.saturating_duration_since(Instant::now());
                 spec.stdin = input;
                 spec.stdout = stdout;
@@ -453,6 +675,8 @@ fn start_pipeline(
 /// Where a descriptor of one command points while its redirects are applied left to right.
 #[derive(Clone)]
 enum Slot {
+    /// Text given on the command line (heredoc, here-string).
+    Text(Arc<str>),
     Stdin,
     Stdout,
     Stderr,
@@ -474,6 +698,7 @@ fn wire(
         let fd = usize::from(r.fd).min(2);
         slots[fd] = match (&r.target, path) {
             (RedirectTarget::Dup(src), _) => slots[usize::from(*src).min(2)].clone(),
+            (RedirectTarget::Text(text), _) => Slot::Text(Arc::from(text.as_str())),
             (RedirectTarget::File { mode, .. }, Some(p)) => Slot::File(Arc::new(open(p, *mode)?)),
             (RedirectTarget::File { path, .. }, None) => {
                 return Err(format!("{}: redirect target was not checked", path.text()));
@@ -485,6 +710,7 @@ fn wire(
     let input = match s0 {
         Slot::Stdin => stdin.map(Input::Fd).unwrap_or(Input::Null),
         Slot::File(f) => Input::Fd(dup(&f)?),
+        Slot::Text(t) => Input::Bytes(t.as_bytes().to_vec()),
         _ => return Err("reading stdin from an output descriptor is not supported".into()),
     };
     // `2>&1 > f` on the last stage: stderr goes to the line's captured stdout.

@@ -16,6 +16,7 @@ mod secrets;
 mod secrets_kinds;
 mod secrets_props;
 mod shell_corpus;
+mod shell_constructs;
 mod shell_execute;
 mod shell_execute_props;
 mod shell_props;
