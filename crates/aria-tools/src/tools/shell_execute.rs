@@ -1,5 +1,11 @@
 //! `shell_execute {command}`: runs a command line without a shell.
 //!
+//! Besides simple commands, pipelines and lists it runs what models commonly write, each part
+//! classified on its own: heredocs and here-strings (stdin text), `cd` (every later command's
+//! directory is fixed when the line is planned and checked from there; a `cd` that does not
+//! run stops the line), `$(…)` (run first when read-tier, see [`crate::shell::subst`]) and
+//! the builtins in [`crate::shell::builtin`] and `shell_line.rs` (evaluated in-process).
+//!
 //! The line is parsed and classified by [`crate::shell`]; what the classifier blocks is refused
 //! with its reason. Every redirect target and every path the commands write is checked with the
 //! path guard, words ARIA would have to expand (`$VAR`, globs, `~`, braces) are refused, and
@@ -63,9 +69,14 @@ fn spec(guard: &PathGuard, timeout: Duration) -> ToolSpec {
         description: format!(
             "Run a command line: simple commands, pipes (|), &&, || and ;, with redirects \
              (<, >, >>, 2>&1) to files inside {}. Programs run directly, never through a \
-             shell: no $VAR, globs, ~, subshells, $(...), loops or functions. Runs in the \
-             first root, without network, for at most {} s; output is capped. Naming a path \
-             outside the roots needs the user's approval.",
+             shell. Also supported: heredocs (cat > f <<'EOF' ... EOF) and literal \
+             here-strings (<<< 'text'); cd DIR && cmd and (cd DIR && cmd); $(cmd) and \
+             `cmd` when cmd only reads (it runs first, its output becomes arguments); export \
+             NAME=value / unset NAME for the rest of the line; command -v, type, [ ... ], \
+             test, true, false, echo, printf; $TMPDIR (a private /tmp). Not supported: other \
+             $VAR, globs, ~, loops, if, functions. Runs in the first root, without network, \
+             for at most {} s; output is capped. Naming a path outside the roots needs the \
+             user's approval.",
             roots_sentence(guard),
             timeout.as_secs_f64()
         ),
