@@ -14,6 +14,7 @@ pub use dotenv::{Pinned, load_dotenv};
 mod memory;
 pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
 mod provider;
+mod show;
 use provider::resolve_provider;
 pub use provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_BASE_URL, LOCAL_PROVIDER,

@@ -198,8 +198,11 @@ pub fn config(global: &GlobalArgs, command: ConfigCommand) -> CliResult<u8> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
+                // A valid aria.toml (what `config check` accepts), secrets never included:
+                // they come only from the environment or ARIA's .env files.
                 println!("# {}", config.source.describe());
-                let text = toml::to_string_pretty(&config).map_err(CliError::failed)?;
+                println!("# data directory: {}", config.data_dir.display());
+                let text = toml::to_string_pretty(&config.to_raw()).map_err(CliError::failed)?;
                 print!("{text}");
             }
         }

@@ -252,3 +252,37 @@ fn tools_list_shows_every_tool_the_model_is_offered_with_its_tier() {
     let plain = text(&aria.run("http://127.0.0.1:9", &["tools", "list"]).stdout);
     assert!(plain.lines().any(|l| l.starts_with("memory_store ")), "{plain}");
 }
+
+#[test]
+fn config_show_prints_an_aria_toml_that_config_check_accepts() {
+    let aria = Aria::new();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(
+        &config,
+        "[provider]\nname = \"openai\"\nmodel = \"gpt-4o-mini\"\n[limits]\nmax_iterations = 7\n\
+         [policy]\nmode = \"supervised\"\n[memory]\nextract = false\n[web]\nallowed_hosts = [\"nas.lan\"]\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let out = aria.run("http://127.0.0.1:9", &["--config", config, "config", "show"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(!shown.contains(super::harness::API_KEY), "a secret in config show: {shown}");
+    let again = aria.dir.path().join("shown.toml");
+    std::fs::write(&again, &shown).unwrap();
+    let again = again.to_str().unwrap();
+    let check = aria.run("http://127.0.0.1:9", &["--config", again, "config", "check"]);
+    assert_eq!(
+        code(&check),
+        0,
+        "config check refused config show's output:\n{shown}\n{}",
+        text(&check.stderr)
+    );
+    // The same settings come back out.
+    let twice = aria.run("http://127.0.0.1:9", &["--config", again, "config", "show"]);
+    let body = |s: &str| s.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&text(&twice.stdout)), body(&shown));
+    for want in ["max_iterations = 7", "mode = \"supervised\"", "extract = false", "\"nas.lan\""] {
+        assert!(shown.contains(want), "{want} missing:\n{shown}");
+    }
+}
