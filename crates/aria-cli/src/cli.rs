@@ -378,7 +378,7 @@ pub enum ModelsCommand {
 
 #[derive(Debug, Args)]
 pub struct CostArgs {
-    /// Days of history in the report (today included).
+    /// Days of history in the report, today included (0 or 1: today only).
     #[arg(long, default_value_t = 30)]
     pub days: u32,
     /// Sessions listed at most.

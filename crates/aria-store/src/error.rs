@@ -67,13 +67,19 @@ pub enum StoreError {
     },
 
     #[error(
-        "no conversation with id `{0}`; ids must be given in full (list them with \
-         `aria conversations`)"
+        "no conversation with id `{0}` (an id, or a unique prefix of at least 4 characters; \
+         list them with `aria conversations list`)"
     )]
     UnknownConversation(String),
 
-    #[error("no session with id `{0}`; ids must be given in full (list them with `aria sessions`)")]
+    #[error(
+        "no session with id `{0}` (an id, or a unique prefix of at least 4 characters; list \
+         them with `aria sessions list`)"
+    )]
     UnknownSession(String),
+
+    #[error("`{given}` is the start of several {noun} ids ({candidates}); give more characters")]
+    AmbiguousId { noun: &'static str, given: String, candidates: String },
 
     #[error(
         "session `{session}` belongs to conversation `{actual}`, not `{given}`; this is a bug \

@@ -1,6 +1,6 @@
 //! Conversations, sessions, messages and traces: the [`Journal`] port and the read queries the
-//! CLI and gateway list things with. Ids are exact (no prefix matching): a wrong id is an error
-//! that names it, never a guess.
+//! CLI and gateway list things with. Ids here are exact; the CLI accepts a unique prefix by
+//! resolving it first ([`Store::resolve_id`](crate::Store::resolve_id)), never by guessing.
 
 use aria_api::{
     Journal, JournalError, Limits, Message, MessageMeta, NewSession, Role, SessionRecord,

@@ -62,6 +62,7 @@ mod audit;
 mod canonical;
 mod chain;
 mod error;
+mod ids;
 mod journal;
 mod memory;
 mod memory_index;
@@ -78,6 +79,7 @@ pub use audit::{AuditBundle, AuditRecordRow, BUNDLE_FORMAT, HASH_ALGORITHM, rend
 pub use canonical::{canonical_json, write_canonical_json};
 pub use chain::ZERO_HASH;
 pub use error::StoreError;
+pub use ids::{IdKind, MIN_PREFIX};
 pub use journal::{ConversationSummary, StoredMessage, StoredTrace};
 pub use memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,

@@ -14,6 +14,7 @@ pub fn audit(global: &GlobalArgs, command: AuditCommand) -> CliResult<u8> {
         AuditCommand::Verify { file: Some(path), .. } => verify_file(&path),
         AuditCommand::Verify { session_id, file: None, expect_head } => {
             let ctx = Context::load(global)?;
+            let session_id = ctx.resolve_opt(aria_store::IdKind::Session, session_id.as_deref())?;
             verify_store(&ctx, session_id.as_deref(), expect_head.as_ref())
         }
         AuditCommand::Head => {
@@ -32,6 +33,7 @@ pub fn audit(global: &GlobalArgs, command: AuditCommand) -> CliResult<u8> {
         }
         AuditCommand::Export { session_id, format, output } => {
             let ctx = Context::load(global)?;
+            let session_id = ctx.resolve(aria_store::IdKind::Session, &session_id)?;
             let bundle = ctx.store.export_session(&session_id)?;
             let text = match format {
                 ExportFormat::Json => serde_json::to_string_pretty(&bundle)? + "\n",

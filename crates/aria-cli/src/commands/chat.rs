@@ -51,9 +51,11 @@ impl Approver for TerminalApprover {
     }
 }
 
-pub fn chat(global: &GlobalArgs, args: ChatArgs) -> CliResult<u8> {
+pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
     let ctx = Context::load(global)?;
     ctx.report_interrupted();
+    args.conversation =
+        ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
     let approver: Option<Arc<dyn Approver>> =
         std::io::stdin().is_terminal().then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), approver)?;

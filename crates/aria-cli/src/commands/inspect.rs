@@ -91,6 +91,7 @@ pub fn conversations(global: &GlobalArgs, command: ConversationsCommand) -> CliR
             }
         }
         ConversationsCommand::Show { id, json } => {
+            let id = ctx.resolve(aria_store::IdKind::Conversation, &id)?;
             let Some((summary, messages)) = ctx.store.get_conversation(&id)? else {
                 return Err(CliError {
                     code: USAGE,

@@ -167,6 +167,8 @@ pub fn cost(global: &GlobalArgs, args: CostArgs) -> CliResult<u8> {
         },
     };
     let spent = guard.spent()?;
+    // `--days 0` and `--days 1` both mean today.
+    let args = CostArgs { days: args.days.max(1), ..args };
     let since = days_ago(args.days);
     let days = store.spend_report(SpendGroup::Day, Some(&since), args.days as usize)?;
     let models = store.spend_report(SpendGroup::Model, Some(&since), 50)?;
@@ -197,7 +199,11 @@ pub fn cost(global: &GlobalArgs, args: CostArgs) -> CliResult<u8> {
             );
         }
     };
-    table(&format!("by day (last {} days)", args.days), &days);
+    let title = match args.days {
+        1 => "by day (today)".to_owned(),
+        n => format!("by day (last {n} days)"),
+    };
+    table(&title, &days);
     table("by model", &models);
     table("by session", &sessions);
     Ok(OK)

@@ -40,6 +40,23 @@ impl Context {
         Ok(Context { config, store, redactor })
     }
 
+    /// The full conversation or session id that `given` (an id or a unique prefix) names; an
+    /// unknown or ambiguous one is a usage error that says so.
+    pub fn resolve(&self, kind: aria_store::IdKind, given: &str) -> CliResult<String> {
+        self.store
+            .resolve_id(kind, given)
+            .map_err(|e| CliError { code: crate::exit::USAGE, error: anyhow::anyhow!("{e}") })
+    }
+
+    /// Like [`Context::resolve`], for an optional id.
+    pub fn resolve_opt(
+        &self,
+        kind: aria_store::IdKind,
+        given: Option<&str>,
+    ) -> CliResult<Option<String>> {
+        given.map(|g| self.resolve(kind, g)).transpose()
+    }
+
     /// Tells the user about runs that died without finishing.
     pub fn report_interrupted(&self) {
         let Ok(unfinished) = self.store.unfinished_sessions() else { return };
@@ -186,6 +203,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     let ctx = Context::load(global)?;
     // On stderr, so it never disturbs --json output.
     ctx.report_interrupted();
+    let resume = ctx.resolve_opt(aria_store::IdKind::Session, args.resume.as_deref())?;
+    let conversation =
+        ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None)?;
     let rt = runtime()?;
     let render = if args.json { Render::Silent } else { Render::Quiet };
@@ -196,8 +216,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             &agent,
             &ctx.config.data_dir,
             args.task.as_deref(),
-            args.resume.as_deref(),
-            args.conversation.clone(),
+            resume.as_deref(),
+            conversation.clone(),
             render,
             cancel,
         )

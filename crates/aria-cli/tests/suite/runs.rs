@@ -218,3 +218,53 @@ fn deleting_the_newest_audit_records_is_caught_by_the_anchor() {
     assert_eq!(code(&verify), 1, "{}", text(&verify.stdout));
     assert!(text(&verify.stdout).contains("deleted"), "{}", text(&verify.stdout));
 }
+
+#[test]
+fn ids_accept_a_unique_prefix_like_git_and_cost_days_0_is_today() {
+    let aria = Aria::new();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    let mut ids = Vec::new();
+    for answer in ["one", "two"] {
+        let mock = MockOpenAi::new(vec![MockTurn::text(answer)]).serve();
+        let out =
+            aria.run(&mock.base_url(), &["--config", config, "run", "--task", "hi", "--json"]);
+        assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+        let r = json_of(&out);
+        ids.push((
+            r["session_id"].as_str().unwrap().to_owned(),
+            r["conversation_id"].as_str().unwrap().to_owned(),
+        ));
+    }
+    let (session, conversation) = &ids[1];
+    let none = "http://127.0.0.1:9";
+    // A prefix that names one conversation shows it.
+    let unique = |id: &str, other: &str| {
+        let shared = id.chars().zip(other.chars()).take_while(|(a, b)| a == b).count();
+        id[..(shared + 1).max(8)].to_owned()
+    };
+    let prefix = unique(conversation, &ids[0].1);
+    let out = aria.run(none, &["--config", config, "conversations", "show", &prefix, "--json"]);
+    assert_eq!(code(&out), 0, "show {prefix}: {}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(conversation.as_str()));
+    let prefix = unique(session, &ids[0].0);
+    let out = aria.run(none, &["--config", config, "audit", "export", "--session-id", &prefix]);
+    assert_eq!(code(&out), 0, "export {prefix}: {}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(session.as_str()));
+    // A prefix both share is ambiguous and says so; an unknown one is named.
+    let shared: String =
+        session.chars().zip(ids[0].0.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect();
+    if shared.len() >= 4 {
+        let out = aria.run(none, &["--config", config, "audit", "export", "--session-id", &shared]);
+        assert_eq!(code(&out), 2);
+        assert!(text(&out.stderr).contains("several session ids"), "{}", text(&out.stderr));
+    }
+    let out = aria.run(none, &["--config", config, "conversations", "show", "zzzz-nope"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("zzzz-nope"), "{}", text(&out.stderr));
+    // cost --days 0 is today, not an empty report.
+    let out = aria.run(none, &["--config", config, "cost", "--days", "0"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("by day (today)"), "{}", text(&out.stdout));
+}
