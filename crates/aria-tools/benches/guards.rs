@@ -93,7 +93,7 @@ fn corpus(target: usize) -> Vec<String> {
         "OPENAI_API_KEY=sk-proj-Ab3_dEf-9hIjKlMnOpQrStUvWxYz0123456789AbCdEf",
         "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcDEF123_-xyz",
         "git clone https://ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8@github.com/o/r",
-        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "aws_access_key_id = AKIA2OGYBAH6TQ3LWXPZ",
         "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/prod",
         "set-cookie: sid=q8Zt3LmX0vKp7RwB2nYc9HdJ4sFg6TaE1uQiW5oNzVkGxMbCy0rDhSlPjAeUf3Ik; HttpOnly",
     ];

@@ -73,11 +73,11 @@ fn path_roots_come_from_the_root_flag() {
 #[test]
 fn secrets_names_the_kinds_and_exits_1() {
     let aria = Aria::new();
-    let out = check(&aria, &["secrets", "deploy with AKIAIOSFODNN7EXAMPLE now"], "");
+    let out = check(&aria, &["secrets", "deploy with AKIA2OGYBAH6TQ3LWXPZ now"], "");
     assert_eq!(code(&out), 1);
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("secret: ") && stdout.contains("aws_access_key_id"), "{stdout}");
-    assert!(!stdout.contains("AKIAIOSFODNN7EXAMPLE"), "the secret is echoed: {stdout}");
+    assert!(!stdout.contains("AKIA2OGYBAH6TQ3LWXPZ"), "the secret is echoed: {stdout}");
     let out = check(&aria, &["secrets", "commit 9fceb02d0ae598e95dc970b74767f19372d61af8"], "");
     assert_eq!(code(&out), 0);
     assert!(text(&out.stdout).starts_with("clean: "), "{}", text(&out.stdout));

@@ -45,6 +45,10 @@ use crate::guard::entropy::find_high_entropy;
 use crate::guard::invisible;
 use crate::guard::secret_rules::{Check, ENV_KEYWORDS, RULES};
 
+#[path = "secret_judge.rs"]
+mod secret_judge;
+use secret_judge::{Strength, is_placeholder, strength, value_is_secret};
+
 /// Known values shorter than this are ignored: redacting `true` or `1234` everywhere would
 /// destroy text and protect nothing.
 pub const MIN_KNOWN_SECRET_LEN: usize = 8;
@@ -59,6 +63,8 @@ struct Slots {
     values: Vec<usize>,
     key_quote: Option<usize>,
     separator: Option<usize>,
+    /// The name a value is assigned to (`(?P<NAME>…)`), for rules that judge by it.
+    name: Option<usize>,
 }
 
 /// One compiled regex over a contiguous run of [`RULES`], with each rule's group indices.
@@ -69,6 +75,9 @@ struct Group {
     /// For the `.env`-style rule: its keywords ([`ENV_KEYWORDS`]). Its matches lie on one line
     /// and contain one, so the regex runs only on lines with a keyword.
     keywords: Option<AhoCorasick>,
+    /// Every match starts in the name before its keyword (the `.env` rule alone), so the
+    /// search may start there rather than at the start of the line.
+    from_name: bool,
 }
 
 impl Group {
@@ -82,13 +91,20 @@ impl Group {
         let mut from = pos;
         while from < text.len() {
             let at = keywords.find(Input::new(text).span(from..text.len()))?.start();
-            // A match containing this keyword starts within the run of name characters
-            // before it; no match starts between `from` and that run (it would need a
-            // keyword of its own, and `at` is the first one).
-            let mut start = at;
-            while start > from && is_name_byte(bytes[start - 1]) {
-                start -= 1;
-            }
+            // Every match of these rules lies on one line and contains a keyword: the first
+            // match at or after `from` that contains this keyword starts on its line. A
+            // `.env` match starts within the run of name characters before the keyword (no
+            // match starts between `from` and that run: it would need a keyword of its own).
+            let start = if self.from_name {
+                let mut start = at;
+                while start > from && is_name_byte(bytes[start - 1]) {
+                    start -= 1;
+                }
+                start
+            } else {
+                let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                line_start.max(from)
+            };
             // Matches never cross a line end, so the rest of this line decides.
             let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
             if let Some(m) = self.re.find_at(&text[..line_end], start) {
@@ -171,7 +187,7 @@ impl SecretRedactor {
                 let (source, names) = combined_source(range.clone());
                 let re = build(&source)?;
                 let slots = slots_for(&re, &names, range.clone());
-                let env = RULES[range].iter().all(|r| r.check == Check::EnvValue);
+                let env = RULES[range.clone()].iter().all(|r| r.check.keyworded());
                 let keywords = if env {
                     let built = AhoCorasick::builder()
                         .ascii_case_insensitive(true)
@@ -184,7 +200,8 @@ impl SecretRedactor {
                 } else {
                     None
                 };
-                Ok(Group { re, slots, keywords })
+                let from_name = RULES[range].iter().all(|r| r.check == Check::EnvValue);
+                Ok(Group { re, slots, keywords, from_name })
             })
             .collect();
         SecretRedactor { known: known_re, known_count, patterns }
@@ -274,8 +291,8 @@ impl SecretRedactor {
                 }
             }
             let Some(((start, end), group)) = first else { break };
-            // The same leftmost-first match, now with its groups. The `.env` rule has no
-            // assertion at its end, so the text after the match cannot change it: cutting the
+            // The same leftmost-first match, now with its groups. The keyworded rules have no
+            // assertion at their end, so the text after the match cannot change it: cutting the
             // haystack there keeps the capture search as short as the match.
             let haystack = if group.keywords.is_some() { &text[..end] } else { text };
             let Some(caps) = group.re.captures_at(haystack, start) else { break };
@@ -426,16 +443,58 @@ fn judge(text: &str, caps: &Captures<'_>, slots: &Slots, whole: regex::Match<'_>
             Some((i, m)) => (m, slots.values.len() > 1 && i + 1 == slots.values.len()),
             None => (whole, false),
         };
+    let name = slots.name.and_then(|g| caps.get(g)).map(|m| m.as_str());
     let ok = match slots.check {
         Check::None => true,
-        Check::HasDigit => whole.as_str().bytes().any(|b| b.is_ascii_digit()),
+        Check::Token => !is_placeholder(value.as_str()),
+        Check::HasDigit => {
+            whole.as_str().bytes().any(|b| b.is_ascii_digit()) && !is_placeholder(value.as_str())
+        }
+        Check::UrlPassword => url_password_is_secret(name.unwrap_or(""), value.as_str()),
         Check::EnvValue => env_value_is_secret(text, caps, slots, whole, value, unquoted),
+        Check::Named | Check::Nearby => {
+            let name = name.unwrap_or("password");
+            value_is_secret(strength(name), name, value.as_str(), !unquoted)
+        }
     };
     if ok && !value.as_str().is_empty() && !value.as_str().starts_with("[REDACTED") {
         Verdict::Redact(value.start(), value.end())
     } else {
         Verdict::Skip(value.start())
     }
+}
+
+/// The password of `scheme://user:password@`: a secret unless it is a placeholder, a
+/// well-known default or the user name again.
+fn url_password_is_secret(user: &str, password: &str) -> bool {
+    if password == user || password.starts_with(['$', '%', '{']) {
+        return false;
+    }
+    let generic = value_is_secret(Strength::Password, "password", password, true);
+    // Short passwords count here (the URL says what they are), unless they are stand-ins.
+    generic || (password.len() >= 3 && !is_placeholder(password) && !is_default(password))
+}
+
+fn is_default(v: &str) -> bool {
+    matches!(
+        v.to_ascii_lowercase().as_str(),
+        "password"
+            | "pass"
+            | "secret"
+            | "postgres"
+            | "root"
+            | "admin"
+            | "guest"
+            | "mysql"
+            | "test"
+            | "changeme"
+            | "pwd"
+            | "passwd"
+            | "redis"
+            | "rabbitmq"
+            | "user"
+            | "example"
+    )
 }
 
 /// Second look at `NAME=value` / `"name": value`: is `value` a literal secret, or code?
@@ -451,8 +510,9 @@ fn env_value_is_secret(
     if v.starts_with(['$', '<', '%']) {
         return false; // ${VAR}, <placeholder>, %(name)s
     }
+    let name = slots.name.and_then(|g| caps.get(g)).map_or("", |m| m.as_str());
     if !unquoted {
-        return true;
+        return value_is_secret(strength(name), name, v, true);
     }
     if v.starts_with(['=', '>', ':']) || v.bytes().all(|b| b == b'*') {
         return false; // ==, =>, :=, ::, masked
@@ -477,9 +537,11 @@ fn env_value_is_secret(
         let before = text[line_start..whole.start()].trim_start();
         let after_end = text[value.end()..].find('\n').map_or(text.len(), |i| value.end() + i);
         let after = &text[value.end()..after_end];
-        return (before.is_empty() || before == "-") && after.trim().is_empty();
+        if !((before.is_empty() || before == "-") && after.trim().is_empty()) {
+            return false;
+        }
     }
-    true
+    value_is_secret(strength(name), name, v, false)
 }
 
 fn is_number(v: &str) -> bool {
@@ -508,22 +570,22 @@ fn build(source: &str) -> Result<Regex, ()> {
     })
 }
 
-/// The rules split into contiguous runs, one regex each: every `.env`-style rule on its own
-/// (frequent matches in code), the token formats together.
+/// The rules split into contiguous runs, one regex each: the keyworded rules (assignments and
+/// other `name … value` forms on one line, frequent in code, run behind the keyword prefilter)
+/// apart from the token formats.
 fn rule_groups() -> Vec<Range<usize>> {
-    let mut groups = Vec::new();
-    let mut start = 0;
+    let mut groups: Vec<Range<usize>> = Vec::new();
     for (i, rule) in RULES.iter().enumerate() {
-        if rule.check == Check::EnvValue {
-            if start < i {
-                groups.push(start..i);
+        match groups.last_mut() {
+            // The `.env` rule matches often in code: on its own, its captures stay cheap.
+            Some(last)
+                if RULES[last.start].check == rule.check
+                    || (!RULES[last.start].check.keyworded() && !rule.check.keyworded()) =>
+            {
+                last.end = i + 1;
             }
-            groups.push(i..i + 1);
-            start = i + 1;
+            _ => groups.push(i..i + 1),
         }
-    }
-    if start < RULES.len() {
-        groups.push(start..RULES.len());
     }
     groups
 }
@@ -580,6 +642,7 @@ fn slots_for(re: &Regex, names: &[Vec<String>], range: Range<usize>) -> Vec<Slot
                 values: of("VALUE"),
                 key_quote: of("KEYQ").first().copied(),
                 separator: of("SEP").first().copied(),
+                name: of("NAME").first().copied(),
             })
         })
         .collect()

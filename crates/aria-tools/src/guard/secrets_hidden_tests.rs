@@ -37,7 +37,7 @@ const HIDDEN: &[char] = &[
 
 const OPENAI: &str = "sk-proj-Ab3dEf9hIjKlMnOpQrStUvWxYz0123456789AbCdEf";
 const GITHUB: &str = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
-const AWS: &str = "AKIAIOSFODNN7EXAMPLE";
+const AWS: &str = "AKIA2OGYBAH6TQ3LWXPZ";
 const ANTHROPIC: &str = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa";
 const SLACK: &str = "xoxb-1234567890-abcdefghijKLMN";
 /// What a configured `OPENAI_API_KEY` might hold; no pattern matches it, only the known value.

@@ -13,6 +13,7 @@ mod profiles;
 mod python_run;
 mod read_text;
 mod secrets;
+mod secrets_corpus;
 mod secrets_kinds;
 mod secrets_props;
 mod shell_corpus;

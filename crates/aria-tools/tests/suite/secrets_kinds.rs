@@ -57,7 +57,7 @@ fn urls_with_embedded_credentials_lose_the_password_only() {
 
 #[test]
 fn aws_secret_keys_in_json_and_credentials_files() {
-    let s = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let s = "q3Vd8Rk2Zt/Hm9Lp4Wx+Jc7Nb1Ys6Gf0Ea5Ku2Ti";
     assert_redacted(&format!(r#""SecretAccessKey": "{s}","#), s, "aws_secret_access_key");
     assert_redacted(&format!("aws_secret_access_key={s}\n"), s, "aws_secret_access_key");
 }
@@ -83,9 +83,12 @@ fn more_env_names_for_secrets() {
         ("MYSQL_PWD=abc123xyz", "MYSQL_PWD=[REDACTED:env_secret]"),
         ("PASSWORD=Tr0ub4dor#3!", "PASSWORD=[REDACTED:env_secret]"),
         ("API_KEY=abcdef123456", "API_KEY=[REDACTED:env_secret]"),
-        ("SECRET=xyzzy-plugh", "SECRET=[REDACTED:env_secret]"),
+        ("SECRET=xyzzy-plugh-42", "SECRET=[REDACTED:env_secret]"),
         ("TOKEN=abc-def-123", "TOKEN=[REDACTED:env_secret]"),
-        ("GOOGLE_CREDENTIALS='{\"k\":1}'", "GOOGLE_CREDENTIALS='[REDACTED:env_secret]'"),
+        (
+            "GOOGLE_CREDENTIALS='{\"type\":\"service_account\",\"k\":1}'",
+            "GOOGLE_CREDENTIALS='[REDACTED:env_secret]'",
+        ),
     ];
     for (input, want) in cases {
         assert_eq!(redactor().redact(input), want, "{input}");
@@ -162,7 +165,7 @@ fn a_high_entropy_token_next_to_a_known_kind_is_still_caught() {
 
 #[test]
 fn findings_name_the_kinds_in_order() {
-    let text = format!("DB_PASS=hunter22 and AKIAIOSFODNN7EXAMPLE and {RANDOM_64}");
+    let text = format!("DB_PASS=hunter22 and AKIA2OGYBAH6TQ3LWXPZ and {RANDOM_64}");
     let report = redactor().redact_report(&text);
     assert_eq!(report.kinds, vec!["env_secret", "aws_access_key_id", "high_entropy"]);
     assert_eq!(
