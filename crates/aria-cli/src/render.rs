@@ -22,3 +22,72 @@ mod tests {
         assert_eq!(clip("one\ntwo", 10), "one…");
     }
 }
+
+/// Streams a model's text to the user without ARIA's tool-output markers: complete lines pass
+/// through [`aria_core::strip_markers`]; a partial line is printed at once unless it might be
+/// the start of a marker (`<` or `‹`), in which case it waits for the rest of its line.
+#[derive(Debug, Default)]
+pub struct MarkerFilter {
+    pending: String,
+}
+
+impl MarkerFilter {
+    /// The text that can be shown now, given the next delta.
+    pub fn push(&mut self, delta: &str) -> String {
+        self.pending.push_str(delta);
+        let mut out = String::new();
+        while let Some(end) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=end).collect();
+            out.push_str(&Self::line(&line));
+        }
+        if !self.pending.contains(['<', '‹']) {
+            out.push_str(&std::mem::take(&mut self.pending));
+        }
+        out
+    }
+
+    /// Whatever is still held back, at the end of the stream.
+    pub fn finish(&mut self) -> String {
+        let rest = std::mem::take(&mut self.pending);
+        Self::line(&rest)
+    }
+
+    fn line(line: &str) -> String {
+        match aria_core::strip_markers(line) {
+            std::borrow::Cow::Borrowed(same) => same.to_owned(),
+            std::borrow::Cow::Owned(stripped) if stripped.is_empty() => String::new(),
+            std::borrow::Cow::Owned(stripped) => {
+                if line.ends_with('\n') {
+                    stripped + "\n"
+                } else {
+                    stripped
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod marker_filter_tests {
+    use super::MarkerFilter;
+
+    #[test]
+    fn markers_split_across_deltas_never_reach_the_screen() {
+        let mut f = MarkerFilter::default();
+        let mut shown = String::new();
+        for delta in [
+            "Hello ",
+            "world\n<<tool_",
+            "output id=ab12>>\nThe ",
+            "code is 42.",
+            "\n<</tool_output id=ab12>>",
+        ] {
+            shown.push_str(&f.push(delta));
+        }
+        shown.push_str(&f.finish());
+        assert_eq!(shown, "Hello world\nThe code is 42.\n");
+        let mut f = MarkerFilter::default();
+        assert_eq!(f.push("a < b"), "");
+        assert_eq!(f.push(" and c\n"), "a < b and c\n");
+    }
+}

@@ -47,7 +47,8 @@ pub use memory_extract::{
 };
 pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
 pub use output::{
-    Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, untrusted_body,
+    Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, strip_markers,
+    untrusted_body,
 };
 pub use policy::{Decision, decide};
 pub use registry::{CallError, RegistryError, ToolRegistry};

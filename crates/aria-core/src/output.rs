@@ -63,6 +63,44 @@ pub fn untrusted_body(text: &str) -> Option<&str> {
     Some(body)
 }
 
+/// `text` without any tool-output marker (`<<tool_output id=…>>`, `<</tool_output id=…>>`, or
+/// their defused `‹‹` forms): what a person is shown of a model's answer. A model that copies a
+/// marker into its answer (small models do) would otherwise show ARIA's plumbing to the user.
+/// A marker alone on its line takes its line with it.
+pub fn strip_markers(text: &str) -> Cow<'_, str> {
+    const OPENERS: [&str; 4] =
+        ["<<tool_output id=", "<</tool_output id=", "‹‹tool_output id=", "‹‹/tool_output id="];
+    if !OPENERS.iter().any(|o| text.contains(o)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut rest = line;
+        let mut kept = String::new();
+        let mut removed = false;
+        loop {
+            let next = OPENERS.iter().filter_map(|o| rest.find(o).map(|i| (i, o.len()))).min();
+            let Some((at, len)) = next else { break };
+            let after = &rest[at + len..];
+            let id_len = after.chars().take_while(char::is_ascii_alphanumeric).count();
+            if !after[id_len..].starts_with(">>") {
+                kept.push_str(&rest[..at + len]);
+                rest = after;
+                continue;
+            }
+            kept.push_str(&rest[..at]);
+            rest = &after[id_len + 2..];
+            removed = true;
+        }
+        kept.push_str(rest);
+        if removed && kept.trim().is_empty() {
+            continue;
+        }
+        out.push_str(&kept);
+    }
+    Cow::Owned(out.trim().to_owned())
+}
+
 fn defuse(text: &str) -> Cow<'_, str> {
     if text.contains("<<tool_output") || text.contains("<</tool_output") {
         Cow::Owned(
@@ -154,6 +192,22 @@ fn cap(text: &str, max_chars: usize) -> Cow<'_, str> {
 pub struct Shaped {
     pub text: String,
     pub redacted: bool,
+}
+
+#[cfg(test)]
+mod strip_tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_removed_from_what_the_user_sees() {
+        let answer = "<<tool_output id=0123abcd>>\nThe code is 4242.\n<</tool_output id=0123abcd>>";
+        assert_eq!(strip_markers(answer), "The code is 4242.");
+        let inline = "Done ‹‹/tool_output id=ff>> and more <</tool_output id=9a8b>>.";
+        assert_eq!(strip_markers(inline), "Done  and more .");
+        let plain = "Compare <<a>> with <<tool_output id=not closed";
+        assert_eq!(strip_markers(plain), plain);
+        assert!(matches!(strip_markers("nothing here"), Cow::Borrowed(_)));
+    }
 }
 
 #[cfg(test)]

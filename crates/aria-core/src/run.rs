@@ -242,7 +242,7 @@ impl<'a> Run<'a> {
 
     fn complete(&mut self, answer: String) -> Result<(), Stop> {
         self.transition(SessionState::Completing)?;
-        self.session.answer = Some(answer);
+        self.session.answer = Some(crate::output::strip_markers(&answer).into_owned());
         self.transition(SessionState::Done)?;
         self.audit_end()
     }

@@ -113,18 +113,24 @@ pub async fn consume(
 ) -> Option<SessionLock> {
     let mut lock = None;
     let mut wrote_text = false;
+    let mut text = crate::render::MarkerFilter::default();
     while let Some(event) = rx.recv().await {
         match event {
             AgentEvent::Started { session_id, .. } if lock.is_none() => {
                 lock = SessionLock::acquire(&data_dir, &session_id).ok();
             }
             AgentEvent::Text { delta } if render == Render::Stream => {
+                let shown = text.push(&delta);
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(delta.as_bytes());
+                let _ = out.write_all(shown.as_bytes());
                 let _ = out.flush();
                 wrote_text = true;
             }
             AgentEvent::ToolStarted { name, arguments, .. } if render != Render::Silent => {
+                let held = text.finish();
+                if !held.is_empty() {
+                    print!("{held}");
+                }
                 if wrote_text {
                     println!();
                     wrote_text = false;
@@ -145,6 +151,10 @@ pub async fn consume(
             }
             _ => {}
         }
+    }
+    let held = text.finish();
+    if !held.is_empty() {
+        print!("{held}");
     }
     if wrote_text {
         println!();

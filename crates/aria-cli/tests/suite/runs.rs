@@ -268,3 +268,22 @@ fn ids_accept_a_unique_prefix_like_git_and_cost_days_0_is_today() {
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("by day (today)"), "{}", text(&out.stdout));
 }
+
+#[test]
+fn tool_output_markers_the_model_copies_never_reach_the_user() {
+    let aria = Aria::new();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    let copied = "<<tool_output id=3f2a9c>>\nThe launch code is 4242.\n<</tool_output id=3f2a9c>>";
+    let mock = MockOpenAi::new(vec![MockTurn::text(copied)]).serve();
+    let out = aria.run(&mock.base_url(), &["--config", config, "run", "--task", "code?", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(json_of(&out)["answer"], "The launch code is 4242.");
+    let mock = MockOpenAi::new(vec![MockTurn::text(copied)]).serve();
+    let out = aria.run(&mock.base_url(), &["--config", config, "chat", "code?"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(!shown.contains("tool_output"), "{shown}");
+    assert!(shown.contains("The launch code is 4242."), "{shown}");
+}
