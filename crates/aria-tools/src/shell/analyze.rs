@@ -355,9 +355,9 @@ pub(crate) fn chmod(call: &Call<'_>) -> Verdict {
         }
     }
     if let Some(m) = mode
-        && let Some(why) = dangerous_mode(m)
+        && let Some((tier, why)) = dangerous_mode(m)
     {
-        v.raise(Tier::Blocked, || format!("{} {m}: {why}", call.shown));
+        v.raise(tier, || format!("{} {m}: {why}", call.shown));
     }
     for f in files {
         v.write(&call.shown, f);
@@ -365,9 +365,13 @@ pub(crate) fn chmod(call: &Call<'_>) -> Verdict {
     v
 }
 
-fn dangerous_mode(mode: &str) -> Option<&'static str> {
-    const WORLD: &str = "makes files writable by every user";
-    const SUID: &str = "sets the setuid/setgid bit, letting others run the file as its owner";
+/// World-writable modes need approval (inside the roots they are the user's call); setuid and
+/// setgid bits are never set.
+fn dangerous_mode(mode: &str) -> Option<(Tier, &'static str)> {
+    const WORLD: (Tier, &str) =
+        (Tier::Irreversible, "makes files writable by every user; it needs approval");
+    const SUID: (Tier, &str) =
+        (Tier::Blocked, "sets the setuid/setgid bit, letting others run the file as its owner");
     if !mode.is_empty() && mode.len() <= 5 && mode.chars().all(|c| c.is_digit(8)) {
         let bits = u32::from_str_radix(mode, 8).ok()?;
         if bits & 0o6000 != 0 {
@@ -389,6 +393,75 @@ fn dangerous_mode(mode: &str) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// `mount`, `sysctl`, `iptables`, `fdisk`, ...: blocked, except the forms that only list.
+pub(crate) fn admin(call: &Call<'_>) -> Verdict {
+    let args: Vec<&str> = call.args.iter().map(Word::text).collect();
+    let letters_in = |a: &str, allowed: &str| {
+        a.strip_prefix('-')
+            .is_some_and(|l| !l.starts_with('-') && l.chars().all(|c| allowed.contains(c)))
+    };
+    let read = match call.shown.as_str() {
+        "mount" => args.iter().all(|a| matches!(*a, "-l" | "--show-labels")),
+        "sysctl" => {
+            !args.is_empty()
+                && args.iter().all(|a| {
+                    !a.contains('=')
+                        && (!a.starts_with('-')
+                            || letters_in(a, "anNeqbAx")
+                            || matches!(*a, "--all" | "--values" | "--names" | "--binary"))
+                })
+        }
+        "iptables" | "ip6tables" => {
+            let lists = args.iter().any(|a| {
+                matches!(*a, "--list" | "--list-rules")
+                    || (letters_in(a, "LSnvxt") && a.contains(['L', 'S']))
+            });
+            let mut ok = true;
+            let mut i = 0;
+            while i < args.len() {
+                let a = args[i];
+                if a == "-t" || a == "--table" {
+                    i += 1;
+                } else if a.starts_with('-') {
+                    ok &= letters_in(a, "LSnvx")
+                        || matches!(a, "--list" | "--list-rules" | "--numeric" | "--verbose")
+                        || matches!(a, "--exact" | "--line-numbers");
+                }
+                i += 1;
+            }
+            lists && ok
+        }
+        "nft" => args.iter().find(|a| !a.starts_with('-')) == Some(&"list"),
+        "ufw" => matches!(args.as_slice(), ["status"] | ["status", "verbose" | "numbered"]),
+        "firewall-cmd" => {
+            !args.is_empty()
+                && args.iter().all(|a| {
+                    a.starts_with("--list-")
+                        || a.starts_with("--get-")
+                        || a.starts_with("--query-")
+                        || a.starts_with("--zone=")
+                        || *a == "--state"
+                })
+        }
+        "swapon" => {
+            !args.is_empty()
+                && args.iter().all(|a| matches!(*a, "--show" | "-s" | "--summary" | "--bytes"))
+        }
+        "fdisk" | "sfdisk" => {
+            args.first().is_some_and(|a| matches!(*a, "-l" | "--list" | "-d" | "--dump"))
+                && args[1..].iter().all(|a| !a.starts_with('-'))
+        }
+        _ => false,
+    };
+    if read {
+        return Verdict::new(
+            Tier::Read,
+            format!("{}: only shows the system configuration", line(call)),
+        );
+    }
+    Verdict::new(Tier::Blocked, format!("{}: {}", call.shown, call.entry.does))
 }
 
 /// `dd`: reads unless `of=` names a file; blocked for devices and system locations.

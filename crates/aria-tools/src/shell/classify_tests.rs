@@ -370,14 +370,14 @@ fn formatting_and_raw_device_writes_are_blocked() {
 }
 
 #[test]
-fn world_writable_and_setuid_permissions_are_blocked() {
+fn world_writable_permissions_are_asked_and_setuid_is_blocked() {
     check(&[
-        ("chmod 777 f", Blocked, "777"),
-        ("chmod -R 777 .", Blocked, "777"),
-        ("chmod 0777 dir", Blocked, "0777"),
-        ("chmod 666 f", Blocked, "666"),
-        ("chmod o+w f", Blocked, "o+w"),
-        ("chmod a=rwx f", Blocked, "a=rwx"),
+        ("chmod 777 f", Irreversible, "777"),
+        ("chmod -R 777 .", Irreversible, "777"),
+        ("chmod 0777 dir", Irreversible, "0777"),
+        ("chmod 666 f", Irreversible, "666"),
+        ("chmod o+w f", Irreversible, "o+w"),
+        ("chmod a=rwx f", Irreversible, "a=rwx"),
         ("chmod u+s bin", Blocked, "u+s"),
         ("chmod 4755 bin", Blocked, "4755"),
         ("chmod 755 script.sh", RecoverableWrite, "chmod"),

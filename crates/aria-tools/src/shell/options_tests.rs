@@ -202,3 +202,28 @@ fn other_read_programs_options_that_change_the_system() {
         ("apt-cache policy git", Read, "apt-cache"),
     ]);
 }
+
+#[test]
+fn listing_the_system_configuration_is_read_and_changing_it_stays_blocked() {
+    check(&[
+        ("mount", Read, "only shows"),
+        ("mount /dev/sdb1 /mnt", Blocked, "mount"),
+        ("sysctl -a", Read, "only shows"),
+        ("sysctl net.ipv4.ip_forward", Read, "only shows"),
+        ("sysctl -w net.ipv4.ip_forward=1", Blocked, "sysctl"),
+        ("sysctl net.ipv4.ip_forward=1", Blocked, "sysctl"),
+        ("iptables -L -n -v", Read, "only shows"),
+        ("iptables -t nat -nvL", Read, "only shows"),
+        ("iptables -A INPUT -j DROP", Blocked, "iptables"),
+        ("iptables -L -F", Blocked, "iptables"),
+        ("nft list ruleset", Read, "only shows"),
+        ("nft flush ruleset", Blocked, "nft"),
+        ("ufw status", Read, "only shows"),
+        ("ufw enable", Blocked, "ufw"),
+        ("firewall-cmd --list-all", Read, "only shows"),
+        ("swapon --show", Read, "only shows"),
+        ("swapon /swapfile", Blocked, "swapon"),
+        ("fdisk -l", Read, "only shows"),
+        ("fdisk /dev/sda", Blocked, "fdisk"),
+    ]);
+}

@@ -837,8 +837,6 @@ pub(crate) static PROGRAMS: &[Entry] = &[
             "mkfs.*",
             "mke2fs",
             "mkswap",
-            "fdisk",
-            "sfdisk",
             "cfdisk",
             "gdisk",
             "sgdisk",
@@ -851,7 +849,6 @@ pub(crate) static PROGRAMS: &[Entry] = &[
             "tune2fs",
             "cryptsetup",
             "losetup",
-            "swapon",
             "swapoff",
             "hdparm",
         ],
@@ -864,23 +861,28 @@ pub(crate) static PROGRAMS: &[Entry] = &[
         "stops or restarts the machine",
     ),
     e(
+        &["umount", "insmod", "rmmod", "modprobe", "setenforce"],
+        B,
+        "changes the system configuration",
+    ),
+    // Their listing forms (`mount`, `sysctl -a`, `iptables -L`, `fdisk -l`) only read.
+    e(
         &[
             "mount",
-            "umount",
-            "insmod",
-            "rmmod",
-            "modprobe",
             "sysctl",
             "iptables",
             "ip6tables",
             "nft",
             "ufw",
             "firewall-cmd",
-            "setenforce",
+            "swapon",
+            "fdisk",
+            "sfdisk",
         ],
         B,
         "changes the system configuration",
-    ),
+    )
+    .special(analyze::admin),
     e(
         &[
             "passwd", "chpasswd", "useradd", "userdel", "usermod", "groupadd", "groupdel",
