@@ -403,7 +403,11 @@ fn is_path(v: &str) -> bool {
 /// Whether `value`, assigned to a name of strength `strength`, is a literal secret. `quoted`:
 /// it was written in quotes (an unquoted bare word in code is more often a variable).
 pub(crate) fn value_is_secret(strength: Strength, name: &str, value: &str, quoted: bool) -> bool {
-    if strength == Strength::NotSecret || value.is_empty() || is_placeholder(value) {
+    if strength == Strength::NotSecret
+        || value.is_empty()
+        || value.starts_with(['$', '<'])
+        || is_placeholder(value)
+    {
         return false;
     }
     let lower = value.to_ascii_lowercase();

@@ -536,9 +536,21 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Nearby,
     },
     Rule {
+        // `curl -u user:password`, `--user`, `--proxy-user`: basic credentials on a command line.
+        kind: "cli_password",
+        pattern: r#"(?-u:\b)(?:curl|wget|http|https|xh|ftp|lftp)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]+["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
+        check: Check::Nearby,
+    },
+    Rule {
+        // `sshpass -p VALUE`, `docker login -p VALUE`, `smbclient -U user%VALUE`.
+        kind: "cli_password",
+        pattern: r#"(?-u:\b)(?:sshpass[ \t]+-p|(?:docker|podman|helm|oras)[ \t]+(?:registry[ \t]+)?login(?:[ \t][^\n]*?)?[ \t](?:-p|--password))[ \t=]*["']?(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
+        check: Check::Nearby,
+    },
+    Rule {
         // `mysql -pVALUE` (the password glued to the flag).
         kind: "cli_password",
-        pattern: r#"(?-u:\b)mysql(?:dump|admin|sh|import|slap|check)?[ \t][^\n]*?[ \t]-p(?P<VALUE>[^\s'"-][^\s'"]*)"#,
+        pattern: r#"(?-u:\b)mysql(?:dump|admin|sh|import|slap|check)?(?:[ \t][^\n]*?)?[ \t]-p(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
         check: Check::Nearby,
     },
     Rule {
@@ -595,12 +607,13 @@ pub(crate) const RULES: &[Rule] = &[
         // NAME=value, NAME: value, "name": "value" where NAME mentions a key, token, secret,
         // password or credential, or has `pass`/`pwd` as a whole part (`DB_PASS`, `MYSQL_PWD`,
         // not `compass`), or ends in `auth` (`_auth`, Docker's `"auth"`). `:=` (Go) and `=>`
-        // (Ruby, PHP) are separators too. Only the value is replaced.
+        // (Ruby, PHP) are separators too, and `ENV["API_KEY"] = …` assigns by index. Only the
+        // value is replaced.
         kind: "env_secret",
         pattern: concat!(
             r#"(?-u:\b)(?P<NAME>"#,
             secret_name!(),
-            r#")(?P<KEYQ>["']?)[ \t]*(?P<SEP>:=|=>|[:=])[ \t]*(?:"(?P<VALUE>[^"\n]*)"|'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#
+            r#")(?P<KEYQ>["']?)\]?[ \t]*(?P<SEP>:=|=>|[:=])[ \t]*(?:"(?P<VALUE>[^"\n]*)"|'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#
         ),
         check: Check::EnvValue,
     },

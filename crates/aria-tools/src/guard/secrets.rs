@@ -11,9 +11,13 @@
 //!    other one's matches are judged, and captures are only computed for the match that comes
 //!    first (ties go to the earlier rule, exactly like one alternation of all rules). The
 //!    assignment rule only runs on lines that contain one of its keywords (`key`, `token`,
-//!    `pass`, ...), found with one case-insensitive Aho-Corasick scan. Some
-//!    matches get a second look in code (the regex crate has no look-around): `.env`-style
-//!    assignments must not eat ordinary source code, and `sk-…` must contain a digit.
+//!    `pass`, ...), found with one case-insensitive Aho-Corasick scan; so do the other
+//!    `name … value` forms that fit on one line (XML elements, command-line flags), in a third
+//!    regex. Every match gets a second look in code (the regex crate has no look-around): a
+//!    token must not be a placeholder (`xxxx`, `EXAMPLE`, `AIzaaaa…`), `.env`-style
+//!    assignments must not eat ordinary source code, and a value next to a name is judged by
+//!    how strongly the name says "secret" (`secret_judge.rs`: `password` more than `key`,
+//!    `token_type` not at all), with an entropy floor and known placeholders refused.
 //! 3. **High-entropy tokens** (seed 000 §4.3, see `entropy.rs`): one byte loop over what is
 //!    left, judging only runs of 64+ token characters.
 //!

@@ -377,6 +377,12 @@ def positives():
         sep = "" if flag == "-p" else R.choice([" ", "="])
         text = f"mysql -u root {flag}{sep}{pw} shop" if flag == "-p" else f"cli login {flag}{sep}{pw}"
         out.append({"text": text, "secret": pw, "service": "command-line flag", "syntax": "cli-flag", "source": "https://dev.mysql.com/doc/refman/8.0/en/connection-options.html"})
+    for tmpl in ["curl -u deploy:{} https://api.service.test/v1/ping", "curl --user 'ci:{}' -X POST https://ci.test/hook", "wget --user=bot --password={} https://files.test/a.zip", "sshpass -p '{}' ssh admin@10.0.0.5", "docker login -u ci -p {} registry.test", "echo ok && helm registry login registry.test --username ci --password {}"]:
+        pw = a(18)
+        out.append({"text": tmpl.format(pw), "secret": pw, "service": "command-line credentials", "syntax": "cli-flag", "source": "https://curl.se/docs/manpage.html#-u"})
+    for tmpl in ["ENV['STRIPE_API_KEY'] = '{}'", "os.environ[\"OPENAI_API_KEY\"] = \"{}\"", "process.env[\"API_TOKEN\"] = '{}';", "$_ENV['DB_PASSWORD'] = '{}';"]:
+        v = a(32)
+        out.append({"text": tmpl.format(v), "secret": v, "service": "environment by index", "syntax": "code-index", "source": "https://docs.python.org/3/library/os.html#os.environ"})
     for _ in range(3):
         b = b64(R.randint(12, 30))
         out.append({"text": f"Authorization: Basic {b}", "secret": b, "service": "http basic auth", "syntax": "header", "source": "https://datatracker.ietf.org/doc/html/rfc7617"})
@@ -536,6 +542,12 @@ def negatives():
         "<key>CFBundleIdentifier</key>",
         "kubectl create secret generic db --from-literal=password=$(cat pw.txt)",
         "echo $GITHUB_TOKEN | docker login ghcr.io -u USERNAME --password-stdin",
+        "curl -u \"$USER:$TOKEN\" https://api.example.org",
+        "curl -u admin:admin http://localhost:8080/",
+        "docker login -u \"$DOCKER_USER\" -p \"$DOCKER_PASS\" registry.test",
+        "sshpass -p \"$SSH_PASS\" ssh host",
+        "value = os.environ[\"API_KEY\"]",
+        "if ENV['API_KEY'] == nil then abort end",
     ]:
         add(text, "https://github.com/Yelp/detect-secrets/blob/master/docs/filters.md", "placeholder or code")
     lorem = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua".split()
