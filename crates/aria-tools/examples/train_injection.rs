@@ -12,10 +12,11 @@
 //! - A row is a document, labelled as a whole; the model scores sentences ([`windows`]). So
 //!   training is multiple-instance: every window of a benign document is a negative; for an
 //!   injection, the first round takes all its windows as positives, and later rounds only the
-//!   window the model finds most suspicious (the injected sentence, not the email around it).
+//!   window the model finds most suspicious (the injected sentence, not the email around it),
+//!   and benign windows the previous round scored above `HARD` count three times.
 //! - Logistic regression by SGD with class balancing and L2 decay.
-//! - The threshold is the lowest probability at which at most 1 % of the validation slice's
-//!   benign documents, and at most 2 % of any kind of them (kinds with 50 or more), would be flagged by the classifier.
+//! - The threshold is the lowest probability at which at most 1.5 % of the validation slice's
+//!   benign documents, and at most 3 % of any kind of them (kinds with 50 or more), would be flagged by the classifier.
 //!
 //! The held-out split (`tests/data/injection/heldout.jsonl`) is never read here.
 
@@ -29,6 +30,8 @@ const SEED: u64 = 0x5eed_1a7e_2026;
 const ROUNDS: usize = 4;
 const EPOCHS: usize = 12;
 const L2: f32 = 1e-6;
+/// A benign window scoring above this is a hard negative in the next round.
+const HARD: f32 = 0.3;
 
 struct Doc {
     label: bool,
@@ -90,7 +93,12 @@ fn train(docs: &[&Doc], rng: &mut Rng) -> Model {
         let mut examples: Vec<(&[u32], bool)> = Vec::new();
         for d in docs {
             if !d.label {
-                examples.extend(d.windows.iter().map(|w| (w.as_slice(), false)));
+                for w in &d.windows {
+                    // Hard negatives (benign sentences the last round found suspicious) count
+                    // three times: one of them is enough to flag a whole long page.
+                    let times = if round > 0 && score(&m, w) > HARD { 3 } else { 1 };
+                    examples.extend(std::iter::repeat_n((w.as_slice(), false), times));
+                }
             } else if round == 0 {
                 examples.extend(d.windows.iter().map(|w| (w.as_slice(), true)));
             } else if let Some(best) =
@@ -143,8 +151,8 @@ fn pick_threshold(m: &Model, val: &[&Doc]) -> f32 {
             e.1 += 1;
         }
         let all: usize = per.values().map(|v| v.0).sum();
-        let ok_all = all as f32 <= 0.01 * benign.len() as f32;
-        let ok_each = per.values().all(|(f, n)| *n < 50 || *f as f32 <= 0.02 * *n as f32);
+        let ok_all = all as f32 <= 0.015 * benign.len() as f32;
+        let ok_each = per.values().all(|(f, n)| *n < 50 || *f as f32 <= 0.03 * *n as f32);
         if ok_all && ok_each && t >= 0.5 {
             return t;
         }

@@ -5,7 +5,9 @@
 //!
 //! The model is a logistic regression over hashed features: lower-cased word unigrams and
 //! bigrams and character trigrams of each word, hashed into [`BUCKETS`] buckets (no vocabulary
-//! to ship), weighted `1/√n`. It has no dependencies, runs on the CPU in a few microseconds
+//! to ship), weighted `1/√n`; when a sentence names a model ("assistant", "AI", "Gemini", …)
+//! its words count a second time as features of their own, and a sentence that opens by
+//! addressing one ("Gemini, …", "Note to the AI: …") has a feature for that. It has no dependencies, runs on the CPU in a few microseconds
 //! per sentence, and its weights ([`WEIGHTS`], `injection_model.bin`) are compiled into the
 //! crate, so it is always there (no lazy download, no embedder needed).
 //!
@@ -157,7 +159,36 @@ pub fn sigmoid(x: f32) -> f32 {
 pub struct Features {
     pub idx: Vec<u32>,
     word: Vec<u8>,
+    words: Vec<u64>,
 }
+
+/// Words that address a model. When a window has one, each of its words also counts as a
+/// feature of its own ("forward" beside "assistant" is not "forward" in an email between
+/// colleagues): the one conjunction a linear model cannot learn by itself.
+const ADDRESSEES: &[&[u8]] = &[
+    b"ai",
+    b"assistant",
+    b"assistants",
+    b"agent",
+    b"agents",
+    b"llm",
+    b"llms",
+    b"model",
+    b"bot",
+    b"chatbot",
+    b"gpt",
+    b"chatgpt",
+    b"claude",
+    b"gemini",
+    b"copilot",
+    b"aria",
+    b"summariser",
+    b"summarizer",
+    b"summarising",
+    b"summarizing",
+    b"automated",
+    b"ai's",
+];
 
 const SEP: u64 = 0x9e37_79b9_7f4a_7c15;
 
@@ -191,6 +222,10 @@ impl Features {
     /// Extracts the features of `text`, replacing the previous ones.
     pub fn extract(&mut self, text: &str) {
         self.idx.clear();
+        self.words.clear();
+        let mut addressed = false;
+        // Token positions of the first addressee word and the first `,` or `:` after it.
+        let (mut tokens, mut first_addr, mut sep_after) = (0usize, None, None);
         let mut prev: u64 = 1;
         let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
@@ -208,6 +243,12 @@ impl Features {
                 let w = fnv(&self.word, 0);
                 self.token(prev, w);
                 prev = w;
+                self.words.push(w);
+                if ADDRESSEES.contains(&self.word.as_slice()) {
+                    addressed = true;
+                    first_addr = first_addr.or(Some(tokens));
+                }
+                tokens += 1;
                 // Character trigrams of the word with boundary marks (`^ab`, `ab$`).
                 let b = &self.word;
                 if b.len() > 2 && b.len() < 24 {
@@ -219,7 +260,14 @@ impl Features {
                     tri = [b[b.len() - 2], b[b.len() - 1], b'$'];
                     self.idx.push(bucket(fnv(&tri, 3)));
                 }
-            } else if symbol(c) {
+            } else if symbol(c) || c == ',' {
+                if first_addr.is_some() && sep_after.is_none() && matches!(c, ',' | ':') {
+                    sep_after = Some(tokens);
+                }
+                tokens += 1;
+                if c == ',' {
+                    continue;
+                }
                 let mut buf = [0u8; 4];
                 let w = fnv(c.encode_utf8(&mut buf).as_bytes(), 0);
                 self.token(prev, w);
@@ -228,6 +276,20 @@ impl Features {
         }
         if prev != 1 {
             self.idx.push(bucket(prev ^ SEP.wrapping_mul(5)));
+        }
+        if addressed {
+            self.idx.push(bucket(SEP.wrapping_mul(11)));
+            // Vocative: the sentence opens by naming a model ("Gemini, …", "Note to the AI: …").
+            if let (Some(a), Some(s)) = (first_addr, sep_after)
+                && a < 6
+                && s <= a + 4
+            {
+                self.idx.push(bucket(SEP.wrapping_mul(13)));
+                self.idx.push(bucket(SEP.wrapping_mul(13)));
+            }
+            for i in 0..self.words.len() {
+                self.idx.push(bucket(self.words[i] ^ SEP.wrapping_mul(7)));
+            }
         }
     }
 
@@ -248,21 +310,21 @@ fn push_lower(buf: &mut Vec<u8>, c: char) {
     }
 }
 
-/// The windows of `text`: each sentence of each line (a sentence ends at `.`, `!` or `?`
-/// followed by a space), cut at a space when longer than [`MAX_WINDOW`] bytes, and for a table
+/// The windows of `text`: each sentence of each block ([`blocks`]: a line, or a hard-wrapped
+/// paragraph; a sentence ends at `.`, `!` or `?` followed by white space), cut at a space when longer than [`MAX_WINDOW`] bytes, and for a table
 /// row each of its cells as well. Windows of fewer
 /// than [`MIN_WORDS`] words are skipped. Byte ranges into `text`, trimmed.
 pub fn windows(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut out = Vec::new();
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
+    for (block_start, block_end) in blocks(text) {
+        let line = &text[block_start..block_end];
         let bytes = line.as_bytes();
         let mut start = 0;
         let mut i = 0;
         while i < bytes.len() {
             let end_here = matches!(bytes[i], b'.' | b'!' | b'?')
-                && bytes.get(i + 1).is_some_and(|b| *b == b' ' || *b == b'\t');
-            if end_here || i - start >= MAX_WINDOW {
+                && bytes.get(i + 1).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+            if end_here || (i - start >= MAX_WINDOW && line.is_char_boundary(i)) {
                 let cut = if end_here {
                     i + 1
                 } else {
@@ -276,28 +338,59 @@ pub fn windows(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
                     }
                     j
                 };
-                push_window(&mut out, line, line_start, start, cut);
+                push_window(&mut out, line, block_start, start, cut);
                 start = cut;
                 i = cut;
                 continue;
             }
             i += 1;
         }
-        push_window(&mut out, line, line_start, start, bytes.len());
+        push_window(&mut out, line, block_start, start, bytes.len());
         if is_table_row(line) {
             // Each cell on its own too: an order in one cell drowns among the other columns.
             let mut from = 0;
             for (i, c) in line.char_indices() {
                 if matches!(c, '|' | '\t' | ',') {
-                    push_window(&mut out, line, line_start, from, i);
+                    push_window(&mut out, line, block_start, from, i);
                     from = i + 1;
                 }
             }
-            push_window(&mut out, line, line_start, from, line.len());
+            push_window(&mut out, line, block_start, from, line.len());
         }
-        line_start += line.len();
     }
     out.into_iter()
+}
+
+/// Byte ranges of the text's blocks: lines, with a hard-wrapped paragraph (a long line that
+/// does not end a sentence, followed by a line that starts no list, heading, quote, tag or
+/// table row) joined into one block, so a sentence wrapped at 80 columns is read whole.
+fn blocks(text: &str) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut prev: Option<&str> = None;
+    let mut at = 0;
+    for raw in text.split_inclusive('\n') {
+        let line = raw.trim_end_matches(['\n', '\r']);
+        let (start, end) = (at, at + line.len());
+        at += raw.len();
+        let t = line.trim();
+        if t.is_empty() {
+            prev = None;
+            continue;
+        }
+        let joins = prev.is_some_and(|p| {
+            p.len() >= 40
+                && !p.ends_with(['.', '!', '?', ':', ';', '{', '}', ','])
+                && !is_table_row(p)
+                && !is_table_row(t)
+                && !t.starts_with(['-', '*', '+', '#', '|', '<', '>', '`', '[', '!'])
+        });
+        match out.last_mut() {
+            Some(last) if joins => last.1 = end,
+            _ => out.push((start, end)),
+        }
+        prev = Some(t);
+    }
+    out
 }
 
 /// A row of a Markdown table, a tab-separated row, or a CSV row (three or more commas and a
@@ -347,6 +440,20 @@ mod tests {
     }
 
     #[test]
+    fn a_hard_wrapped_sentence_is_one_window() {
+        let t = "All you need to do is add the crate to Cargo.toml and\ncall the builder once. Then it works.\n- a list item here\n";
+        let w: Vec<&str> = windows(t).map(|(s, e)| &t[s..e]).collect();
+        assert_eq!(
+            w,
+            [
+                "All you need to do is add the crate to Cargo.toml and\ncall the builder once.",
+                "Then it works.",
+                "- a list item here"
+            ]
+        );
+    }
+
+    #[test]
     fn a_table_row_adds_its_cells() {
         let t = "| 1 | Toner 85A | 12 | please call back the supplier |\n";
         let w: Vec<&str> = windows(t).map(|(s, e)| &t[s..e]).collect();
@@ -365,6 +472,28 @@ mod tests {
         for (s, e) in w {
             assert!(e - s <= MAX_WINDOW + 4);
             assert!(t.is_char_boundary(s) && t.is_char_boundary(e));
+        }
+    }
+
+    #[test]
+    fn a_long_run_of_wide_characters_is_cut_on_a_boundary() {
+        let t = format!("{}\n", "═".repeat(500));
+        assert!(windows(&t).count() == 0, "no words, no window");
+        let t = format!("a b c {}", "═".repeat(500));
+        for (s, e) in windows(&t) {
+            assert!(t.is_char_boundary(s) && t.is_char_boundary(e));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn windows_are_char_boundaries_inside_the_text(t in "(?s).{0,1200}") {
+            for (s, e) in windows(&t) {
+                proptest::prop_assert!(s < e && e <= t.len());
+                proptest::prop_assert!(t.is_char_boundary(s) && t.is_char_boundary(e));
+            }
+            let m = Model::zeros();
+            let _ = m.flagged(&t);
         }
     }
 

@@ -64,6 +64,10 @@ fn heldout_detection_and_false_alarms_meet_the_goals() {
             tally(&mut caught, &format!("in {}", r.kind), hit);
             by_rules.0 += usize::from(rule_hit);
             by_rules.1 += 1;
+            if !hit && std::env::var_os("ARIA_SHOW_MISSES").is_some() {
+                let best = filter.classifier_score(&r.text).unwrap_or(0.0);
+                println!("missed ({}, {best:.2}): {:?}", r.kind, r.text);
+            }
         } else {
             tally(&mut alarms, "all", hit);
             tally(&mut alarms, &r.kind, hit);
@@ -90,6 +94,11 @@ fn heldout_detection_and_false_alarms_meet_the_goals() {
         let v = alarms[kind];
         assert!(pct(v) <= 3.0, "false alarms on {kind} above 3 %: {v:?}");
     }
+    // Whole crates.io READMEs ("you can", "you need to" on every page) are the hardest benign
+    // kind and still above the 3 % goal (4.8 % when this was written): held here so it does
+    // not grow, and reported until it is met.
+    let docs = alarms["docs"];
+    assert!(pct(docs) <= 6.0, "false alarms on READMEs above 6 %: {docs:?}");
 }
 
 #[test]
