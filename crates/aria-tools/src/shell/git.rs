@@ -379,6 +379,16 @@ pub(crate) fn git(call: &Call<'_>) -> Verdict {
             ("--exec-path", Some(dir)) => v.raise(Tier::Irreversible, || {
                 format!("git --exec-path={dir}: makes git run its commands from another directory")
             }),
+            // Another repository's configuration (core.fsmonitor, core.pager, ...) can make
+            // git run its programs; one outside the working directory is not the user's.
+            ("-C" | "--git-dir", Some(dir)) if leaves_cwd(dir) => {
+                v.raise(Tier::Irreversible, || {
+                    format!(
+                        "git {name} {dir}: uses a repository outside the working directory, \
+                         whose configuration can make git run programs"
+                    )
+                });
+            }
             _ => {}
         }
         i += 1;
@@ -393,9 +403,9 @@ pub(crate) fn git(call: &Call<'_>) -> Verdict {
             });
         }
         let format = t.starts_with("--pretty") || t.starts_with("--format");
-        if format && t.contains("%G") {
+        if format && (t.contains("%G") || t.contains("%(signature")) {
             v.raise(Tier::Irreversible, || {
-                format!("{shown} {t}: %G placeholders run gpg to check signatures")
+                format!("{shown} {t}: signature placeholders run gpg to check signatures")
             });
         }
     }
@@ -412,6 +422,11 @@ pub(crate) fn git(call: &Call<'_>) -> Verdict {
         inner.reason = v.reason;
     }
     inner
+}
+
+/// Absolute, home-relative, variable or `..` paths leave the working directory.
+fn leaves_cwd(path: &str) -> bool {
+    path.starts_with(['/', '~', '$']) || path.split('/').any(|p| p == "..")
 }
 
 /// `git help`: prints the command list, or runs man (a pager or browser) for a topic.

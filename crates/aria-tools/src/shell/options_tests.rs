@@ -20,6 +20,10 @@ fn git_global_options_that_run_programs_are_irreversible() {
         ("git -c safe.directory=/x status", Irreversible, "safe.directory"),
         ("git --config-env=core.pager=P log", Irreversible, "core.pager"),
         ("git -c color.ui=never log", Read, "git log"),
+        ("git -C /tmp/other status", Irreversible, "outside the working directory"),
+        ("git --git-dir=../x/.git log", Irreversible, "outside the working directory"),
+        ("git -C sub status", Read, "git status"),
+        ("git for-each-ref --format='%(signature)'", Irreversible, "gpg"),
     ]);
 }
 
@@ -38,7 +42,7 @@ fn git_subcommand_forms_that_write_execute_or_connect_are_not_read() {
         ("git grep --open-files-in-pager x", Irreversible, "pager"),
         ("git show --textconv HEAD:f", Irreversible, "--textconv"),
         ("git log --show-signature", Irreversible, "gpg"),
-        ("git log --format=%G?", Irreversible, "%G"),
+        ("git log --format=%G?", Irreversible, "gpg"),
         ("git cat-file --filters HEAD:f", Irreversible, "--filters"),
         ("git rebase --exec 'make' main", Irreversible, "--exec"),
         ("git log --help", Irreversible, "man"),
