@@ -30,6 +30,8 @@ pub fn load_config(global: &GlobalArgs) -> Result<Config, ConfigError> {
         model: global.model.clone(),
         mode: global.mode.clone(),
         dry_run: global.dry_run,
+        allow: global.allow.clone(),
+        yes: global.yes,
     };
     let config = config::resolve(raw, source, &env, &flags)?;
     config::prepare_dirs(&config)?;
@@ -162,6 +164,15 @@ pub fn agent(
     agent_config.limits = config.limits;
     agent_config.mode = config.mode;
     agent_config.dry_run = config.dry_run;
+    agent_config.preapproval = aria_core::Preapproval::new(&config.allow, config.yes)
+        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    if config.yes {
+        eprintln!(
+            "warning: --yes: every action this run would ask about is approved without asking \
+             (for this run only; blocked actions stay blocked, and after a tool result that looks \
+             like a prompt injection ARIA stops approving)"
+        );
+    }
     // Models on this machine cost nothing; a chain is charged at its highest price.
     agent_config.price = built
         .price

@@ -40,6 +40,14 @@ pub struct GlobalArgs {
     /// Show what each step would do and change nothing.
     #[arg(long, global = true)]
     pub dry_run: bool,
+    /// Approve in advance (repeatable): a tool name (python_run) or a command prefix ("cargo
+    /// test") that every simple command of a shell line must start with. Never widens what is
+    /// blocked. Adds to [policy] allow.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Approve every action this run asks about, for this run only (blocked stays blocked).
+    #[arg(long, global = true)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -132,6 +132,10 @@ pub struct RawPolicy {
     /// The governed workflow after snapshotted writes (lint/build/test, then commit or
     /// restore); on by default, only in governed mode.
     pub workflow: Option<bool>,
+    /// Calls approved in advance: tool names (`python_run`) or command prefixes (`cargo
+    /// test`) that every simple command of a shell line must start with. Never widens what is
+    /// blocked or refused by the mode.
+    pub allow: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -151,6 +155,10 @@ pub struct Overrides {
     pub model: Option<String>,
     pub mode: Option<String>,
     pub dry_run: bool,
+    /// `--allow PATTERN` (repeatable), added to `[policy] allow`.
+    pub allow: Vec<String>,
+    /// `--yes`: approve what this run asks about, for this run only.
+    pub yes: bool,
 }
 
 /// Where a config file was found, and why.
@@ -232,6 +240,11 @@ pub struct Config {
     pub caps: SpendCaps,
     /// Whether the governed workflow runs (governed mode only).
     pub governed_workflow: bool,
+    /// Pre-approved calls: `[policy] allow` then `--allow` (see [`RawPolicy::allow`]).
+    pub allow: Vec<String>,
+    /// `--yes`: what this run asks about is approved, for this run only (never saved).
+    #[serde(skip)]
+    pub yes: bool,
     /// `[profiles.NAME]`, each checked by `aria_tools::ProfileSpec::from_config`.
     pub profiles: BTreeMap<String, aria_tools::ProfileConfig>,
     pub snapshots: SnapshotConfig,
@@ -396,6 +409,10 @@ pub fn resolve(
     let limits = resolve_limits(raw.limits.clone().unwrap_or_default(), env)?;
     let policy = raw.policy.unwrap_or_default();
     let governed_workflow = policy.workflow.unwrap_or(true);
+    let mut allow = policy.allow.clone().unwrap_or_default();
+    allow.extend(flags.allow.iter().cloned());
+    aria_core::Preapproval::new(&allow, flags.yes)
+        .map_err(|e| ConfigError::Invalid(format!("[policy] allow / --allow: {e}")))?;
     let mode_text = flags.mode.clone().or_else(|| env.var("ARIA_MODE")).or(policy.mode);
     let mode = match mode_text {
         None => ApprovalMode::default(),
@@ -434,6 +451,8 @@ pub fn resolve(
         pricing,
         caps,
         governed_workflow,
+        allow,
+        yes: flags.yes,
         profiles,
         snapshots,
         memory,

@@ -107,6 +107,9 @@ pub struct AgentConfig {
     /// Offer the model only the tools that best fit the user's message (small models); `None`
     /// offers every tool.
     pub tool_selection: Option<Arc<crate::ToolSelection>>,
+    /// What the user approved in advance (`--allow`, `[policy] allow`, `--yes`); never used
+    /// once the run is tainted by a flagged tool result.
+    pub preapproval: crate::Preapproval,
 }
 
 impl AgentConfig {
@@ -142,6 +145,7 @@ impl AgentConfig {
             extract_memories: true,
             extraction_timeout: Duration::from_secs(60),
             tool_selection: None,
+            preapproval: crate::Preapproval::default(),
         }
     }
 }

@@ -10,12 +10,39 @@ use aria_api::{SessionState, Tier};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AgentEvent {
-    Started { session_id: String, conversation_id: String, resumed: bool },
-    State { state: SessionState },
-    Text { delta: String },
-    ToolStarted { call_id: String, name: String, arguments: Value },
-    ToolFinished { call_id: String, name: String, outcome: String, summary: String },
-    Warning { message: String },
+    Started {
+        session_id: String,
+        conversation_id: String,
+        resumed: bool,
+    },
+    State {
+        state: SessionState,
+    },
+    Text {
+        delta: String,
+    },
+    ToolStarted {
+        call_id: String,
+        name: String,
+        arguments: Value,
+    },
+    ToolFinished {
+        call_id: String,
+        name: String,
+        outcome: String,
+        summary: String,
+    },
+    Warning {
+        message: String,
+    },
+    /// A call that needed approval and did not get it: what, why, and how to allow it.
+    Denied {
+        call_id: String,
+        name: String,
+        arguments: Value,
+        reason: String,
+        hint: String,
+    },
 }
 
 pub type EventSink = tokio::sync::mpsc::UnboundedSender<AgentEvent>;

@@ -23,6 +23,7 @@ mod memory_extract;
 mod memory_tools;
 mod output;
 mod policy;
+mod preapprove;
 mod registry;
 mod run;
 mod snapshot;
@@ -51,6 +52,7 @@ pub use output::{
     untrusted_body,
 };
 pub use policy::{Decision, decide};
+pub use preapprove::Preapproval;
 pub use registry::{CallError, RegistryError, ToolRegistry};
 pub use snapshot::{PlannedPoint, RestorePoint, SnapshotFailed, Snapshotter};
 pub use tool_select::{Selected, ToolSelection};

@@ -592,11 +592,23 @@ impl<'a> Run<'a> {
                 tier,
                 reason: why.as_ref().map(|w| w.reason.clone()),
             };
+            let pre = self.agent.config.preapproval.approves(&slot.call.name, &args, tier);
+            if let Some(rule) = pre.filter(|_| self.tainted.is_none()) {
+                self.audit(
+                    "approval.preapproved",
+                    json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "rule": rule}),
+                )?;
+                slot.plan = Plan::Run { tool, args, tier };
+                continue;
+            }
             let answer = self.ask_user(request).await?;
             self.audit(
                 "approval.answer",
                 json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "answer": answer}),
             )?;
+            if answer == ApprovalAnswer::Deny {
+                self.report_denial(&slot.call, &args);
+            }
             slot.plan = match answer {
                 ApprovalAnswer::Deny => Plan::Answered(why.map_or_else(
                     || {
@@ -613,6 +625,31 @@ impl<'a> Run<'a> {
             };
         }
         Ok(())
+    }
+
+    /// Tells the front end that a call was denied: why, and how the user could allow it.
+    fn report_denial(&self, call: &ToolCall, args: &Value) {
+        let reason = match &self.agent.approver {
+            None => "it needs approval and this run has no one to ask (no terminal)".to_owned(),
+            Some(_) => format!(
+                "it needs approval and the user said no or did not answer within {} s",
+                self.agent.config.approval_timeout.as_secs()
+            ),
+        };
+        let hint = if self.tainted.is_some() {
+            "a tool result earlier in this run looked like a prompt injection, so only a person \
+             can approve it now"
+                .to_owned()
+        } else {
+            crate::preapprove::suggestion(&call.name, args)
+        };
+        let _ = self.events.send(AgentEvent::Denied {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: args.clone(),
+            reason,
+            hint,
+        });
     }
 
     /// Asks the approver (no approver: denied), within the approval timeout (timeout: denied).

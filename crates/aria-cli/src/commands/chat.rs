@@ -10,9 +10,7 @@ use futures::future::BoxFuture;
 use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
 
-use super::run::{
-    Context, Render, cancel_on_ctrl_c, drive, exit_code, print_outcome, run_error, runtime,
-};
+use super::run::{Context, Render, cancel_on_ctrl_c, drive, print_outcome, run_error, runtime};
 use crate::app;
 use crate::cli::{ChatArgs, GlobalArgs};
 use crate::exit::{CliError, CliResult, OK};
@@ -78,12 +76,12 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
             })
             .map_err(run_error);
         crate::anchor::record(&ctx.config.data_dir, &ctx.store);
-        let session = session?;
+        let super::run::Driven { session, denied } = session?;
         if session.state != SessionState::Done {
             print_outcome(&session);
         }
         super::run::finish_background(&rt, &agent);
-        return Ok(exit_code(session.state));
+        return Ok(super::run::exit_code_with(session.state, &denied));
     }
     let code = repl(&ctx, &agent, &rt, args.conversation);
     super::run::finish_background(&rt, &agent);
@@ -144,7 +142,7 @@ fn repl(
             out
         });
         crate::anchor::record(&ctx.config.data_dir, &ctx.store);
-        match result {
+        match result.map(|d| d.session) {
             Ok(session) => {
                 conversation = Some(session.conversation_id.clone());
                 if session.state != SessionState::Done {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use aria_api::{SessionRecord, SessionState};
 use aria_core::{Agent, AgentEvent, RunError};
 use aria_store::Store;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -110,8 +110,9 @@ pub async fn consume(
     mut rx: UnboundedReceiver<AgentEvent>,
     render: Render,
     data_dir: std::path::PathBuf,
-) -> Option<SessionLock> {
+) -> (Option<SessionLock>, Vec<Value>) {
     let mut lock = None;
+    let mut denied = Vec::new();
     let mut wrote_text = false;
     let mut text = crate::render::MarkerFilter::default();
     while let Some(event) = rx.recv().await {
@@ -149,6 +150,14 @@ pub async fn consume(
             AgentEvent::Warning { message } if render != Render::Silent => {
                 eprintln!("warning: {message}");
             }
+            // Always on stderr, also with --json: a denial is never silent.
+            AgentEvent::Denied { name, arguments, reason, hint, .. } => {
+                let shown = crate::render::clip(&arguments.to_string(), 100);
+                eprintln!("denied: {name} {shown}: {reason}; {hint}");
+                denied.push(
+                    json!({"tool": name, "arguments": arguments, "reason": reason, "hint": hint}),
+                );
+            }
             _ => {}
         }
     }
@@ -159,7 +168,14 @@ pub async fn consume(
     if wrote_text {
         println!();
     }
-    lock
+    (lock, denied)
+}
+
+/// A finished run and the calls it was denied (what `--json` reports as `denied`).
+#[derive(Debug)]
+pub struct Driven {
+    pub session: SessionRecord,
+    pub denied: Vec<Value>,
 }
 
 /// Runs (or resumes) one task with the given rendering; returns the finished session.
@@ -171,7 +187,7 @@ pub async fn drive(
     conversation: Option<String>,
     render: Render,
     cancel: CancellationToken,
-) -> Result<SessionRecord, RunError> {
+) -> Result<Driven, RunError> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     // A resumed session is locked before anything happens to it.
     let early_lock = match resume {
@@ -187,9 +203,18 @@ pub async fn drive(
         (None, None) => Err(RunError::UnknownSession(String::new())),
     };
     drop(tx);
-    let _late_lock = consumer.await.ok().flatten();
+    let (_late_lock, denied) = consumer.await.unwrap_or_default();
     drop(early_lock);
-    result
+    result.map(|session| Driven { session, denied })
+}
+
+/// The exit code of a run that was denied some calls: 1 even when it finished, since what it
+/// was asked to do did not all happen.
+pub fn exit_code_with(state: SessionState, denied: &[Value]) -> u8 {
+    match exit_code(state) {
+        OK if !denied.is_empty() => FAILED,
+        code => code,
+    }
 }
 
 pub fn exit_code(state: SessionState) -> u8 {
@@ -234,7 +259,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         .await
     });
     let session = session.map_err(run_error);
-    let session = match session {
+    let Driven { session, denied } = match session {
         Ok(s) => s,
         Err(e) => {
             crate::anchor::record(&ctx.config.data_dir, &ctx.store);
@@ -251,6 +276,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             "usage": session.usage,
             "cost_usd": session.cost_usd,
             "error": session.error,
+            "denied": denied,
         });
         println!("{out}");
     } else {
@@ -258,7 +284,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     }
     finish_background(&rt, &agent);
     crate::anchor::record(&ctx.config.data_dir, &ctx.store);
-    Ok(exit_code(session.state))
+    Ok(exit_code_with(session.state, &denied))
 }
 
 /// How long a command waits, after its answer is out, for memory extraction to finish.

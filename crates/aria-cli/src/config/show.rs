@@ -55,6 +55,7 @@ impl Config {
                 mode: Some(self.mode.as_str().to_owned()),
                 approval_timeout_secs: Some(self.approval_timeout.as_secs()),
                 workflow: Some(self.governed_workflow),
+                allow: Some(self.allow.clone()),
             }),
             logging: Some(RawLogging {
                 level: Some(self.log_level.clone()),

@@ -287,3 +287,56 @@ fn tool_output_markers_the_model_copies_never_reach_the_user() {
     assert!(!shown.contains("tool_output"), "{shown}");
     assert!(shown.contains("The launch code is 4242."), "{shown}");
 }
+
+/// One scripted shell_execute call through `aria run --json` with extra flags; returns the
+/// JSON result, the exit code and stderr.
+fn run_shell(aria: &Aria, command: &str, extra: &[&str]) -> (serde_json::Value, i32, String) {
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let args = json!({ "command": command }).to_string();
+    let mock =
+        MockOpenAi::new(vec![MockTurn::tool_call("shell_execute", &args), MockTurn::text("done")])
+            .serve();
+    let mut argv = vec!["--config", config.to_str().unwrap()];
+    argv.extend_from_slice(extra);
+    argv.extend(["run", "--task", "build it", "--json"]);
+    let out = aria.run(&mock.base_url(), &argv);
+    (json_of(&out), code(&out), text(&out.stderr))
+}
+
+#[test]
+fn denials_are_said_recorded_and_fail_the_run_and_allow_patterns_pre_approve() {
+    let aria = Aria::new();
+    let root = aria.root();
+    std::fs::write(root.join("Makefile"), "build:\n\t@echo built > built.txt\n").unwrap();
+    // No terminal: an irreversible command is denied, loudly, and the run exits 1.
+    let (result, exit, stderr) = run_shell(&aria, "make build", &[]);
+    assert_eq!(exit, 1, "{stderr}");
+    assert_eq!(result["state"], "done");
+    let denied = result["denied"].as_array().unwrap();
+    assert_eq!(denied.len(), 1, "{result}");
+    assert_eq!(denied[0]["tool"], "shell_execute");
+    assert!(stderr.contains("denied: shell_execute"), "{stderr}");
+    assert!(stderr.contains("--allow \"make build\""), "the fix is named: {stderr}");
+    assert!(!root.join("built.txt").exists());
+    // Pre-approved by a command prefix: it runs, nothing is denied, exit 0.
+    let (result, exit, stderr) = run_shell(&aria, "make build", &["--allow", "make"]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert_eq!(result["denied"], json!([]));
+    assert!(root.join("built.txt").exists(), "{stderr}");
+    // A line with one command the pattern does not cover is still denied.
+    let (result, exit, _) =
+        run_shell(&aria, "make build; python3 -c 'print(1)'", &["--allow", "make"]);
+    assert_eq!(exit, 1);
+    assert_eq!(result["denied"].as_array().unwrap().len(), 1);
+    // --yes approves for this run and says so.
+    std::fs::remove_file(root.join("built.txt")).unwrap();
+    let (result, exit, stderr) = run_shell(&aria, "make build", &["--yes"]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert_eq!(result["denied"], json!([]));
+    assert!(stderr.contains("--yes"), "{stderr}");
+    assert!(root.join("built.txt").exists());
+    // Blocked stays blocked whatever is allowed.
+    let (_, _, stderr) = run_shell(&aria, "sudo make build", &["--yes", "--allow", "sudo"]);
+    assert!(!stderr.contains("denied: "), "blocked is refused, not asked: {stderr}");
+}
