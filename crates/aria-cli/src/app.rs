@@ -142,12 +142,21 @@ pub fn local_model_note(config: &Config) -> Option<String> {
     }
 }
 
-/// Builds the agent for one command.
+/// Whether memory extraction is skipped for this command: a one-shot command (`aria run`,
+/// `aria chat MESSAGE`) on the embedded model would make the user wait for a second, slow
+/// generation after the answer (about 30 s for SmolLM2 on two cores) for memories it mostly
+/// gets wrong. Interactive chat extracts while the user types; a model server extracts quickly.
+pub fn skips_extraction(config: &Config, one_shot: bool) -> bool {
+    one_shot && config.provider.name == crate::config::LOCAL_PROVIDER
+}
+
+/// Builds the agent for one command (`one_shot`: a single message, then exit).
 pub fn agent(
     config: &Config,
     store: Arc<Store>,
     redactor: Arc<dyn Redact>,
     approver: Option<Arc<dyn Approver>>,
+    one_shot: bool,
 ) -> CliResult<Agent> {
     let p = &config.provider;
     let built = provider(config)?;
@@ -192,7 +201,7 @@ pub fn agent(
         agent_config.governor =
             Some(Arc::new(aria_core::ToolsGovernor::new(Arc::new(profiles), snapshots(config)?)));
     }
-    agent_config.extract_memories = config.memory.extract;
+    agent_config.extract_memories = config.memory.extract && !skips_extraction(config, one_shot);
     // Small models see only the tools that fit the request, ranked with memory's embedder.
     agent_config.tool_selection =
         p.max_tools.map(|max| Arc::new(aria_core::ToolSelection::new(max, embedder.clone())));

@@ -56,7 +56,9 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
     let approver: Option<Arc<dyn Approver>> =
         std::io::stdin().is_terminal().then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
-    let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), approver)?;
+    let one_shot = args.message.is_some();
+    let agent =
+        app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), approver, one_shot)?;
     let rt = runtime()?;
     if let Some(message) = args.message {
         let session = rt

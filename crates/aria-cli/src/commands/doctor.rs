@@ -24,6 +24,7 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> CliResult<u8> {
     check_data_dir(&config, &mut findings);
     check_roots(&config, &mut findings);
     check_model(&config, &mut findings);
+    check_memory(&config, &mut findings);
     // What a child started by `shell_execute` gets on this kernel (no network is granted).
     let protections = Sandbox::planned_protections(false);
     let problems = findings.iter().filter(|f| !f.ok).count();
@@ -54,6 +55,12 @@ fn print_text(findings: &[Finding], protections: &Protections, unenforced: &[&st
     print!("{protections}");
     if unenforced.is_empty() {
         println!("\nevery protection above is active on this machine (each line says its limits)");
+    } else if unenforced.contains(&"namespaces") {
+        println!(
+            "\nNOT enforced here: {}. Without namespaces ARIA runs no program at all (shell, \
+             Python, profiles) until this is fixed: see the namespaces line above.",
+            unenforced.join(", ")
+        );
     } else {
         println!(
             "\nNOT enforced here: {}. ARIA still runs commands, and records in the audit log \
@@ -61,6 +68,24 @@ fn print_text(findings: &[Finding], protections: &Protections, unenforced: &[&st
             unenforced.join(", ")
         );
     }
+}
+
+fn check_memory(config: &Config, out: &mut Vec<Finding>) {
+    let detail = if !config.memory.extract {
+        "facts and preferences are not extracted ([memory] extract = false)".to_owned()
+    } else if app::skips_extraction(config, true) {
+        "facts and preferences are extracted in interactive `aria chat`; one-shot commands \
+         (`aria run`, `aria chat MESSAGE`) skip extraction with the embedded model, which would \
+         make you wait ~30 s after each answer; with a model server they extract too"
+            .to_owned()
+    } else {
+        format!(
+            "facts and preferences are extracted after each turn (a one-shot command waits at \
+             most {} s for it after printing the answer)",
+            super::run::BACKGROUND_GRACE.as_secs()
+        )
+    };
+    out.push(Finding { area: "memory", ok: true, detail });
 }
 
 fn check_data_dir(config: &Config, out: &mut Vec<Finding>) {

@@ -241,7 +241,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     let resume = ctx.resolve_opt(aria_store::IdKind::Session, args.resume.as_deref())?;
     let conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
-    let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None)?;
+    let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
     let rt = runtime()?;
     let render = if args.json { Render::Silent } else { Render::Quiet };
     let session = rt.block_on(async {
@@ -287,8 +287,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     Ok(exit_code_with(session.state, &denied))
 }
 
-/// How long a command waits, after its answer is out, for memory extraction to finish.
-pub const BACKGROUND_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a command waits, after its answer is out, for memory extraction to finish (a model
+/// server answers well within it; the embedded model does not extract in one-shot commands).
+pub const BACKGROUND_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Lets background work (memory extraction) finish before the process exits; the answer has
 /// already been printed, so this never delays it.

@@ -286,3 +286,22 @@ fn config_show_prints_an_aria_toml_that_config_check_accepts() {
         assert!(shown.contains(want), "{want} missing:\n{shown}");
     }
 }
+
+#[test]
+fn doctor_says_when_one_shot_commands_skip_memory_extraction() {
+    let aria = Aria::new();
+    let out = aria.run("http://127.0.0.1:9", &["--backend", "local", "doctor", "--json"]);
+    let report = json_of(&out);
+    let memory = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["area"] == "memory")
+        .unwrap_or_else(|| panic!("no memory line: {report}"));
+    assert!(memory["detail"].as_str().unwrap().contains("skip extraction"), "{memory}");
+    let out = aria.run("http://127.0.0.1:9", &["doctor", "--json"]);
+    let report = json_of(&out);
+    let memory =
+        report["checks"].as_array().unwrap().iter().find(|c| c["area"] == "memory").unwrap();
+    assert!(memory["detail"].as_str().unwrap().contains("after each turn"), "{memory}");
+}
