@@ -98,9 +98,17 @@ fn memory_json(m: &Memory) -> Value {
     })
 }
 
-fn hit_json(h: &MemoryHit) -> Value {
+/// A hit's fused score as a relevance a person can read: 0–100, where 100 is first in every
+/// list that was searched (reciprocal rank fusion, k = 60: one list gives at most 1/61).
+fn relevance(score: f64, lists: usize) -> u32 {
+    let best = lists.max(1) as f64 / 61.0;
+    ((score / best) * 100.0).round().clamp(0.0, 100.0) as u32
+}
+
+fn hit_json(h: &MemoryHit, lists: usize) -> Value {
     let mut v = memory_json(&h.memory);
     v["score"] = json!(h.score);
+    v["relevance"] = json!(relevance(h.score, lists));
     v["text_rank"] = json!(h.text_rank);
     v["vector_rank"] = json!(h.vector_rank);
     v["similarity"] = json!(h.similarity);
@@ -122,19 +130,30 @@ fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool) -> CliResult<u8> 
         (Some(model), Some(vector)) => Some(Embedding { model, vector }),
         _ => None,
     };
+    // BM25 always; the vector list too when the query could be embedded.
+    let lists = 1 + usize::from(embedding.is_some());
     let hits = ctx.store.memory_search(&MemoryQuery::new(query, embedding, limit))?;
     let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
     ctx.store.memory_touch(&ids)?;
     if as_json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&hits.iter().map(hit_json).collect::<Vec<_>>())?
+            serde_json::to_string_pretty(
+                &hits.iter().map(|h| hit_json(h, lists)).collect::<Vec<_>>()
+            )?
         );
     } else if hits.is_empty() {
         println!("no memory matches");
     } else {
-        for h in &hits {
-            println!("{}  {:.4}  {}", h.memory.id, h.score, one_line(&h.memory.content, 100));
+        println!("rank  relevance  id  memory");
+        for (i, h) in hits.iter().enumerate() {
+            println!(
+                "{:>4}  {:>9}  {}  {}",
+                i + 1,
+                relevance(h.score, lists),
+                h.memory.id,
+                one_line(&h.memory.content, 100)
+            );
         }
     }
     Ok(OK)
@@ -356,9 +375,10 @@ fn import(ctx: &Ctx, path: &Path, kind: &str) -> CliResult<u8> {
     // text is an error (nothing is overwritten silently).
     let mut todo = Vec::new();
     let mut conflicts = Vec::new();
+    let mut present = 0usize;
     for line in lines {
         match ctx.store.memory_get(&line.id)? {
-            Some(m) if m.content == line.text => {}
+            Some(m) if m.content == line.text => present += 1,
             Some(_) => conflicts.push(format!(
                 "line {}: id `{}` is already stored with another text (`aria memories show {}`)",
                 line.number, line.id, line.id
@@ -404,9 +424,13 @@ fn import(ctx: &Ctx, path: &Path, kind: &str) -> CliResult<u8> {
         }
     }
     println!(
-        "imported {done} memories from {}{}",
+        "{done} new, {present} already present, from {}{}",
         path.display(),
-        ctx.model().map(|m| format!(" (embedded with {m})")).unwrap_or_default()
+        if done > 0 {
+            ctx.model().map(|m| format!(" (embedded with {m})")).unwrap_or_default()
+        } else {
+            String::new()
+        }
     );
     Ok(OK)
 }

@@ -145,17 +145,24 @@ fn import_keeps_the_given_ids_and_refuses_a_file_with_bad_lines() {
         .collect();
     std::fs::write(&good, lines.join("\n")).unwrap();
     let out = ok(&run(&aria, &config, &["import", good.to_str().unwrap()]));
-    assert!(out.contains("imported 301 memories") && out.contains("ollama:mock-model"), "{out}");
+    assert!(
+        out.contains("301 new, 0 already present") && out.contains("ollama:mock-model"),
+        "{out}"
+    );
     assert_eq!(search_ids(&aria, &config, "solar panels")[0], "42");
     let hits =
         json_of(&run(&aria, &config, &["search", "document 123", "--limit", "300", "--json"]));
     let by_text = hits.as_array().unwrap().iter().find(|h| h["text_rank"] == 1).unwrap();
     assert_eq!(by_text["id"], "doc-123");
-    // A second run finds everything there already and adds nothing.
-    assert!(
-        ok(&run(&aria, &config, &["import", good.to_str().unwrap()]))
-            .contains("imported 0 memories")
-    );
+    // Relevance a person can read: 0-100, the best hit highest.
+    let relevance: Vec<u64> =
+        hits.as_array().unwrap().iter().map(|h| h["relevance"].as_u64().unwrap()).collect();
+    assert!(relevance.iter().all(|r| *r <= 100) && relevance[0] >= relevance[relevance.len() - 1]);
+    let plain = ok(&run(&aria, &config, &["search", "solar panels"]));
+    assert!(plain.lines().next().unwrap().contains("relevance"), "{plain}");
+    // A second run finds everything there already and adds nothing, and says so.
+    let again = ok(&run(&aria, &config, &["import", good.to_str().unwrap()]));
+    assert!(again.contains("0 new, 301 already present"), "{again}");
     // The same id with another text is refused, not overwritten.
     let clash = aria.dir.path().join("clash.jsonl");
     std::fs::write(&clash, "{\"id\": \"42\", \"text\": \"wind turbines\"}\n").unwrap();
