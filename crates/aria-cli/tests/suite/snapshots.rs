@@ -74,3 +74,25 @@ fn a_governed_write_is_snapshotted_listed_and_rolled_back() {
     assert_eq!(code(&unknown), 1);
     assert!(text(&unknown.stderr).contains("aria snapshots list"), "{}", text(&unknown.stderr));
 }
+
+#[test]
+fn aria_says_once_that_it_initialised_a_repository_and_how_to_turn_it_off() {
+    let aria = Aria::new();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    let write = |content: &str| {
+        let args = serde_json::json!({"path": "notes.txt", "content": content}).to_string();
+        let mock =
+            MockOpenAi::new(vec![MockTurn::tool_call("file_write", &args), MockTurn::text("ok")])
+                .serve();
+        let out = aria.run(&mock.base_url(), &["--config", config, "run", "--task", "write"]);
+        assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let first = write("one\n");
+    assert!(first.contains("initialised a git repository"), "{first}");
+    assert!(first.contains("auto_init = false"), "{first}");
+    let second = write("two\n");
+    assert!(!second.contains("initialised a git repository"), "said twice: {second}");
+}

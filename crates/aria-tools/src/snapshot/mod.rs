@@ -409,8 +409,18 @@ impl Snapshots {
         let start = if real.is_dir() { real.clone() } else { parent_or_self(&real) };
         let repo = match discover(&start, &ceiling_of(&root)) {
             Ok(repo) => repo,
-            Err(e) if e.code() == git2::ErrorCode::NotFound && init => Repository::init(&root)
-                .map_err(|e| SnapshotError::git("initialise a repository", &root, e))?,
+            Err(e) if e.code() == git2::ErrorCode::NotFound && init => {
+                let repo = Repository::init(&root)
+                    .map_err(|e| SnapshotError::git("initialise a repository", &root, e))?;
+                // Said once: the next write finds the repository.
+                tracing::warn!(
+                    "initialised a git repository in {} so that ARIA's changes there can be undone \
+                     (`aria snapshots list`, `aria rollback ID`); set [snapshots] auto_init = false \
+                     to stop ARIA from doing this",
+                    root.display()
+                );
+                repo
+            }
             Err(e) if e.code() == git2::ErrorCode::NotFound => {
                 return Err(SnapshotError::NotARepository { path: real });
             }
