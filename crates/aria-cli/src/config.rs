@@ -569,7 +569,21 @@ fn resolve_roots(
         ));
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    Ok(roots.into_iter().map(|r| if r.is_absolute() { r } else { cwd.join(r) }).collect())
+    let roots: Vec<PathBuf> =
+        roots.into_iter().map(|r| if r.is_absolute() { r } else { cwd.join(r) }).collect();
+    for root in &roots {
+        // Judged on the path as written and, when it exists, as it really is (a link to /).
+        let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+        let lexical: PathBuf = root.components().collect();
+        if aria_sandbox::is_system_path(&lexical) || aria_sandbox::is_system_path(&real) {
+            return Err(ConfigError::Invalid(format!(
+                "the root {} is a system directory; ARIA's tools and the programs it runs would \
+                 see the whole system there. Give a project directory (--root ~/code/project)",
+                root.display()
+            )));
+        }
+    }
+    Ok(roots)
 }
 
 fn resolve_limits(raw: RawLimits, env: &dyn Env) -> Result<Limits, ConfigError> {

@@ -156,11 +156,10 @@ fn layout() -> &'static Layout {
     })
 }
 
-/// Whether `path` is one of the system directories (or `/`, `/etc`, `/proc`, …), which can
-/// never be a root.
-pub(crate) fn is_system_path(path: &Path) -> bool {
-    const EXACT: &[&str] =
-        &["/", "/etc", "/proc", "/sys", "/dev", "/run", "/var", "/boot", "/tmp", "/home"];
+/// Whether `path` (absolute, normalised) is one of the system directories (or `/`, `/etc`,
+/// `/proc`, …), which can never be a root: the sandbox mounts those itself, read-only.
+pub fn is_system_path(path: &Path) -> bool {
+    const EXACT: &[&str] = &["/", "/etc", "/proc", "/sys", "/dev", "/run", "/var", "/boot"];
     EXACT.iter().any(|p| path == Path::new(p))
         || SYSTEM_DIRS.iter().any(|d| path == Path::new(d) || Path::new(d).starts_with(path))
         || PROGRAM_DIRS.iter().any(|d| path == Path::new(d))

@@ -305,3 +305,14 @@ fn doctor_says_when_one_shot_commands_skip_memory_extraction() {
         report["checks"].as_array().unwrap().iter().find(|c| c["area"] == "memory").unwrap();
     assert!(memory["detail"].as_str().unwrap().contains("after each turn"), "{memory}");
 }
+
+#[test]
+fn a_system_directory_is_refused_as_a_root_with_the_fix() {
+    let aria = Aria::new();
+    for root in ["/", "/usr", "/etc/"] {
+        let out = aria.run("http://127.0.0.1:9", &["--root", root, "config", "check"]);
+        assert_eq!(code(&out), 2, "--root {root}");
+        let err = text(&out.stderr);
+        assert!(err.contains("system directory") && err.contains("--root"), "{err}");
+    }
+}
