@@ -538,7 +538,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         // `curl -u user:password`, `--user`, `--proxy-user`: basic credentials on a command line.
         kind: "cli_password",
-        pattern: r#"(?-u:\b)(?:curl|wget|http|https|xh|ftp|lftp)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]+["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
+        pattern: r#"(?-u:\b)(?:curl|wget)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]+["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
         check: Check::Nearby,
     },
     Rule {

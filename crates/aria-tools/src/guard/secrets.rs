@@ -514,6 +514,9 @@ fn env_value_is_secret(
     if v.starts_with(['$', '<', '%']) {
         return false; // ${VAR}, <placeholder>, %(name)s
     }
+    if text[..whole.start()].ends_with("[REDACTED:") {
+        return false; // `[REDACTED:api_key] = …`: our own marker, not an index assignment
+    }
     let name = slots.name.and_then(|g| caps.get(g)).map_or("", |m| m.as_str());
     if !unquoted {
         return value_is_secret(strength(name), name, v, true);
@@ -706,5 +709,15 @@ mod tests {
         let r = SecretRedactor::new(vec![]);
         let text = "fn f(token: ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8)";
         assert_eq!(r.redact(text), "fn f(token: [REDACTED:github_token])");
+    }
+
+    #[test]
+    fn a_marker_followed_by_an_assignment_is_not_an_index_assignment() {
+        // Found by the fixed-point property: `[REDACTED:env_secret] =x` once read as
+        // `ENV["…"] = x` on the second pass.
+        use aria_api::Redact;
+        let r = SecretRedactor::new(vec![]);
+        let once = r.redact("KEY=0AAAAAAFKEYghp_sk- =ablABcad\u{1FACE}").into_owned();
+        assert_eq!(r.redact(&once), once);
     }
 }
