@@ -136,3 +136,87 @@ fn finding_4_a_command_cannot_plant_configuration_for_later_runs() {
     // The originals are the user's and stay.
     assert!(root.join("pkg/aria.toml").exists());
 }
+
+/// Runs a scripted sequence of tool calls through `aria run --json` with `extra` flags; returns
+/// what the model was sent back (tool results) and the run's JSON and stderr.
+fn script(
+    aria: &Aria,
+    calls: &[(&str, serde_json::Value)],
+    extra: &[&str],
+) -> (String, serde_json::Value, String) {
+    let mut turns: Vec<MockTurn> =
+        calls.iter().map(|(name, args)| MockTurn::tool_call(*name, args.to_string())).collect();
+    turns.push(MockTurn::text("done"));
+    let mock = MockOpenAi::new(turns).serve();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
+    let mut argv = vec!["--config", config.to_str().unwrap()];
+    argv.extend_from_slice(extra);
+    argv.extend(["run", "--task", "go", "--json"]);
+    let out = aria.run(&mock.base_url(), &argv);
+    let sent = serde_json::to_string(&mock.requests()).unwrap();
+    let result = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (sent, result, text(&out.stderr))
+}
+
+#[test]
+fn finding_5_an_invisible_character_does_not_smuggle_a_secret_to_the_model() {
+    let aria = Aria::new();
+    let token = "ghp_R8x2mQ7vL4kN9pZ3wT6yB1cF5hJ0dS2aE4gU";
+    let api_key = super::harness::API_KEY;
+    let mut hidden = String::new();
+    for (i, ch) in token.chars().enumerate() {
+        hidden.push(ch);
+        if i == 12 {
+            hidden.push('\u{200B}');
+        }
+    }
+    let split_key = format!("{}\u{2060}{}", &api_key[..10], &api_key[10..]);
+    std::fs::write(
+        aria.root().join("notes.txt"),
+        format!("deploy token: {hidden}\nkey: {split_key}\n"),
+    )
+    .unwrap();
+    let (sent, _, stderr) =
+        script(&aria, &[("file_read", serde_json::json!({"path": "notes.txt"}))], &[]);
+    for leaked in [&token[14..], &api_key[12..]] {
+        assert!(!sent.contains(leaked), "{leaked} reached the model: {stderr}");
+    }
+}
+
+#[test]
+fn finding_6_nothing_a_command_starts_outlives_the_run() {
+    let aria = Aria::new();
+    let late = aria.root().join("late.txt");
+    let writer = format!("sleep 1; echo late >> {}", late.display());
+    let calls = [
+        ("shell_execute", serde_json::json!({"command": "setsid -f sleep 47.25"})),
+        ("shell_execute", serde_json::json!({"command": format!("setsid -f sh -c '{writer}'")})),
+    ];
+    let (sent, _, stderr) = script(&aria, &calls, &["--yes"]);
+    assert!(sent.contains("exit status: 0"), "the commands ran: {sent}\n{stderr}");
+    std::thread::sleep(std::time::Duration::from_millis(1800));
+    assert!(!late.exists(), "a detached process wrote into the root after the run");
+    let survivors = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| c.starts_with("sleep\u{0}47.25"))
+        .count();
+    assert_eq!(survivors, 0, "setsid -f sleep outlived the run");
+}
+
+#[test]
+fn finding_8_a_profile_asks_before_running_a_makefile_the_model_just_wrote() {
+    let aria = Aria::new();
+    let root = aria.root();
+    std::fs::write(root.join("Makefile"), "test:\n\t@true\n").unwrap();
+    let evil = "test:\n\t@echo ran > ran.txt\n";
+    let calls = [
+        ("file_write", serde_json::json!({"path": "Makefile", "content": evil})),
+        ("run_tests", serde_json::json!({"path": "."})),
+    ];
+    let (_, result, stderr) = script(&aria, &calls, &["--mode", "governed"]);
+    assert!(!root.join("ran.txt").exists(), "the model's Makefile ran unasked: {stderr}");
+    let denied = result["denied"].as_array().cloned().unwrap_or_default();
+    assert!(denied.iter().any(|d| d["tool"] == "run_tests"), "{result}\n{stderr}");
+}
