@@ -207,3 +207,37 @@ fn new_constructs_agree_between_the_fast_path_and_the_grammar() {
         assert_eq!(parse(line).ok(), parse_reference(line).ok(), "{line}");
     }
 }
+
+#[test]
+fn for_loops_over_literal_words_are_unrolled() {
+    let script =
+        parse("for f in a.txt 'b c'; do wc -l \"$f\" > ${f}.n; echo $f; done; ls").unwrap();
+    let argvs: Vec<Vec<&str>> = script.commands().map(|c| c.argv().collect()).collect();
+    assert_eq!(
+        argvs,
+        vec![
+            vec!["wc", "-l", "a.txt"],
+            vec!["echo", "a.txt"],
+            vec!["wc", "-l", "b c"],
+            vec!["echo", "b c"],
+            vec!["ls"],
+        ]
+    );
+    let c = classify("for f in a b; do touch $f; done");
+    assert_eq!(c.tier, RecoverableWrite);
+    assert_eq!(c.writes, vec!["a".to_owned(), "b".to_owned()]);
+    assert_eq!(tier("for f in a b; do rm -rf /; done").0, Blocked);
+    for line in [
+        "for f in *.rs; do wc -l $f; done",
+        "for f in $LIST; do echo $f; done",
+        "for f; do echo $f; done",
+        "ls && for f in a; do echo $f; done",
+        "for ((i=0;i<3;i++)); do echo $i; done",
+    ] {
+        let (t, why) = tier(line);
+        assert_eq!(t, Blocked, "{line}");
+        assert!(why.contains("for"), "{line}: {why}");
+    }
+    let long = format!("for f in {}; do echo $f; done", vec!["x"; 65].join(" "));
+    assert_eq!(tier(&long).0, Blocked);
+}

@@ -444,9 +444,11 @@ fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
         }
         "function_definition" => ("function definition", "run the commands directly"),
         "for_statement" if first == "select" => ("select loop", "run the commands one by one"),
+        // `for x in a b c; do …; done` over literal words is unrolled (`for_loop`).
+        "for_statement" if first == "for" => return None,
         "for_statement" | "c_style_for_statement" => (
             "for loop",
-            "run one command per item, or use a program such as `find -exec` or `xargs`",
+            "write `for x in a b c; do …; done` over literal words, or run one command per item",
         ),
         "while_statement" if first == "until" => ("until loop", "run the commands one by one"),
         "while_statement" => ("while loop", "run the commands one by one"),
@@ -504,6 +506,108 @@ fn declaration(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal>
         return Err(unexpected(node, src));
     }
     Ok(cmd)
+}
+
+/// Most commands a `for` loop may unroll to.
+const MAX_UNROLLED: usize = 64;
+
+/// `for NAME in WORD …; do BODY; done` over literal words: the body once per word, with
+/// `$NAME` / `${NAME}` replaced by the word (as quoted text: no further expansion). Only where
+/// the loop runs unconditionally (first, or after `;` or a newline), so the steps it becomes
+/// run exactly when bash would run them.
+fn for_loop(
+    node: Node<'_>,
+    src: &str,
+    run_if: RunIf,
+    steps: &mut Vec<Step>,
+    depth: usize,
+) -> Result<(), ShellRefusal> {
+    let source = text(node, src)?;
+    let refuse = |why: &str| ShellRefusal::needs_shell("for loop", source, why);
+    if run_if != RunIf::Always {
+        return Err(refuse(
+            "a loop after `&&` or `||` is not supported; put it on its own line or after `;`",
+        ));
+    }
+    let mut name = None;
+    let mut items = Vec::new();
+    let mut body = None;
+    let mut cursor = node.walk();
+    for (i, child) in node.children(&mut cursor).enumerate() {
+        match node.field_name_for_child(i as u32) {
+            Some("variable") => name = Some(text(child, src)?.to_owned()),
+            Some("value") => {
+                let w = word(child, src)?;
+                let Some(item) = w.literal_text() else {
+                    return Err(refuse(
+                        "loop over literal words only (`for f in a.txt b.txt`): list the names \
+                         instead of a glob or variable",
+                    ));
+                };
+                items.push(item.to_owned());
+            }
+            Some("body") if child.kind() == "do_group" => body = Some(child),
+            Some(_) => return Err(unexpected(child, src)),
+            None => {}
+        }
+    }
+    let (Some(name), Some(body)) = (name, body) else {
+        return Err(refuse("write `for x in a b c; do …; done`"));
+    };
+    if items.is_empty() {
+        return Err(refuse("list the words to loop over after `in`"));
+    }
+    let mut inner = Vec::new();
+    let mut cursor = body.walk();
+    for child in body.children(&mut cursor) {
+        match child.kind() {
+            "do" | "done" | ";" | "comment" => {}
+            _ if child.is_named() => statement(child, src, RunIf::Always, &mut inner, depth + 1)?,
+            other => return Err(operator(other)),
+        }
+    }
+    let per_item: usize = inner.iter().map(|s| s.pipeline.commands.len()).sum();
+    if per_item.saturating_mul(items.len()) > MAX_UNROLLED {
+        return Err(refuse(&format!(
+            "the loop would run more than {MAX_UNROLLED} commands; split it into several lines"
+        )));
+    }
+    for item in &items {
+        for step in &inner {
+            let mut step = step.clone();
+            for cmd in &mut step.pipeline.commands {
+                bind(cmd, &name, item);
+            }
+            steps.push(step);
+        }
+    }
+    Ok(())
+}
+
+/// Replaces `$name` in every word of `cmd` with `value` (quoted text).
+fn bind(cmd: &mut SimpleCommand, name: &str, value: &str) {
+    let fix = |w: &Word| -> Word {
+        let segments = w
+            .segments()
+            .iter()
+            .map(|s| match s {
+                super::ast::Segment::Var { name: n, .. } if n == name => {
+                    super::ast::Segment::Text { text: value.to_owned(), quoted: true }
+                }
+                other => other.clone(),
+            })
+            .collect();
+        Word::from_segments(segments)
+    };
+    cmd.words = cmd.words.iter().map(fix).collect();
+    for a in &mut cmd.env {
+        a.value = fix(&a.value);
+    }
+    for r in &mut cmd.redirects {
+        if let RedirectTarget::File { path, .. } = &mut r.target {
+            *path = fix(path);
+        }
+    }
 }
 
 /// `[ EXPR ]`: the `[` program with the expression's words and `]`. The grammar reads the
@@ -657,6 +761,7 @@ fn statement(
             steps.push(Step { run_if, pipeline: Pipeline { commands } });
             Ok(())
         }
+        "for_statement" => for_loop(node, src, run_if, steps, depth),
         "test_command" => {
             let command = bracket_test(node, src)?;
             steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });

@@ -73,8 +73,9 @@ fn spec(guard: &PathGuard, timeout: Duration) -> ToolSpec {
              here-strings (<<< 'text'); cd DIR && cmd and (cd DIR && cmd); $(cmd) and \
              `cmd` when cmd only reads (it runs first, its output becomes arguments); export \
              NAME=value / unset NAME for the rest of the line; command -v, type, [ ... ], \
-             test, true, false, echo, printf; $TMPDIR (a private /tmp). Not supported: other \
-             $VAR, globs, ~, loops, if, functions. Runs in the first root, without network, \
+             test, true, false, echo, printf; for x in a b c; do ...; done over literal \
+             words; $TMPDIR (a private /tmp). Not supported: other $VAR, globs, ~, while, if, \
+             functions. Runs in the first root, without network, \
              for at most {} s; output is capped. Naming a path outside the roots needs the \
              user's approval.",
             roots_sentence(guard),

@@ -192,3 +192,15 @@ async fn tmpdir_is_the_private_tmp_of_the_child() {
     let out = stdout(&e.tool, "echo $TMPDIR").await;
     assert_eq!(out, "exit status: 0\n--- stdout ---\n/tmp\n");
 }
+
+#[tokio::test]
+async fn a_for_loop_over_literal_words_runs_its_body_per_word() {
+    let e = env();
+    let line = "for f in fruits.txt sub/inner.txt; do wc -l < \"$f\"; done; echo done";
+    let out = stdout(&e.tool, line).await;
+    assert_eq!(out, "exit status: 0\n--- stdout ---\n4\n1\ndone\n");
+    stdout(&e.tool, "for n in a b; do touch \"$n.txt\"; done").await;
+    assert!(e.root.join("a.txt").exists() && e.root.join("b.txt").exists());
+    let reason = refused(run(&e.tool, "for f in *.txt; do cat $f; done").await);
+    assert!(reason.contains("literal words"), "{reason}");
+}
