@@ -665,6 +665,18 @@ fn start_pipeline(
                     .cloned()
                     .chain(cmd.env.iter().map(|a| (a.name.clone(), a.value.text().to_owned())))
                     .collect();
+                // A variable that undoes the history exclusions (GIT_LITERAL_PATHSPECS) or
+                // points git at another repository is refused for git, whatever approved it.
+                let is_git = spec.argv.first().is_some_and(|p| p == "git" || p.ends_with("/git"));
+                if let Some(why) = spec
+                    .env
+                    .iter()
+                    .filter(|_| is_git)
+                    .find_map(|(name, _)| shell::history::git_env_refusal(name))
+                {
+                    stages.push(Stage::NotStarted(format!("refused: {why}")));
+                    break;
+                }
                 spec.timeout = deadline.saturating_duration_since(Instant::now());
                 spec.stdin = input;
                 spec.stdout = stdout;

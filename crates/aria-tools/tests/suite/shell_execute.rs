@@ -251,3 +251,42 @@ async fn redirects_apply_left_to_right_like_bash() {
     assert!(out.content.contains("--- stdout ---\nls: "), "{}", out.content);
     assert!(out.content.contains("missing.txt"), "{}", out.content);
 }
+
+#[tokio::test]
+async fn git_variables_that_undo_the_history_exclusions_are_refused_however_set() {
+    let e = env();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(args)
+            .current_dir(&e.root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    fs::write(e.root.join(".env"), "TOKEN=committed-secret-9931\n").unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "init"]);
+    for command in [
+        "GIT_LITERAL_PATHSPECS=1 git log -p",
+        "export GIT_LITERAL_PATHSPECS=1; git log -p",
+        "GIT_DIR=.git git show HEAD",
+    ] {
+        let text = match run(&e.tool, command).await {
+            Ok(out) => out.content,
+            Err(err) => err.to_string(),
+        };
+        assert!(!text.contains("committed-secret-9931"), "{command}: {text}");
+        assert!(text.contains("refused") || text.contains("not run"), "{command}: {text}");
+    }
+    // Plain history commands still work, without the secret.
+    let out = run(&e.tool, "git log -p").await.unwrap();
+    assert!(
+        out.content.contains("init") && !out.content.contains("committed-secret-9931"),
+        "{}",
+        out.content
+    );
+}
