@@ -315,10 +315,11 @@ mod tests {
         let redactor = aria_tools::SecretRedactor::new(vec!["opaque.Configured.Value.4242".into()]);
         let text = "OPENAI_API_KEY is opaque.Con\u{2060}figured.Value.4242\n\
                     token: \"ghp_A1b2C3d4E5f6G7\u{200B}h8I9j0K1l2M3n4O5p6Q7r8\"\n\
-                    aws AKIAIOSF\u{00AD}ODNN7EXAMPLE done";
+                    aws AKIAQ3VX\u{00AD}7RTL2MWKZP4D done";
         let g = guard_for_model(&redactor, InjectionFilter::shared(), &fence(), text, 10_000);
         let body = untrusted_body(&g.text).unwrap();
-        for leaked in ["figured.Value", "h8I9j0K1l2M3n4O5p6Q7r8", "ODNN7EXAMPLE"] {
+        // (AWS's documentation key, AKIAIOSFODNN7EXAMPLE, now counts as a placeholder.)
+        for leaked in ["figured.Value", "h8I9j0K1l2M3n4O5p6Q7r8", "7RTL2MWKZP4D"] {
             assert!(!body.contains(leaked), "{body}");
         }
         assert_eq!(
