@@ -78,6 +78,28 @@ pub fn path_guard(config: &Config) -> CliResult<Arc<PathGuard>> {
     Ok(Arc::new(guard))
 }
 
+/// The git snapshots of the repositories under the roots and, when no `--root` was given, of
+/// every repository ARIA's audit log says it took restore points in (a run with another
+/// `--root`), so `aria snapshots list` and `aria rollback ID` find them without it.
+pub fn snapshots_everywhere(
+    config: &Config,
+    store: &Store,
+    explicit_roots: bool,
+) -> CliResult<Snapshots> {
+    if explicit_roots {
+        return snapshots(config);
+    }
+    let mut wider = config.clone();
+    for repo in store.snapshot_repositories()? {
+        let repo = std::path::PathBuf::from(repo);
+        let covered = wider.roots.iter().any(|r| repo.starts_with(r));
+        if repo.is_dir() && !covered && !aria_sandbox::is_system_path(&repo) {
+            wider.roots.push(repo);
+        }
+    }
+    snapshots(&wider)
+}
+
 /// The git snapshots of the repositories under the roots (`[snapshots]` settings).
 pub fn snapshots(config: &Config) -> CliResult<Snapshots> {
     Ok(Snapshots::new(path_guard(config)?, config.snapshots.options()))

@@ -190,6 +190,38 @@ impl Store {
         collect_rows(rows)
     }
 
+    /// The repositories ARIA has taken restore points in, as its audit log records them
+    /// (`tool.snapshot` and `snapshot.rollback`), oldest first, each once. The CLI lists and
+    /// rolls back snapshots there even when the run that took them used another `--root`.
+    pub fn snapshot_repositories(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT payload FROM audit_log WHERE kind IN ('tool.snapshot', 'snapshot.rollback') ORDER BY seq",
+            )
+            .map_err(sql("finding snapshot repositories"))?;
+        let payloads = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(sql("finding snapshot repositories"))?;
+        let mut out: Vec<String> = Vec::new();
+        for payload in payloads {
+            let payload = payload.map_err(sql("finding snapshot repositories"))?;
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&payload) else { continue };
+            let points = value["snapshots"].as_array().cloned().unwrap_or_default();
+            let found = points
+                .iter()
+                .filter_map(|p| p["repository"].as_str())
+                .chain(value["repository"].as_str())
+                .map(str::to_owned);
+            for repo in found {
+                if !out.contains(&repo) {
+                    out.push(repo);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Every record of one session (exact id), ascending `seq`.
     pub fn audit_for_session(&self, session_id: &str) -> Result<Vec<AuditRecordRow>, StoreError> {
         let conn = self.conn();

@@ -12,7 +12,7 @@ use crate::exit::{CliError, CliResult, OK};
 
 pub fn rollback(global: &GlobalArgs, args: RollbackArgs) -> CliResult<u8> {
     let ctx = Context::load(global)?;
-    let snapshots = app::snapshots(&ctx.config)?;
+    let snapshots = app::snapshots_everywhere(&ctx.config, &ctx.store, !global.roots.is_empty())?;
     let path = args.path.as_deref().map(absolute).transpose()?;
     let done =
         snapshots.rollback(&args.id, None, path.as_deref(), "user").map_err(CliError::failed)?;

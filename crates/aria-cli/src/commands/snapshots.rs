@@ -11,8 +11,9 @@ use crate::cli::{GlobalArgs, SnapshotsCommand};
 use crate::exit::{CliError, CliResult, OK};
 
 pub fn snapshots(global: &GlobalArgs, command: SnapshotsCommand) -> CliResult<u8> {
-    let config = app::load_config(global)?;
-    let snapshots = app::snapshots(&config)?;
+    let ctx = super::run::Context::load(global)?;
+    let config = &ctx.config;
+    let snapshots = app::snapshots_everywhere(config, &ctx.store, !global.roots.is_empty())?;
     match command {
         SnapshotsCommand::List { path, json } => list(&snapshots, path.as_deref(), json),
         SnapshotsCommand::Prune => {

@@ -96,3 +96,40 @@ fn aria_says_once_that_it_initialised_a_repository_and_how_to_turn_it_off() {
     let second = write("two\n");
     assert!(!second.contains("initialised a git repository"), "said twice: {second}");
 }
+
+#[test]
+fn snapshots_taken_under_another_root_are_listed_and_rolled_back_without_it() {
+    let aria = Aria::new();
+    let other = aria.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("plan.txt"), "v1\n").unwrap();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    let args = serde_json::json!({"path": "plan.txt", "content": "v2\n"}).to_string();
+    let mock =
+        MockOpenAi::new(vec![MockTurn::tool_call("file_write", &args), MockTurn::text("ok")])
+            .serve();
+    let other_root = other.to_str().unwrap();
+    let out = aria.run(
+        &mock.base_url(),
+        &["--config", config, "--root", other_root, "run", "--task", "update the plan"],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(other.join("plan.txt")).unwrap(), "v2\n");
+    // No --root now: the list still shows the restore point, found through the audit log.
+    let none = "http://127.0.0.1:9";
+    let out = aria.run(none, &["--config", config, "snapshots", "list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let list = json_of(&out);
+    let point = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["repository"].as_str().unwrap().ends_with("other"))
+        .unwrap_or_else(|| panic!("the snapshot under the other root is not listed: {list}"));
+    let id = point["id"].as_str().unwrap().to_owned();
+    let out = aria.run(none, &["--config", config, "rollback", &id]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(other.join("plan.txt")).unwrap(), "v1\n");
+}
