@@ -195,6 +195,7 @@ pub fn agent(
     agent_config.limits = config.limits;
     agent_config.mode = config.mode;
     agent_config.dry_run = config.dry_run;
+    agent_config.roots = config.roots.iter().map(|r| r.display().to_string()).collect();
     agent_config.preapproval = aria_core::Preapproval::new(&config.allow, config.yes)
         .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
     if config.yes {

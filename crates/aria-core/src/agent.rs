@@ -110,6 +110,9 @@ pub struct AgentConfig {
     /// What the user approved in advance (`--allow`, `[policy] allow`, `--yes`); never used
     /// once the run is tainted by a flagged tool result.
     pub preapproval: crate::Preapproval,
+    /// The directories the tools work in, recorded in `session.start` so that a resumed run
+    /// works in the same place (the front end checks them on resume).
+    pub roots: Vec<String>,
 }
 
 impl AgentConfig {
@@ -146,6 +149,7 @@ impl AgentConfig {
             extraction_timeout: Duration::from_secs(60),
             tool_selection: None,
             preapproval: crate::Preapproval::default(),
+            roots: Vec::new(),
         }
     }
 }
@@ -301,6 +305,7 @@ impl Agent {
                 "limits": session.limits,
                 "mode": self.config.mode.as_str(),
                 "dry_run": self.config.dry_run,
+                "roots": self.config.roots,
             }),
         ))?;
         let mut history = self.journal.conversation_messages(&session.conversation_id)?;
@@ -344,7 +349,17 @@ impl Agent {
             Some(&session.id),
             "user",
             "session.resume",
-            json!({"from": from, "to": to, "iterations": session.iterations}),
+            json!({
+                "from": from,
+                "to": to,
+                "iterations": session.iterations,
+                // Model and limits may change on resume (a run that failed on its backend or
+                // its cost cap must be resumable); what it goes on with is recorded.
+                "model": self.config.model,
+                "limits": self.config.limits,
+                "mode": self.config.mode.as_str(),
+                "roots": self.config.roots,
+            }),
         ))?;
         session.state = to;
         session.error = None;

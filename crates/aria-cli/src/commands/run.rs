@@ -235,10 +235,15 @@ pub fn run_error(e: RunError) -> CliError {
 
 /// `aria run`.
 pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
-    let ctx = Context::load(global)?;
+    let mut ctx = Context::load(global)?;
     // On stderr, so it never disturbs --json output.
     ctx.report_interrupted();
     let resume = ctx.resolve_opt(aria_store::IdKind::Session, args.resume.as_deref())?;
+    if let Some(id) = &resume
+        && let Some(global) = resume_settings(&ctx, global, id)?
+    {
+        ctx = Context::load(&global)?;
+    }
     let conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
@@ -285,6 +290,59 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     finish_background(&rt, &agent);
     crate::anchor::record(&ctx.config.data_dir, &ctx.store);
     Ok(exit_code_with(session.state, &denied))
+}
+
+/// A resumed run works where it started and under the same mode: the roots and mode recorded
+/// in its `session.start` audit record. A `--root` or `--mode` that differs is an error naming
+/// both; without them the recorded ones are used (returned as the arguments to load with).
+/// Model and limits may change on resume; `session.resume` records what it goes on with.
+fn resume_settings(ctx: &Context, global: &GlobalArgs, id: &str) -> CliResult<Option<GlobalArgs>> {
+    let records = ctx.store.audit_for_session(id)?;
+    let Some(start) = records.iter().find(|r| r.kind == "session.start") else { return Ok(None) };
+    let payload = &start.payload;
+    let roots: Vec<std::path::PathBuf> = payload["roots"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).map(std::path::PathBuf::from).collect())
+        .unwrap_or_default();
+    let mode = payload["mode"].as_str().map(str::to_owned);
+    let usage = |what: String| CliError { code: crate::exit::USAGE, error: anyhow::anyhow!(what) };
+    let shown = |r: &[std::path::PathBuf]| {
+        r.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    };
+    if !roots.is_empty() && !ctx.config.roots.is_empty() && !global.roots.is_empty() {
+        let real = |r: &std::path::PathBuf| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone());
+        let mut was: Vec<_> = roots.iter().map(real).collect();
+        let mut now: Vec<_> = ctx.config.roots.iter().map(real).collect();
+        was.sort();
+        now.sort();
+        if was != now {
+            return Err(usage(format!(
+                "session {id} ran with the roots {}, but this resume names {}; resume with the \
+                 same --root (or without --root to use the recorded ones)",
+                shown(&roots),
+                shown(&ctx.config.roots)
+            )));
+        }
+    }
+    if let (Some(was), Some(now)) = (&mode, &global.mode)
+        && was != now
+    {
+        return Err(usage(format!(
+            "session {id} ran in {was} mode, but this resume asks for {now}; resume in {was} \
+             mode (or without --mode)"
+        )));
+    }
+    if global.roots.is_empty() && !roots.is_empty() || global.mode.is_none() && mode.is_some() {
+        let mut again = global.clone();
+        if again.roots.is_empty() {
+            again.roots = roots;
+        }
+        if again.mode.is_none() {
+            again.mode = mode;
+        }
+        return Ok(Some(again));
+    }
+    Ok(None)
 }
 
 /// How long a command waits, after its answer is out, for memory extraction to finish (a model

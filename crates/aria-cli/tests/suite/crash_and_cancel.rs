@@ -93,3 +93,58 @@ fn ctrl_c_cancels_the_run_with_exit_130() {
     let result = json_of(&out);
     assert_eq!(result["state"], "cancelled");
 }
+
+#[test]
+fn a_resumed_run_works_in_its_own_roots_and_mode() {
+    let aria = Aria::new();
+    let other = aria.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "The code is 77.\n").unwrap();
+    let other_root = other.to_str().unwrap().to_owned();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let stalled = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_read", r#"{"path":"notes.txt"}"#),
+        MockTurn::Stall,
+    ])
+    .serve();
+    let mut child = aria
+        .cmd(&stalled.base_url())
+        .args(["--config", &config, "--root", &other_root, "run", "--task", "copy the code"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(stalled.wait_for_hits_blocking(2, Duration::from_secs(20)));
+    std::thread::sleep(Duration::from_millis(100));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let sessions = json_of(&aria.run(&stalled.base_url(), &["sessions", "list", "--json"]));
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+
+    // Another root, or another mode, on resume: refused, naming both.
+    let none = "http://127.0.0.1:9";
+    let wrong_root = aria.root();
+    let out = aria.run(
+        none,
+        &["--config", &config, "--root", wrong_root.to_str().unwrap(), "run", "--resume", &id],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&other_root), "{}", text(&out.stderr));
+    let out = aria.run(none, &["--config", &config, "--mode", "read_only", "run", "--resume", &id]);
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("governed mode"), "{}", text(&out.stderr));
+
+    // The command ARIA suggests, as is: the remaining write lands in the run's own root.
+    let fresh = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_write", r#"{"path":"code.txt","content":"77\n"}"#),
+        MockTurn::text("Copied."),
+    ])
+    .serve();
+    let resumed =
+        aria.run(&fresh.base_url(), &["--config", &config, "run", "--resume", &id, "--json"]);
+    assert_eq!(code(&resumed), 0, "{}", text(&resumed.stderr));
+    assert_eq!(std::fs::read_to_string(other.join("code.txt")).unwrap(), "77\n");
+    assert!(!aria.root().join("code.txt").exists(), "the write went to the default root");
+}
