@@ -35,6 +35,13 @@ pub enum AgentEvent {
     Warning {
         message: String,
     },
+    /// The governed workflow put files back after a check that failed on the model's edit.
+    Restored {
+        check: String,
+        snapshot: String,
+        repository: String,
+        files: Vec<String>,
+    },
     /// A call that needed approval and did not get it: what, why, and how to allow it.
     Denied {
         call_id: String,

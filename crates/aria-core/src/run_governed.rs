@@ -6,6 +6,7 @@ use aria_api::{Message, MessageMeta, Tier, ToolCall};
 use serde_json::{Value, json};
 
 use super::{Run, Stop};
+use crate::AgentEvent;
 use crate::workflow::{self, Verdict};
 
 /// What happens to a final answer.
@@ -81,6 +82,14 @@ impl Run<'_> {
                 Verdict::Unchecked { .. } => "workflow.unchecked",
             };
             self.audit(kind, json!(v))?;
+            if let Verdict::RolledBack { repository, snapshot, failed, restored } = v {
+                let _ = self.events.send(AgentEvent::Restored {
+                    check: failed.profile.clone(),
+                    snapshot: snapshot.clone(),
+                    repository: repository.clone(),
+                    files: restored.clone(),
+                });
+            }
         }
         let failed = verdicts.iter().any(Verdict::is_failure);
         if failed && !self.retried {

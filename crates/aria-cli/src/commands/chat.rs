@@ -78,7 +78,7 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
             })
             .map_err(run_error);
         crate::anchor::record(&ctx.config.data_dir, &ctx.store);
-        let super::run::Driven { session, denied } = session?;
+        let super::run::Driven { session, denied, .. } = session?;
         if session.state != SessionState::Done {
             print_outcome(&session);
         }

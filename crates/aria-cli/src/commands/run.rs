@@ -110,9 +110,10 @@ pub async fn consume(
     mut rx: UnboundedReceiver<AgentEvent>,
     render: Render,
     data_dir: std::path::PathBuf,
-) -> (Option<SessionLock>, Vec<Value>) {
+) -> (Option<SessionLock>, Vec<Value>, Vec<Value>) {
     let mut lock = None;
     let mut denied = Vec::new();
+    let mut restored = Vec::new();
     let mut wrote_text = false;
     let mut text = crate::render::MarkerFilter::default();
     while let Some(event) = rx.recv().await {
@@ -150,6 +151,15 @@ pub async fn consume(
             AgentEvent::Warning { message } if render != Render::Silent => {
                 eprintln!("warning: {message}");
             }
+            // Always on stderr, also with --json: an automatic restore is never invisible.
+            AgentEvent::Restored { check, snapshot, repository, files } => {
+                eprintln!(
+                    "restored: {check} failed after the edit in {repository}; put back {} as \
+                     they were at {snapshot}",
+                    if files.is_empty() { "nothing".to_owned() } else { files.join(", ") }
+                );
+                restored.push(json!({"check": check, "snapshot": snapshot, "repository": repository, "files": files}));
+            }
             // Always on stderr, also with --json: a denial is never silent.
             AgentEvent::Denied { name, arguments, reason, hint, .. } => {
                 let shown = crate::render::clip(&arguments.to_string(), 100);
@@ -168,14 +178,16 @@ pub async fn consume(
     if wrote_text {
         println!();
     }
-    (lock, denied)
+    (lock, denied, restored)
 }
 
-/// A finished run and the calls it was denied (what `--json` reports as `denied`).
+/// A finished run, the calls it was denied and the automatic restores it made (what `--json`
+/// reports as `denied` and `restored`).
 #[derive(Debug)]
 pub struct Driven {
     pub session: SessionRecord,
     pub denied: Vec<Value>,
+    pub restored: Vec<Value>,
 }
 
 /// Runs (or resumes) one task with the given rendering; returns the finished session.
@@ -203,9 +215,9 @@ pub async fn drive(
         (None, None) => Err(RunError::UnknownSession(String::new())),
     };
     drop(tx);
-    let (_late_lock, denied) = consumer.await.unwrap_or_default();
+    let (_late_lock, denied, restored) = consumer.await.unwrap_or_default();
     drop(early_lock);
-    result.map(|session| Driven { session, denied })
+    result.map(|session| Driven { session, denied, restored })
 }
 
 /// The exit code of a run that was denied some calls: 1 even when it finished, since what it
@@ -264,7 +276,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         .await
     });
     let session = session.map_err(run_error);
-    let Driven { session, denied } = match session {
+    let Driven { session, denied, restored } = match session {
         Ok(s) => s,
         Err(e) => {
             crate::anchor::record(&ctx.config.data_dir, &ctx.store);
@@ -282,6 +294,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             "cost_usd": session.cost_usd,
             "error": session.error,
             "denied": denied,
+            "restored": restored,
         });
         println!("{out}");
     } else {

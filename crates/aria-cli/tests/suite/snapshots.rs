@@ -133,3 +133,36 @@ fn snapshots_taken_under_another_root_are_listed_and_rolled_back_without_it() {
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(other.join("plan.txt")).unwrap(), "v1\n");
 }
+
+#[test]
+fn an_automatic_restore_is_said_and_listed_in_json() {
+    if aria_tools::profiles::find_program("make").is_none() {
+        panic!("this test needs make (CI installs it)");
+    }
+    let aria = Aria::new();
+    let root = std::fs::canonicalize(aria.root()).unwrap();
+    std::fs::write(root.join("notes.txt"), "keep\n").unwrap();
+    std::fs::write(root.join("Makefile"), "all:\n\t@true\ntest:\n\t@grep -q keep notes.txt\n")
+        .unwrap();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_write", r#"{"path":"notes.txt","content":"broken\n"}"#),
+        MockTurn::text("Done."),
+        MockTurn::text("I will leave it as it is."),
+    ])
+    .serve();
+    let out = aria.run(
+        &mock.base_url(),
+        &["--config", config.to_str().unwrap(), "run", "--task", "rewrite notes", "--json"],
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("restored: run_tests failed"), "{stderr}");
+    let result = json_of(&out);
+    let restored = result["restored"].as_array().unwrap();
+    assert_eq!(restored.len(), 1, "{result}");
+    assert_eq!(restored[0]["check"], "run_tests");
+    assert!(restored[0]["snapshot"].as_str().unwrap().starts_with("snapshot/"));
+    assert!(restored[0]["files"].to_string().contains("notes.txt"), "{result}");
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "keep\n");
+}
