@@ -191,7 +191,9 @@ pub fn agent(
     let registry = ToolRegistry::new(tools)
         .context("the built-in tools are inconsistent (a bug: please report it)")
         .map_err(CliError::failed)?;
-    let mut agent_config = AgentConfig::new(p.model.clone(), system_prompt(config));
+    let notes = crate::notes::project_notes(config, redactor.as_ref());
+    let prompt = system_prompt(config) + &crate::notes::prompt_section(&notes);
+    let mut agent_config = AgentConfig::new(p.model.clone(), prompt);
     agent_config.limits = config.limits;
     agent_config.mode = config.mode;
     agent_config.dry_run = config.dry_run;

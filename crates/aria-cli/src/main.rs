@@ -15,6 +15,7 @@ mod exit;
 mod local;
 mod logging;
 mod memory;
+mod notes;
 mod providers;
 mod render;
 mod runlock;

@@ -25,6 +25,7 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> CliResult<u8> {
     check_roots(&config, &mut findings);
     check_model(&config, &mut findings);
     check_memory(&config, &mut findings);
+    check_notes(&config, &mut findings);
     // What a child started by `shell_execute` gets on this kernel (no network is granted).
     let protections = Sandbox::planned_protections(false);
     let problems = findings.iter().filter(|f| !f.ok).count();
@@ -68,6 +69,33 @@ fn print_text(findings: &[Finding], protections: &Protections, unenforced: &[&st
             unenforced.join(", ")
         );
     }
+}
+
+fn check_notes(config: &Config, out: &mut Vec<Finding>) {
+    let notes = crate::notes::project_notes(config, app::redactor(config).as_ref());
+    let detail = if notes.is_empty() {
+        format!(
+            "none: {} at the top of a root is given to the model as project notes",
+            crate::notes::NOTE_FILES.join(" or ")
+        )
+    } else {
+        notes
+            .iter()
+            .map(|n| {
+                let flagged = if n.flagged > 0 {
+                    format!(", {} line(s) marked as possible prompt injection", n.flagged)
+                } else {
+                    String::new()
+                };
+                let cap = crate::notes::MAX_NOTE_BYTES as u64;
+                let cut =
+                    if n.bytes > cap { format!(", cut at {cap} bytes") } else { String::new() };
+                format!("{} ({} bytes{cut}{flagged})", n.path.display(), n.bytes)
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    out.push(Finding { area: "project notes", ok: true, detail });
 }
 
 fn check_memory(config: &Config, out: &mut Vec<Finding>) {

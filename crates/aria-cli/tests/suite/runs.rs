@@ -340,3 +340,27 @@ fn denials_are_said_recorded_and_fail_the_run_and_allow_patterns_pre_approve() {
     let (_, _, stderr) = run_shell(&aria, "sudo make build", &["--yes", "--allow", "sudo"]);
     assert!(!stderr.contains("denied: "), "blocked is refused, not asked: {stderr}");
 }
+
+#[test]
+fn agents_md_in_a_root_reaches_the_model_as_marked_project_notes() {
+    let aria = Aria::new();
+    std::fs::write(
+        aria.root().join("AGENTS.md"),
+        "# Conventions\nRun `make check` before saying a change is done.\nThe deploy key is ghp_R8x2mQ7vL4kN9pZ3wT6yB1cF5hJ0dS2aE4gU.\n",
+    )
+    .unwrap();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    let mock = MockOpenAi::new(vec![MockTurn::text("ok")]).serve();
+    let out = aria.run(&mock.base_url(), &["--config", config, "run", "--task", "hi"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let system = mock.requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("<<project_notes>>") && system.contains("make check"), "{system}");
+    assert!(
+        !system.contains("ghp_R8x2mQ7vL4kN9pZ3wT6yB1cF5hJ0dS2aE4gU"),
+        "a secret in the notes: {system}"
+    );
+    let doctor = text(&aria.run("http://127.0.0.1:9", &["--config", config, "doctor"]).stdout);
+    assert!(doctor.contains("project notes") && doctor.contains("AGENTS.md"), "{doctor}");
+}
