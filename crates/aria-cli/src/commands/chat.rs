@@ -100,7 +100,7 @@ fn repl(
     let history = ctx.config.data_dir.join("chat_history.txt");
     let _ = editor.load_history(&history);
     eprintln!(
-        "ARIA chat · model {} · roots {} · /new starts a new conversation, /exit or Ctrl-D quits",
+        "ARIA chat · model {} · roots {} · /help lists the chat commands, /exit or Ctrl-D quits",
         ctx.config.provider.model,
         ctx.config.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
     );
@@ -111,15 +111,20 @@ fn repl(
             Err(e) => return Err(CliError::failed(e)),
         };
         let text = line.trim();
-        match text {
-            "" => continue,
-            "/exit" | "/quit" => break,
-            "/new" => {
+        if text.is_empty() {
+            continue;
+        }
+        match super::slash::handle(ctx, text, conversation.as_deref()) {
+            Some(super::slash::After::Exit) => break,
+            Some(super::slash::After::New) => {
                 conversation = None;
-                eprintln!("(new conversation)");
                 continue;
             }
-            _ => {}
+            Some(super::slash::After::Continue) => {
+                let _ = editor.add_history_entry(text);
+                continue;
+            }
+            None => {}
         }
         let _ = editor.add_history_entry(text);
         let result = rt.block_on(async {

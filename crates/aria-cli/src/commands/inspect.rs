@@ -53,7 +53,7 @@ pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
 
 /// A tool's tier as a person reads it in the list: its tier when it does not depend on the
 /// arguments, else `by-arguments` (shell_execute classifies each command line).
-fn tier_label(tool: &dyn aria_api::Tool) -> &'static str {
+pub(crate) fn tier_label(tool: &dyn aria_api::Tool) -> &'static str {
     let probes = [
         json!({}),
         json!({"path": "."}),

@@ -10,4 +10,5 @@ pub mod model;
 pub mod models;
 pub mod rollback;
 pub mod run;
+pub mod slash;
 pub mod snapshots;

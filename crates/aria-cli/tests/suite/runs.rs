@@ -364,3 +364,39 @@ fn agents_md_in_a_root_reaches_the_model_as_marked_project_notes() {
     let doctor = text(&aria.run("http://127.0.0.1:9", &["--config", config, "doctor"]).stdout);
     assert!(doctor.contains("project notes") && doctor.contains("AGENTS.md"), "{doctor}");
 }
+
+#[test]
+fn chat_commands_stay_local_and_undo_rolls_back_the_conversations_last_change() {
+    use std::io::Write;
+    let aria = Aria::new();
+    let root = aria.root();
+    std::fs::write(root.join("notes.txt"), "original\n").unwrap();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_write", r#"{"path":"notes.txt","content":"changed\n"}"#),
+        MockTurn::text("Changed it."),
+    ])
+    .serve();
+    let mut child = aria
+        .cmd(&mock.base_url())
+        .args(["--config", config.to_str().unwrap(), "chat"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = "/help\n/tools\n/bogus\n/mode\n/cost\nchange the notes\n/undo\n/exit\n";
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(code(&out), 0, "{stderr}");
+    for want in ["/undo", "memory_store", "unknown command /bogus", "mode governed", "spent today"]
+    {
+        assert!(stderr.contains(want), "{want} missing:\n{stderr}");
+    }
+    // Only the one real message went to the model (a tool call and the answer).
+    assert_eq!(mock.requests().len(), 2, "a command reached the model");
+    assert!(stderr.contains("undone:"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "original\n");
+}
