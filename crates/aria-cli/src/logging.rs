@@ -89,6 +89,7 @@ pub fn init(
     let stderr_filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("warn"));
     let stderr_layer = tracing_subscriber::fmt::layer()
         .with_writer(Scrubbing::new(io::stderr, Arc::clone(&redactor)))
+        .with_ansi(colour_on_stderr())
         .with_target(false)
         .without_time()
         .with_filter(stderr_filter);
@@ -121,6 +122,13 @@ pub fn init(
     };
     let _ = tracing_subscriber::registry().with(stderr_layer).with(file_layer).try_init();
     warning
+}
+
+/// Colour codes only for a person at a terminal: never when stderr is a pipe or a file, nor
+/// when `NO_COLOR` is set (https://no-color.org).
+pub fn colour_on_stderr() -> bool {
+    use std::io::IsTerminal;
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 fn open_log(data_dir: &Path) -> io::Result<File> {

@@ -316,3 +316,17 @@ fn a_system_directory_is_refused_as_a_root_with_the_fix() {
         assert!(err.contains("system directory") && err.contains("--root"), "{err}");
     }
 }
+
+#[test]
+fn no_colour_codes_when_stderr_is_not_a_terminal() {
+    let aria = Aria::new();
+    let mock = aria_testkit::openai_mock::MockOpenAi::new(vec![
+        aria_testkit::openai_mock::MockTurn::text("hello"),
+    ])
+    .serve();
+    // The local embedder is not installed here, so memory search warns on stderr.
+    let out = aria.run(&mock.base_url(), &["run", "--task", "say hello"]);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("WARN"), "expected a warning to look at: {stderr}");
+    assert!(!stderr.contains('\u{1b}'), "ANSI escape codes in piped stderr: {stderr:?}");
+}
