@@ -64,6 +64,9 @@ impl Change {
 pub struct FilePatch {
     /// The file's path as the patch names it, prefixes (`a/`, `b/`) removed.
     pub path: String,
+    /// The `+++` name when it differs from the `---` one (`x.orig` / `x`): like GNU patch, the
+    /// one of the two that exists is patched, the `---` name first.
+    pub alternative: Option<String>,
     pub change: Change,
     pub hunks: Vec<Hunk>,
 }

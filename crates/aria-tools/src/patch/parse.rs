@@ -106,7 +106,8 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
         } else if line.starts_with("--- ") {
             let (file, next) = parse_file(&lines, i)?;
             if let Some(from) = git.as_ref().and_then(|b| b.rename_from.clone()) {
-                return Err(ParseError::Rename { line: i + 1, from, to: file.path });
+                let to = file.alternative.unwrap_or(file.path);
+                return Err(ParseError::Rename { line: i + 1, from, to });
             }
             if let Some(block) = git.as_mut() {
                 block.has_content = true;
@@ -164,7 +165,7 @@ fn parse_file(lines: &[Raw<'_>], start: usize) -> Result<(FilePatch, usize), Par
         return Err(ParseError::MissingNewHeader { line: start + 1 });
     };
     let new = header_path(new_line.text, "+++ ", start + 2)?;
-    let (path, change) = file_identity(&old, &new, start + 1)?;
+    let (path, change, alternative) = file_identity(&old, &new, start + 1)?;
     let mut i = start + 2;
     let mut hunks: Vec<Hunk> = Vec::new();
     while let Some(line) = lines.get(i).filter(|l| l.text.starts_with("@@")) {
@@ -176,31 +177,37 @@ fn parse_file(lines: &[Raw<'_>], start: usize) -> Result<(FilePatch, usize), Par
         return Err(ParseError::NoHunks { line: start + 1, path });
     }
     validate(&path, change, &hunks)?;
-    Ok((FilePatch { path, change, hunks }, i))
+    Ok((FilePatch { path, alternative, change, hunks }, i))
 }
 
 const DEV_NULL: &str = "/dev/null";
 
 /// Which file a `---`/`+++` pair names and what happens to it.
-fn file_identity(old: &str, new: &str, line: usize) -> Result<(String, Change), ParseError> {
+fn file_identity(
+    old: &str,
+    new: &str,
+    line: usize,
+) -> Result<(String, Change, Option<String>), ParseError> {
     match (old == DEV_NULL, new == DEV_NULL) {
         (true, true) => Err(ParseError::BadPath {
             line,
             why: "both `---` and `+++` are /dev/null; name the file on one side".to_owned(),
         }),
-        (true, false) => Ok((strip_prefix(new, "b/").to_owned(), Change::Create)),
-        (false, true) => Ok((strip_prefix(old, "a/").to_owned(), Change::Delete)),
-        (false, false) if old == new => Ok((old.to_owned(), Change::Modify)),
+        (true, false) => Ok((strip_prefix(new, "b/").to_owned(), Change::Create, None)),
+        (false, true) => Ok((strip_prefix(old, "a/").to_owned(), Change::Delete, None)),
+        (false, false) if old == new => Ok((old.to_owned(), Change::Modify, None)),
         (false, false) => match (old.split_once('/'), new.split_once('/')) {
             // `a/x` and `b/x`, or `old/x` and `new/x` from `diff -ru old new`.
             (Some((_, o)), Some((_, n))) if o == n && !o.is_empty() => {
-                Ok((o.to_owned(), Change::Modify))
+                Ok((o.to_owned(), Change::Modify, None))
             }
-            _ => Err(ParseError::Rename {
-                line,
-                from: strip_prefix(old, "a/").to_owned(),
-                to: strip_prefix(new, "b/").to_owned(),
-            }),
+            // Two names (`x.orig` and `x`, `a/x.from` and `b/x.to`): GNU patch patches the
+            // one that exists; so does apply_patch (a git rename is refused before this).
+            _ => Ok((
+                strip_prefix(old, "a/").to_owned(),
+                Change::Modify,
+                Some(strip_prefix(new, "b/").to_owned()),
+            )),
         },
     }
 }

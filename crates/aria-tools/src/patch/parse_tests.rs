@@ -177,7 +177,6 @@ fn malformed_patches_name_the_line_and_the_rule() {
             "line 4: in the hunk @@ -1,2 +1,2 @@ of f: \"xa\" is not a hunk line",
         ),
         ("--- a/f\n+++ b/f\n@@ -1 +1 @@\n\\ No newline at end of file\n", "comes before any line"),
-        ("--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n", "renames x to y"),
         ("--- /dev/null\n+++ /dev/null\n@@ -0,0 +1 @@\n+a\n", "both `---` and `+++` are /dev/null"),
         (
             "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n--- a/f\n+++ b/f\n@@ -3 +3 @@\n-c\n+d\n",
@@ -216,4 +215,30 @@ fn a_rendered_hunk_reads_like_the_patch() {
         p.files[0].hunks[0].render(),
         "@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c"
     );
+}
+
+#[test]
+fn two_different_names_patch_the_one_that_exists_like_gnu_patch() {
+    // `diff -u x.from x.to`, and the header forms of other tools: Subversion's `Index:`,
+    // Mercurial's `diff -r`, timestamps after a tab, trailing spaces, CRLF line endings.
+    let p = parse("--- x.from\t2024-05-01 10:00:00\n+++ x.to \n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+    assert_eq!(p.files[0].path, "x.from");
+    assert_eq!(p.files[0].alternative.as_deref(), Some("x.to"));
+    assert_eq!(p.files[0].change, Change::Modify);
+    for header in [
+        "Index: f.txt\n===================================================================\n",
+        "diff -r 0123abcd f.txt\n",
+    ] {
+        let text = format!(
+            "{header}--- f.txt\t(revision 7)\n+++ f.txt\t(working copy)\n@@ -1 +1 @@\n-a\n+b\n"
+        );
+        let p = parse(&text).unwrap();
+        assert_eq!(
+            (p.files[0].path.as_str(), p.files[0].alternative.as_deref()),
+            ("f.txt", None),
+            "{header}"
+        );
+    }
+    let crlf = parse("--- a/f\r\n+++ b/f\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n").unwrap();
+    assert_eq!(crlf.files[0].path, "f");
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
-use crate::guard::path::PathGuard;
+use crate::guard::path::{PathError, PathGuard};
 use crate::guard::read::DEFAULT_MAX_READ_BYTES;
 use crate::patch::commit::{Planned, commit, observe};
 use crate::patch::{Change, FilePatch, MAX_PATCH_BYTES, apply_file, parse};
@@ -86,11 +86,25 @@ struct Prepared {
     offsets: Vec<(usize, isize)>,
 }
 
-fn prepare(guard: &PathGuard, file: FilePatch) -> Result<Prepared, ToolError> {
+fn prepare(guard: &PathGuard, mut file: FilePatch) -> Result<Prepared, ToolError> {
     let hint = "Use file_list to see which files exist.";
     let target = match file.change {
         Change::Create => guard.resolve_for_create(&file.path),
-        Change::Modify | Change::Delete => guard.resolve_existing_for_write(&file.path),
+        Change::Modify | Change::Delete => {
+            match (guard.resolve_existing_for_write(&file.path), file.alternative.take()) {
+                // The `---` name does not exist: the `+++` one is patched if it does.
+                (Err(first @ PathError::NotFound { .. }), Some(other)) => {
+                    match guard.resolve_existing_for_write(&other) {
+                        Ok(found) => {
+                            file.path = other;
+                            Ok(found)
+                        }
+                        Err(_) => Err(first),
+                    }
+                }
+                (found, _) => found,
+            }
+        }
     }
     .map_err(|e| path_error(e, hint))?;
     let before = observe(guard, &target, DEFAULT_MAX_READ_BYTES).map_err(write_error)?;

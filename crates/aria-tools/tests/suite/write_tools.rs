@@ -297,3 +297,26 @@ async fn apply_patch_refuses_what_it_cannot_do_cleanly() {
     let msg = failed(call(&p, json!({ "patch": huge })).await);
     assert!(msg.contains("over the 51200-byte limit"), "{msg}");
 }
+
+#[tokio::test]
+async fn apply_patch_takes_the_forms_other_tools_write() {
+    let fx = fixture();
+    // `diff -u x.orig x`: the `---` name does not exist, the `+++` one does (GNU patch's choice).
+    fs::write(fx.root.join("x"), "one\ntwo\n").unwrap();
+    let patch = "--- x.orig\t2024-05-01 10:00:00.000000000 +0200\n+++ x  \n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n";
+    call(&patch_tool(&fx), json!({ "patch": patch })).await.unwrap();
+    assert_eq!(fs::read_to_string(fx.root.join("x")).unwrap(), "one\nTWO\n");
+    // Subversion's and Mercurial's headers, a CRLF patch on a CRLF file.
+    fs::write(fx.root.join("w.txt"), "a\r\nb\r\n").unwrap();
+    let patch = "Index: w.txt\r\n===================================================================\r\n--- w.txt\t(revision 3)\r\n+++ w.txt\t(working copy)\r\n@@ -1,2 +1,2 @@\r\n a\r\n-b\r\n+B\r\n";
+    call(&patch_tool(&fx), json!({ "patch": patch })).await.unwrap();
+    assert_eq!(fs::read_to_string(fx.root.join("w.txt")).unwrap(), "a\r\nB\r\n");
+    fs::write(fx.root.join("h.txt"), "x\n").unwrap();
+    let patch = "diff -r 1a2b3c4d5e6f h.txt\n--- a/h.txt\tThu Jan 01 00:00:00 1970 +0000\n+++ b/h.txt\tThu Jan 01 00:00:00 1970 +0000\n@@ -1 +1 @@\n-x\n+y\n";
+    call(&patch_tool(&fx), json!({ "patch": patch })).await.unwrap();
+    assert_eq!(fs::read_to_string(fx.root.join("h.txt")).unwrap(), "y\n");
+    // Neither name exists: an error naming the first, nothing written.
+    let patch = "--- nope.orig\n+++ nope\n@@ -1 +1 @@\n-a\n+b\n";
+    assert!(call(&patch_tool(&fx), json!({ "patch": patch })).await.is_err());
+    assert!(!fx.root.join("nope").exists());
+}
