@@ -95,9 +95,9 @@ fn found(guard: &PathGuard, root: &Path) -> Result<Found, String> {
     Ok(f)
 }
 
+/// A file that configures ARIA or agents: the path guard's write-protected names.
 fn is_config_name(name: &str) -> bool {
-    let lower = name.to_lowercase();
-    lower.starts_with(".env") || matches!(lower.as_str(), "aria.toml" | "agents.md" | "aria.md")
+    crate::guard::protected::name_protection(name).is_some()
 }
 
 /// Walks `root` without following links, not descending into `.git` or masked directories.
@@ -147,17 +147,20 @@ pub fn spawn_spec(
     access: Access,
 ) -> Result<SpawnSpec, String> {
     let roots = guard.roots().to_vec();
-    let helpers = argv.iter().map(String::as_str).collect::<Vec<_>>();
-    let helpers = helpers_of(&helpers);
+    let only = || {
+        let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+        ExecPolicy::Only { helpers: helpers_of(&words) }
+    };
+    let (writable, exec) = match access {
+        Access::Read => (false, only()),
+        Access::Write => (true, only()),
+        Access::Execute => (true, ExecPolicy::Any),
+    };
     let mut spec = SpawnSpec::new(argv, cwd, roots.clone());
-    match access {
-        Access::Read => spec.exec = ExecPolicy::Only { helpers },
-        Access::Write => {
-            spec = spec.writable();
-            spec.exec = ExecPolicy::Only { helpers };
-        }
-        Access::Execute => spec = spec.writable(),
+    if writable {
+        spec = spec.writable();
     }
+    spec.exec = exec;
     for root in &roots {
         let f = found(guard, root)?;
         spec.masked.extend(f.sensitive);

@@ -14,15 +14,7 @@ use crate::runlock;
 pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
     let ToolsCommand::List { json } = command;
     let ctx = Context::load(global)?;
-    // Exactly what the model is offered: the built-in and profile tools plus the memory tools
-    // (listed without loading an embedder: their specs do not depend on it).
-    let mut tools = app::tools(&ctx.config)?;
-    let memory: std::sync::Arc<dyn aria_core::MemoryBackend> =
-        std::sync::Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
-    tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone()));
-    let mut rows: Vec<(aria_api::ToolSpec, &'static str)> =
-        tools.iter().map(|t| (t.spec().clone(), tier_label(t.as_ref()))).collect();
-    rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    let rows = tool_rows(&ctx)?;
     if json {
         let list: Vec<serde_json::Value> = rows
             .iter()
@@ -51,9 +43,23 @@ pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
     Ok(OK)
 }
 
+/// Exactly what the model is offered: the built-in and profile tools plus the memory tools
+/// (listed without loading an embedder: their specs do not depend on it), each with its tier,
+/// sorted by name.
+pub(crate) fn tool_rows(ctx: &Context) -> CliResult<Vec<(aria_api::ToolSpec, &'static str)>> {
+    let mut tools = app::tools(&ctx.config)?;
+    let memory: std::sync::Arc<dyn aria_core::MemoryBackend> =
+        std::sync::Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
+    tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone()));
+    let mut rows: Vec<(aria_api::ToolSpec, &'static str)> =
+        tools.iter().map(|t| (t.spec().clone(), tier_label(t.as_ref()))).collect();
+    rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    Ok(rows)
+}
+
 /// A tool's tier as a person reads it in the list: its tier when it does not depend on the
 /// arguments, else `by-arguments` (shell_execute classifies each command line).
-pub(crate) fn tier_label(tool: &dyn aria_api::Tool) -> &'static str {
+fn tier_label(tool: &dyn aria_api::Tool) -> &'static str {
     let probes = [
         json!({}),
         json!({"path": "."}),

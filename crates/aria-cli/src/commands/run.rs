@@ -254,7 +254,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     if let Some(id) = &resume
         && let Some(global) = resume_settings(&ctx, global, id)?
     {
-        ctx = Context::load(&global)?;
+        // Only the configuration changes (roots, mode): the store, the redactor and logging
+        // stay as loaded.
+        ctx.config = app::load_config(&global)?;
     }
     let conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;

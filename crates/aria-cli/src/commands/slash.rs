@@ -1,10 +1,6 @@
 //! Chat commands: lines starting with `/` in interactive `aria chat` are handled here and never
 //! sent to the model. An unknown one says so (a typo must not become a message).
 
-use std::sync::Arc;
-
-use aria_api::Tool;
-
 use super::run::Context;
 use crate::app;
 
@@ -77,20 +73,13 @@ pub fn handle(ctx: &Context, line: &str, conversation: Option<&str>) -> Option<A
 }
 
 fn tools(ctx: &Context) {
-    let Ok(mut list) = app::tools(&ctx.config) else {
-        eprintln!("the tools could not be listed; run `aria tools list` to see why");
-        return;
-    };
-    let memory: Arc<dyn aria_core::MemoryBackend> =
-        Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
-    list.extend(aria_core::memory_tools(memory, ctx.redactor.clone()));
-    let mut rows: Vec<(String, &str)> = list
-        .iter()
-        .map(|t| (t.spec().name.clone(), super::inspect::tier_label(t.as_ref() as &dyn Tool)))
-        .collect();
-    rows.sort();
-    for (name, tier) in rows {
-        eprintln!("  {name:<16} {tier}");
+    match super::inspect::tool_rows(ctx) {
+        Ok(rows) => {
+            for (spec, tier) in rows {
+                eprintln!("  {:<16} {tier}", spec.name);
+            }
+        }
+        Err(_) => eprintln!("the tools could not be listed; run `aria tools list` to see why"),
     }
 }
 

@@ -48,17 +48,25 @@ const GIT_CONFIG: Protection = Protection {
 pub(crate) fn protection(real: &Path, root: &Path) -> Option<Protection> {
     let below = real.strip_prefix(root).unwrap_or(real);
     for comp in below.components() {
-        let name = comp.as_os_str().to_string_lossy().to_lowercase();
-        if name.starts_with(".env") {
-            return Some(ENV);
-        }
-        match name.as_str() {
-            "aria.toml" => return Some(ARIA_TOML),
-            "agents.md" | "aria.md" => return Some(AGENTS),
-            _ => {}
+        if let Some(p) = name_protection(&comp.as_os_str().to_string_lossy()) {
+            return Some(p);
         }
     }
     git_protection(real)
+}
+
+/// The protection a single file name carries wherever it stands (`.env*`, `aria.toml`,
+/// `AGENTS.md`, `ARIA.md`; case-insensitive).
+pub(crate) fn name_protection(name: &str) -> Option<Protection> {
+    let name = name.to_lowercase();
+    if name.starts_with(".env") {
+        return Some(ENV);
+    }
+    match name.as_str() {
+        "aria.toml" => Some(ARIA_TOML),
+        "agents.md" | "aria.md" => Some(AGENTS),
+        _ => None,
+    }
 }
 
 /// `.git/hooks/...` and `.git/config` anywhere on the path, including those of submodules
