@@ -181,12 +181,14 @@ pub fn agent(
     one_shot: bool,
 ) -> CliResult<Agent> {
     let p = &config.provider;
+    // The tools (and so the roots) first: a root that does not exist is an error before the
+    // embedded model is fetched or loaded.
+    let mut tools = tools(config)?;
     let built = provider(config)?;
     // Long-term memory: recalled into every request, filled by extraction and the memory tools.
     let embedder = crate::memory::agent_embedder(config);
     let memory: Arc<dyn MemoryBackend> =
         Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder.clone()));
-    let mut tools = tools(config)?;
     tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone()));
     let registry = ToolRegistry::new(tools)
         .context("the built-in tools are inconsistent (a bug: please report it)")
