@@ -101,6 +101,8 @@ pub struct NewMemory {
     /// 0..=1.
     pub confidence: f32,
     pub verified: bool,
+    /// Never sent to a model off this machine (see [`MemoryFilter::private`]).
+    pub private: bool,
     pub provenance: Provenance,
 }
 
@@ -115,6 +117,7 @@ impl NewMemory {
             importance: 0.5,
             confidence: 1.0,
             verified: false,
+            private: false,
             provenance: Provenance::default(),
         }
     }
@@ -135,6 +138,9 @@ pub struct Memory {
     pub accessed_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// Never sent to a model off this machine.
+    #[serde(default)]
+    pub private: bool,
     pub provenance: Provenance,
 }
 
@@ -148,6 +154,7 @@ pub struct MemoryUpdate {
     pub confidence: Option<f32>,
     pub status: Option<MemoryStatus>,
     pub verified: Option<bool>,
+    pub private: Option<bool>,
 }
 
 /// A vector and the embedding model that made it.
@@ -173,7 +180,7 @@ impl Writer<'static> {
 
 pub(crate) const SELECT_MEMORY: &str = "SELECT rid, id, content, kind, categories, importance, \
     confidence, status, verified, access_count, accessed_at, created_at, updated_at, \
-    source_conversation_id, source_message_ids, extracted_at, extracted_by FROM memories";
+    source_conversation_id, source_message_ids, extracted_at, extracted_by, private FROM memories";
 
 /// Lowercase words separated by single spaces: two texts that differ only in case,
 /// punctuation or spacing normalise to the same string.
@@ -242,7 +249,7 @@ impl Store {
                 json!({
                     "id": id, "content": m.content, "kind": m.kind.as_str(),
                     "categories": m.categories, "importance": m.importance,
-                    "confidence": m.confidence, "verified": m.verified,
+                    "confidence": m.confidence, "verified": m.verified, "private": m.private,
                     "provenance": m.provenance, "embedding_model": model,
                 }),
             ));
@@ -332,8 +339,8 @@ impl Store {
         let now = now_rfc3339();
         tx.execute(
             "UPDATE memories SET content = ?2, normalized = ?3, kind = ?4, categories = ?5, \
-             importance = ?6, confidence = ?7, status = ?8, verified = ?9, updated_at = ?10 \
-             WHERE rid = ?1",
+             importance = ?6, confidence = ?7, status = ?8, verified = ?9, updated_at = ?10, \
+             private = ?11 WHERE rid = ?1",
             params![
                 rid,
                 new.content,
@@ -345,6 +352,7 @@ impl Store {
                 new.status.as_str(),
                 new.verified,
                 now,
+                new.private,
             ],
         )
         .map_err(sql("updating a memory"))?;
@@ -498,8 +506,8 @@ fn insert_row(tx: &Transaction<'_>, id: &str, m: &NewMemory, now: &str) -> Resul
         .prepare_cached(
             "INSERT INTO memories (id, content, normalized, kind, categories, importance, \
              confidence, status, verified, created_at, updated_at, source_conversation_id, \
-             source_message_ids, extracted_at, extracted_by) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', ?8, ?9, ?9, ?10, ?11, ?12, ?13)",
+             source_message_ids, extracted_at, extracted_by, private) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', ?8, ?9, ?9, ?10, ?11, ?12, ?13, ?14)",
         )
         .map_err(sql("preparing a memory insert"))?;
     let result = stmt.execute(params![
@@ -516,6 +524,7 @@ fn insert_row(tx: &Transaction<'_>, id: &str, m: &NewMemory, now: &str) -> Resul
         json!(m.provenance.message_ids).to_string(),
         m.provenance.extracted_at,
         m.provenance.extracted_by,
+        m.private,
     ]);
     match result {
         Ok(_) => Ok(tx.last_insert_rowid()),
@@ -612,6 +621,7 @@ pub(crate) fn read_memory(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> {
             accessed_at: row.get(10)?,
             created_at: row.get(11)?,
             updated_at: row.get(12)?,
+            private: row.get(17)?,
             provenance: Provenance {
                 conversation_id: row.get(13)?,
                 message_ids: serde_json::from_str(&message_ids)
@@ -625,7 +635,12 @@ pub(crate) fn read_memory(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> {
 
 impl From<&Memory> for RowMeta {
     fn from(m: &Memory) -> RowMeta {
-        RowMeta { status: m.status, kind: m.kind, categories: m.categories.clone() }
+        RowMeta {
+            status: m.status,
+            kind: m.kind,
+            categories: m.categories.clone(),
+            private: m.private,
+        }
     }
 }
 
@@ -642,6 +657,7 @@ fn apply(old: &Memory, u: &MemoryUpdate) -> Memory {
     m.confidence = u.confidence.unwrap_or(m.confidence);
     m.status = u.status.unwrap_or(m.status);
     m.verified = u.verified.unwrap_or(m.verified);
+    m.private = u.private.unwrap_or(m.private);
     m
 }
 
@@ -660,6 +676,7 @@ fn changes(old: &Memory, new: &Memory, model: Option<&str>) -> serde_json::Value
     diff("confidence", json!(old.confidence), json!(new.confidence));
     diff("status", json!(old.status), json!(new.status));
     diff("verified", json!(old.verified), json!(new.verified));
+    diff("private", json!(old.private), json!(new.private));
     json!({ "id": old.id, "changed": changed, "embedding_model": model })
 }
 

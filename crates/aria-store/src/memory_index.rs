@@ -43,6 +43,7 @@ pub(crate) struct RowMeta {
     pub status: MemoryStatus,
     pub kind: MemoryKind,
     pub categories: Vec<String>,
+    pub private: bool,
 }
 
 /// Where the exact `f32` vectors used for rescoring are kept.

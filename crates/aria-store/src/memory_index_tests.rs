@@ -5,7 +5,7 @@ use aria_api::cosine;
 use super::*;
 
 fn meta(kind: MemoryKind) -> RowMeta {
-    RowMeta { status: MemoryStatus::Active, kind, categories: vec![] }
+    RowMeta { status: MemoryStatus::Active, kind, categories: vec![], private: false }
 }
 
 fn any(_: &RowMeta) -> bool {

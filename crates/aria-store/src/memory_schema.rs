@@ -115,3 +115,16 @@ pub(crate) const ROWID_EMBEDDINGS: &[&str] = &[
     EMBEDDINGS_BUMP_DELETE,
     "UPDATE memory_state SET generation = generation + 1 WHERE id = 1",
 ];
+
+/// Schema step 6: `private` memories (issue #17, item 13). A private memory is never sent to a
+/// model that is not on this machine: searches for a remote backend filter it out, in the text
+/// search and in the vector index alike. Changing it moves the generation on, like a status
+/// change, so a process holding the vector index reloads its filter fields.
+pub(crate) const PRIVATE_MEMORIES: &[&str] = &[
+    "ALTER TABLE memories ADD COLUMN private INTEGER NOT NULL DEFAULT 0 CHECK (private IN (0, 1))",
+    "DROP TRIGGER memories_bump_update",
+    "CREATE TRIGGER memories_bump_update AFTER UPDATE OF status, kind, categories, private \
+     ON memories
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+    "UPDATE memory_state SET generation = generation + 1 WHERE id = 1",
+];

@@ -43,11 +43,19 @@ pub struct MemoryFilter {
     pub kinds: Vec<MemoryKind>,
     /// A memory must carry at least one of these; any when empty.
     pub categories: Vec<String>,
+    /// Whether private memories may be returned: `false` for a search whose results go to a
+    /// model off this machine.
+    pub private: bool,
 }
 
 impl Default for MemoryFilter {
     fn default() -> Self {
-        MemoryFilter { statuses: vec![MemoryStatus::Active], kinds: vec![], categories: vec![] }
+        MemoryFilter {
+            statuses: vec![MemoryStatus::Active],
+            kinds: vec![],
+            categories: vec![],
+            private: true,
+        }
     }
 }
 
@@ -55,6 +63,7 @@ impl MemoryFilter {
     fn keeps(&self, meta: &RowMeta) -> bool {
         meta.status != MemoryStatus::Deleted
             && self.statuses.contains(&meta.status)
+            && (self.private || !meta.private)
             && (self.kinds.is_empty() || self.kinds.contains(&meta.kind))
             && (self.categories.is_empty()
                 || meta.categories.iter().any(|c| self.categories.contains(c)))
@@ -283,7 +292,7 @@ impl Store {
         };
         let mut stmt = tx
             .prepare_cached(
-                "SELECT m.status, m.kind, m.categories, e.vector FROM memories m \
+                "SELECT m.status, m.kind, m.categories, m.private, e.vector FROM memories m \
                  LEFT JOIN memory_embeddings e ON e.rid = m.rid AND e.model = ?2 WHERE m.rid = ?1",
             )
             .map_err(sql("reading a memory for the index"))?;
@@ -293,11 +302,11 @@ impl Store {
                 .query_row(params![rid, model], |r| {
                     let (status, kind, cats): (String, String, String) =
                         (r.get(0)?, r.get(1)?, r.get(2)?);
-                    Ok((status, kind, cats, r.get::<_, Option<Vec<u8>>>(3)?))
+                    Ok((status, kind, cats, r.get::<_, bool>(3)?, r.get::<_, Option<Vec<u8>>>(4)?))
                 })
                 .map_err(sql("reading a memory for the index"))?;
-            let (status, kind, cats, blob) = row;
-            let entry = match (meta_of(&status, &kind, &cats), blob) {
+            let (status, kind, cats, private, blob) = row;
+            let entry = match (meta_of(&status, &kind, &cats, private), blob) {
                 (Some(meta), Some(blob)) if meta.status != MemoryStatus::Deleted => {
                     Some((meta, decode_vector(&blob)))
                 }
@@ -395,7 +404,8 @@ fn text_candidates(
                      AND m.status IN (SELECT value FROM json_each(?2)) \
                      AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3))) \
                      AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(m.categories) c \
-                          WHERE c.value IN (SELECT value FROM json_each(?4))))",
+                          WHERE c.value IN (SELECT value FROM json_each(?4)))) \
+                     AND (?5 OR m.private = 0)",
                 )
                 .map_err(sql("preparing the text search filter"))?;
             let rows = stmt
@@ -404,7 +414,8 @@ fn text_candidates(
                         json!(ranked).to_string(),
                         json!(statuses).to_string(),
                         kinds,
-                        categories
+                        categories,
+                        filter.private
                     ],
                     |r| r.get(0),
                 )
@@ -537,7 +548,7 @@ fn blank(rid: i64) -> Fused {
     Fused { rid, score: 0.0, text_rank: None, vector_rank: None, similarity: None }
 }
 
-fn meta_of(status: &str, kind: &str, categories: &str) -> Option<RowMeta> {
+fn meta_of(status: &str, kind: &str, categories: &str, private: bool) -> Option<RowMeta> {
     Some(RowMeta {
         status: status.parse().ok()?,
         kind: kind.parse().ok()?,
@@ -547,6 +558,7 @@ fn meta_of(status: &str, kind: &str, categories: &str) -> Option<RowMeta> {
         } else {
             serde_json::from_str(categories).ok()?
         },
+        private,
     })
 }
 
@@ -565,7 +577,7 @@ fn load_index(
         .map_err(sql("counting vectors"))?;
     let mut stmt = tx
         .prepare(
-            "SELECT e.rid, e.dims, e.vector, m.status, m.kind, m.categories \
+            "SELECT e.rid, e.dims, e.vector, m.status, m.kind, m.categories, m.private \
              FROM memory_embeddings e NOT INDEXED JOIN memories m ON m.rid = e.rid \
              WHERE e.model = ?1 AND m.status <> 'deleted'",
         )
@@ -580,7 +592,7 @@ fn load_index(
                 row.get::<_, i64>(0)?,
                 row.get::<_, i64>(1)?,
                 row.get_ref(2)?.as_blob()?,
-                meta_of(text(3)?, text(4)?, text(5)?),
+                meta_of(text(3)?, text(4)?, text(5)?, row.get::<_, bool>(6)?),
             ))
         })()
         .map_err(sql("loading vectors"))?;

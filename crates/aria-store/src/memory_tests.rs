@@ -471,3 +471,53 @@ fn both_residences_agree_and_follow_writes() {
         search(&store, crate::Residence::Ram, &far)
     );
 }
+
+#[test]
+fn private_memories_are_kept_out_of_searches_that_exclude_them_in_every_retriever() {
+    for residence in [crate::Residence::Ram, crate::Residence::Sqlite] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.db");
+        let one = Store::open(&path, Arc::new(NoRedact)).unwrap();
+        one.set_memory_vector_residence(residence);
+        let two = Store::open(&path, Arc::new(NoRedact)).unwrap();
+        let mut secret = NewMemory::new("the salary review is in march");
+        secret.private = true;
+        let secret = one
+            .memory_insert(&secret, Some(Embedding { model: M, vector: &[1.0, 0.0] }), Writer::USER)
+            .unwrap();
+        assert!(secret.private);
+        let open = add(&one, "the review meeting is on friday", Some(&[0.9, 0.1]));
+        let q = Embedding { model: M, vector: &[1.0, 0.0] };
+        for mode in [SearchMode::Text, SearchMode::Vector, SearchMode::Hybrid] {
+            let search = |store: &Store, private: bool| {
+                let mut query = MemoryQuery::new("review", Some(q), 10);
+                query.mode = mode;
+                query.filter.private = private;
+                let mut got: Vec<String> =
+                    store.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect();
+                got.sort();
+                got
+            };
+            let mut both = vec![secret.id.clone(), open.id.clone()];
+            both.sort();
+            assert_eq!(search(&one, true), both, "{mode:?}");
+            assert_eq!(search(&one, false), vec![open.id.clone()], "{mode:?}");
+        }
+        // Made public by another process: `one`'s vector index sees the change.
+        let update = MemoryUpdate { private: Some(false), ..MemoryUpdate::default() };
+        let after = two.memory_update(&secret.id, &update, None, Writer::USER).unwrap();
+        assert!(!after.private);
+        let last = two.audit_list(Some(1)).unwrap().remove(0);
+        assert_eq!(last.payload["changed"]["private"], serde_json::json!([true, false]));
+        let mut query = MemoryQuery::new("", Some(q), 10);
+        query.mode = SearchMode::Vector;
+        query.filter.private = false;
+        assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, secret.id, "{residence:?}");
+        // And private again through `one` itself.
+        let update = MemoryUpdate { private: Some(true), ..MemoryUpdate::default() };
+        one.memory_update(&secret.id, &update, None, Writer::USER).unwrap();
+        let ids: Vec<String> =
+            one.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect();
+        assert_eq!(ids, vec![open.id.clone()], "{residence:?}");
+    }
+}

@@ -144,6 +144,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "memory vectors in a rowid table (fast sequential loads)",
         statements: crate::memory_schema::ROWID_EMBEDDINGS,
     },
+    Migration {
+        version: 6,
+        description: "private memories (never sent to a model off this machine)",
+        statements: crate::memory_schema::PRIVATE_MEMORIES,
+    },
 ];
 
 /// The version this build writes.
