@@ -1,28 +1,113 @@
-//! The small typed AST of what ARIA runs: a list of pipelines of simple commands.
+//! The small typed AST of what ARIA runs: a list of steps, each a pipeline of simple commands
+//! or an `if` whose parts are lists of steps again.
 //!
-//! Anything outside this shape (subshells, substitutions, loops, functions, ...) never becomes
+//! Anything outside this shape (substitutions, `while`, `case`, functions, ...) never becomes
 //! an AST: [`super::parse`] refuses it with a [`ShellRefusal`] that names the construct.
 
 use std::fmt;
 
-/// A parsed command line: pipelines run left to right, each gated by the previous exit status.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A parsed command line: steps run left to right, each gated by the previous exit status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Script {
     pub steps: Vec<Step>,
 }
 
 impl Script {
-    /// Every simple command, in order.
+    /// Every simple command, in document order (inside `if` conditions and branches too).
     pub fn commands(&self) -> impl Iterator<Item = &SimpleCommand> {
-        self.steps.iter().flat_map(|s| s.pipeline.commands.iter())
+        self.pipelines().into_iter().flat_map(|p| p.pipeline.commands.iter())
+    }
+
+    /// Every pipeline, in document order, with its gate and how many `if`s enclose it.
+    pub fn pipelines(&self) -> Vec<PipelineAt<'_>> {
+        let mut out = Vec::new();
+        self.collect_pipelines(0, &mut out);
+        out
+    }
+
+    fn collect_pipelines<'a>(&'a self, nested: usize, out: &mut Vec<PipelineAt<'a>>) {
+        for step in &self.steps {
+            match &step.body {
+                Body::Pipeline(pipeline) => {
+                    out.push(PipelineAt { run_if: step.run_if, pipeline, nested })
+                }
+                Body::If(c) => c.parts().for_each(|s| s.collect_pipelines(nested + 1, out)),
+            }
+        }
     }
 }
 
-/// One pipeline and the condition under which it runs.
+/// A pipeline found by [`Script::pipelines`].
+#[derive(Debug, Clone, Copy)]
+pub struct PipelineAt<'a> {
+    /// The gate of the step it is (relative to the steps beside it).
+    pub run_if: RunIf,
+    pub pipeline: &'a Pipeline,
+    /// How many `if` statements enclose it (0: a step of the line itself).
+    pub nested: usize,
+}
+
+/// One step and the condition under which it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
     pub run_if: RunIf,
-    pub pipeline: Pipeline,
+    pub body: Body,
+}
+
+impl Step {
+    /// A step that is one pipeline.
+    pub fn pipeline(run_if: RunIf, commands: Vec<SimpleCommand>) -> Step {
+        Step { run_if, body: Body::Pipeline(Pipeline { commands }) }
+    }
+
+    /// The pipeline, when the step is one (not an `if`).
+    pub fn as_pipeline(&self) -> Option<&Pipeline> {
+        match &self.body {
+            Body::Pipeline(p) => Some(p),
+            Body::If(_) => None,
+        }
+    }
+}
+
+/// What a step runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    /// Simple commands joined by `|`.
+    Pipeline(Pipeline),
+    /// `if COND; then …; elif COND; then …; else …; fi`.
+    If(Box<Conditional>),
+}
+
+/// `if`: the first arm whose condition exits 0 runs its branch; if none does, `otherwise`
+/// runs. The exit status is the branch's, or 0 when no branch ran (bash's rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conditional {
+    /// The `if` arm, then each `elif` arm, in order. Never empty.
+    pub arms: Vec<Arm>,
+    /// The `else` branch.
+    pub otherwise: Option<Script>,
+}
+
+impl Conditional {
+    /// Every part in document order: each condition then its branch, then the `else` branch.
+    pub fn parts(&self) -> impl Iterator<Item = &Script> {
+        self.arms.iter().flat_map(|a| [&a.condition, &a.then]).chain(self.otherwise.as_ref())
+    }
+
+    /// Every part, mutably, in document order.
+    pub fn parts_mut(&mut self) -> impl Iterator<Item = &mut Script> {
+        self.arms
+            .iter_mut()
+            .flat_map(|a| [&mut a.condition, &mut a.then])
+            .chain(self.otherwise.as_mut())
+    }
+}
+
+/// `COND; then BRANCH`: the condition's steps, and the branch run when it exits 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arm {
+    pub condition: Script,
+    pub then: Script,
 }
 
 /// The operator before a pipeline: `;` or newline, `&&`, `||`. The first step is `Always`.

@@ -131,8 +131,9 @@ fn judge_script(script: &Script, depth: u8) -> Judged {
     let mut parts: Vec<Verdict> = Vec::new();
     let mut commands = Vec::new();
     let mut redirects = Vec::new();
-    for step in &script.steps {
-        for (index, cmd) in step.pipeline.commands.iter().enumerate() {
+    // Conditions and branches of an `if` too: every part is judged, whether it would run or not.
+    for at in script.pipelines() {
+        for (index, cmd) in at.pipeline.commands.iter().enumerate() {
             let stdin_from_file = cmd.redirects.iter().any(|r| r.fd == 0);
             let ctx = Ctx { piped: index > 0 && !stdin_from_file, depth };
             // `cd`, `export`, `unset`, `command -v`, `type`: see `builtin.rs`.

@@ -570,7 +570,7 @@ fn compound_commands_are_refused_and_named() {
         ("for i in *; do echo $i; done", Blocked, "for"),
         ("while true; do ls; done", Blocked, "while"),
         ("until false; do ls; done", Blocked, "until"),
-        ("if true; then ls; fi", Blocked, "if"),
+        ("if true; then ls; fi | cat", Blocked, "if"),
         ("case x in x) ls;; esac", Blocked, "case"),
         ("[[ -f x ]] && ls", Blocked, "[["),
         ("! ls", Blocked, "!"),

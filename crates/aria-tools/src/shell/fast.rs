@@ -27,8 +27,8 @@
 use std::cell::Cell;
 
 use super::ast::{
-    Assignment, Pipeline, Redirect, RedirectMode, RedirectTarget, RunIf, Script, Segment,
-    ShellRefusal, SimpleCommand, Step, Word,
+    Assignment, Redirect, RedirectMode, RedirectTarget, RunIf, Script, Segment, ShellRefusal,
+    SimpleCommand, Step, Word,
 };
 use super::classify::{Classification, classify};
 
@@ -142,7 +142,7 @@ impl<'s> Lexer<'s> {
         // A line with a lone `{}` is not split at its pipes before the grammar sees it, and the
         // grammar nests `a | b || c` the wrong way round, so that path refuses a pipeline
         // followed by a list operator there: leave such a line to it (found by fuzzing).
-        let piped = script.steps.iter().any(|s| s.pipeline.commands.len() > 1);
+        let piped = script.pipelines().iter().any(|p| p.pipeline.commands.len() > 1);
         if self.braces && piped && script.steps.len() > 1 {
             return None;
         }
@@ -175,10 +175,7 @@ impl<'s> Lexer<'s> {
                 _ => return None,
             };
             self.i += if c == b';' { 1 } else { 2 };
-            steps.push(Step {
-                run_if,
-                pipeline: Pipeline { commands: std::mem::take(&mut commands) },
-            });
+            steps.push(Step::pipeline(run_if, std::mem::take(&mut commands)));
             run_if = then;
             if c == b';' {
                 self.skip_blanks();
@@ -187,7 +184,7 @@ impl<'s> Lexer<'s> {
                 }
             }
         }
-        steps.push(Step { run_if, pipeline: Pipeline { commands } });
+        steps.push(Step::pipeline(run_if, commands));
         Some(Script { steps })
     }
 

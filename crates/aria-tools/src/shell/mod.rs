@@ -2,10 +2,11 @@
 //! small AST of what ARIA is willing to run, and classified into a policy tier.
 //!
 //! - [`parse`] uses tree-sitter-bash and accepts only simple commands (argv words after quote
-//!   removal, `NAME=value` prefixes, redirects of fd 0/1/2), pipelines, and `&&` / `||` / `;`
-//!   lists. Subshells, command and process substitution, `eval`, functions, loops, heredocs,
-//!   background jobs and anything that does not parse are refused with a [`ShellRefusal`] that
-//!   names the construct. Expansions ARIA does not perform (`$VAR`, globs, `~`, braces) are
+//!   removal, `NAME=value` prefixes, redirects of fd 0/1/2), pipelines, `&&` / `||` / `;`
+//!   lists, and (`compound.rs`) `for x in …` over literal words (unrolled) and `if/elif/else`
+//!   (a [`Conditional`] step whose every part is a list again). Subshells (but a whole-line
+//!   one), `while`/`until`/`case`, `eval`, functions, background jobs and anything that does
+//!   not parse are refused with a [`ShellRefusal`] that names the construct. Expansions ARIA does not perform (`$VAR`, globs, `~`, braces) are
 //!   kept and flagged on the [`Word`]. The common simple shapes (plain and quoted words,
 //!   `NAME=value` prefixes, `|`, `&&`, `||`, `;`, plain redirects) skip tree-sitter: a small
 //!   lexer (`fast.rs`, [`parse_fast`]) builds the same AST in about a tenth of the time and
@@ -28,6 +29,7 @@ mod archive;
 mod ast;
 pub mod builtin;
 mod classify;
+mod compound;
 mod fast;
 mod git;
 pub mod history;
@@ -39,8 +41,8 @@ mod textprog;
 mod words;
 
 pub use ast::{
-    Assignment, Pipeline, Redirect, RedirectMode, RedirectTarget, RunIf, Script, Segment,
-    ShellRefusal, SimpleCommand, Step, Word,
+    Arm, Assignment, Body, Conditional, Pipeline, PipelineAt, Redirect, RedirectMode,
+    RedirectTarget, RunIf, Script, Segment, ShellRefusal, SimpleCommand, Step, Word,
 };
 pub use classify::{CheckReport, Classification, CommandReport, RedirectReport, classify};
 pub use fast::{classify_reference, parse_fast, parse_reference};
@@ -49,6 +51,8 @@ pub use parse::{MAX_COMMAND_LINE, MAX_COMMANDS, parse};
 
 #[cfg(test)]
 mod classify_tests;
+#[cfg(test)]
+mod compound_tests;
 #[cfg(test)]
 mod constructs_tests;
 #[cfg(test)]

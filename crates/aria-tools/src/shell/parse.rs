@@ -11,8 +11,8 @@ use std::cell::RefCell;
 use tree_sitter::{Node, Parser};
 
 use super::ast::{
-    Assignment, Pipeline, Redirect, RedirectMode, RedirectTarget, RunIf, ShellRefusal,
-    SimpleCommand, Step, Word, shorten,
+    Assignment, Body, Redirect, RedirectMode, RedirectTarget, RunIf, ShellRefusal, SimpleCommand,
+    Step, Word, shorten,
 };
 use super::words::{text, word};
 
@@ -321,7 +321,12 @@ fn stitch(parts: &[&str]) -> Result<super::ast::Script, ShellRefusal> {
         let (Some(last), Some(first)) = (steps.last_mut(), rest.next()) else {
             return Err(ShellRefusal::new("empty", "an empty part of a pipeline"));
         };
-        last.pipeline.commands.extend(first.pipeline.commands);
+        // An `if` on either side of a `|` is not a pipeline ARIA runs (the whole line then goes
+        // to the grammar, which refuses it by name).
+        let (Body::Pipeline(last), Body::Pipeline(first)) = (&mut last.body, first.body) else {
+            return Err(ShellRefusal::new("if in a pipeline", "an if statement in a pipeline"));
+        };
+        last.commands.extend(first.commands);
         steps.extend(rest);
     }
     Ok(super::ast::Script { steps })
@@ -408,6 +413,11 @@ fn refuse_constructs(root: Node<'_>, src: &str) -> Result<(), ShellRefusal> {
     }
 }
 
+/// What to write instead of `while` / `until`: the loop forms ARIA runs.
+const LOOP_INSTEAD: &str = "loops run only over literal words: `for x in a b c; do …; done` (with \
+     `if …; then …; fi` inside to decide per item); to poll or retry, run the command as its own \
+     step and decide in the next one";
+
 fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
     let source = src.get(node.byte_range()).unwrap_or("");
     let first = node.child(0).map(|c| c.kind()).unwrap_or("");
@@ -450,12 +460,15 @@ fn refused(node: Node<'_>, src: &str) -> Option<ShellRefusal> {
             "for loop",
             "write `for x in a b c; do …; done` over literal words, or run one command per item",
         ),
-        "while_statement" if first == "until" => ("until loop", "run the commands one by one"),
-        "while_statement" => ("while loop", "run the commands one by one"),
-        "if_statement" => {
-            ("if statement", "use `&&` / `||`, or run the test and decide in the next step")
-        }
-        "case_statement" => ("case statement", "decide in the next step which command to run"),
+        "while_statement" if first == "until" => ("until loop", LOOP_INSTEAD),
+        "while_statement" => ("while loop", LOOP_INSTEAD),
+        // `if …; then …; elif …; else …; fi` becomes a conditional step (`if_statement`).
+        "if_statement" | "elif_clause" | "else_clause" => return None,
+        "case_statement" => (
+            "case statement",
+            "write it as `if test VALUE = a; then …; elif test VALUE = b; then …; else …; fi`, \
+             or decide in the next step which command to run",
+        ),
         "test_command" if first == "[" => return None,
         "test_command" => {
             ("test expression `[[ … ]]`", "use the `test` program (`test -f x && …`)")
@@ -508,108 +521,6 @@ fn declaration(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal>
     Ok(cmd)
 }
 
-/// Most commands a `for` loop may unroll to.
-const MAX_UNROLLED: usize = 64;
-
-/// `for NAME in WORD …; do BODY; done` over literal words: the body once per word, with
-/// `$NAME` / `${NAME}` replaced by the word (as quoted text: no further expansion). Only where
-/// the loop runs unconditionally (first, or after `;` or a newline), so the steps it becomes
-/// run exactly when bash would run them.
-fn for_loop(
-    node: Node<'_>,
-    src: &str,
-    run_if: RunIf,
-    steps: &mut Vec<Step>,
-    depth: usize,
-) -> Result<(), ShellRefusal> {
-    let source = text(node, src)?;
-    let refuse = |why: &str| ShellRefusal::needs_shell("for loop", source, why);
-    if run_if != RunIf::Always {
-        return Err(refuse(
-            "a loop after `&&` or `||` is not supported; put it on its own line or after `;`",
-        ));
-    }
-    let mut name = None;
-    let mut items = Vec::new();
-    let mut body = None;
-    let mut cursor = node.walk();
-    for (i, child) in node.children(&mut cursor).enumerate() {
-        match node.field_name_for_child(i as u32) {
-            Some("variable") => name = Some(text(child, src)?.to_owned()),
-            Some("value") => {
-                let w = word(child, src)?;
-                let Some(item) = w.literal_text() else {
-                    return Err(refuse(
-                        "loop over literal words only (`for f in a.txt b.txt`): list the names \
-                         instead of a glob or variable",
-                    ));
-                };
-                items.push(item.to_owned());
-            }
-            Some("body") if child.kind() == "do_group" => body = Some(child),
-            Some(_) => return Err(unexpected(child, src)),
-            None => {}
-        }
-    }
-    let (Some(name), Some(body)) = (name, body) else {
-        return Err(refuse("write `for x in a b c; do …; done`"));
-    };
-    if items.is_empty() {
-        return Err(refuse("list the words to loop over after `in`"));
-    }
-    let mut inner = Vec::new();
-    let mut cursor = body.walk();
-    for child in body.children(&mut cursor) {
-        match child.kind() {
-            "do" | "done" | ";" | "comment" => {}
-            _ if child.is_named() => statement(child, src, RunIf::Always, &mut inner, depth + 1)?,
-            other => return Err(operator(other)),
-        }
-    }
-    let per_item: usize = inner.iter().map(|s| s.pipeline.commands.len()).sum();
-    if per_item.saturating_mul(items.len()) > MAX_UNROLLED {
-        return Err(refuse(&format!(
-            "the loop would run more than {MAX_UNROLLED} commands; split it into several lines"
-        )));
-    }
-    for item in &items {
-        for step in &inner {
-            let mut step = step.clone();
-            for cmd in &mut step.pipeline.commands {
-                bind(cmd, &name, item);
-            }
-            steps.push(step);
-        }
-    }
-    Ok(())
-}
-
-/// Replaces `$name` in every word of `cmd` with `value` (quoted text).
-fn bind(cmd: &mut SimpleCommand, name: &str, value: &str) {
-    let fix = |w: &Word| -> Word {
-        let segments = w
-            .segments()
-            .iter()
-            .map(|s| match s {
-                super::ast::Segment::Var { name: n, .. } if n == name => {
-                    super::ast::Segment::Text { text: value.to_owned(), quoted: true }
-                }
-                other => other.clone(),
-            })
-            .collect();
-        Word::from_segments(segments)
-    };
-    cmd.words = cmd.words.iter().map(fix).collect();
-    for a in &mut cmd.env {
-        a.value = fix(&a.value);
-    }
-    for r in &mut cmd.redirects {
-        if let RedirectTarget::File { path, .. } = &mut r.target {
-            *path = fix(path);
-        }
-    }
-}
-
 /// `[ EXPR ]`: the `[` program with the expression's words and `]`. The grammar reads the
 /// expression as syntax, so its text is parsed again as the arguments of a command.
 fn bracket_test(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal> {
@@ -622,7 +533,10 @@ fn bracket_test(node: Node<'_>, src: &str) -> Result<SimpleCommand, ShellRefusal
             ShellRefusal::needs_shell("test expression", source, "write `[ EXPR ]` or `test EXPR`")
         })?;
     let script = parse_tree(&format!("test {inner}"))?;
-    let mut commands = script.steps.into_iter().flat_map(|s| s.pipeline.commands);
+    let mut commands = script.steps.into_iter().flat_map(|s| match s.body {
+        Body::Pipeline(p) => p.commands,
+        Body::If(_) => Vec::new(),
+    });
     let (Some(mut cmd), None) = (commands.next(), commands.next()) else {
         return Err(ShellRefusal::needs_shell(
             "test expression",
@@ -648,7 +562,7 @@ fn declaration_kind(keyword: &str) -> &'static str {
     }
 }
 
-fn operator(op: &str) -> ShellRefusal {
+pub(super) fn operator(op: &str) -> ShellRefusal {
     let (construct, instead) = match op {
         ";;" | ";&" | ";;&" => (";;", "separate commands with a single `;`"),
         "|&" => ("|&", "write `2>&1 |` to pipe both streams"),
@@ -664,7 +578,7 @@ fn operator(op: &str) -> ShellRefusal {
 const MAX_DEPTH: usize = MAX_COMMANDS;
 
 /// Appends the steps of one statement (a pipeline, command, list or redirected statement).
-fn statement(
+pub(super) fn statement(
     node: Node<'_>,
     src: &str,
     run_if: RunIf,
@@ -713,10 +627,19 @@ fn statement(
             })?;
             statement(body, src, run_if, steps, depth + 1)?;
             // Bash binds a redirect to the simple command it follows: the last one here.
-            let last = steps
-                .last_mut()
-                .and_then(|s| s.pipeline.commands.last_mut())
-                .ok_or_else(|| ShellRefusal::new("redirect", "a redirect needs a command"))?;
+            let last = match steps.last_mut().map(|s| &mut s.body) {
+                Some(Body::Pipeline(p)) => p.commands.last_mut(),
+                Some(Body::If(_)) => {
+                    return Err(ShellRefusal::needs_shell(
+                        "redirect of an if statement",
+                        text(node, src)?,
+                        "put the redirect on the commands inside the branches (`then cmd > \
+                         f; fi`)",
+                    ));
+                }
+                None => None,
+            }
+            .ok_or_else(|| ShellRefusal::new("redirect", "a redirect needs a command"))?;
             let mut cursor = node.walk();
             for (i, child) in node.children(&mut cursor).enumerate() {
                 if node.field_name_for_child(i as u32) == Some("redirect") {
@@ -752,36 +675,40 @@ fn statement(
                             steps.append(&mut inner);
                             run_if = last.run_if;
                         }
-                        commands.extend(last.pipeline.commands);
+                        let Body::Pipeline(last) = last.body else {
+                            return Err(unexpected(child, src));
+                        };
+                        commands.extend(last.commands);
                     }
                     other if !child.is_named() => return Err(operator(other)),
                     _ => return Err(unexpected(child, src)),
                 }
             }
-            steps.push(Step { run_if, pipeline: Pipeline { commands } });
+            steps.push(Step::pipeline(run_if, commands));
             Ok(())
         }
-        "for_statement" => for_loop(node, src, run_if, steps, depth),
+        "for_statement" => super::compound::for_loop(node, src, run_if, steps, depth),
+        "if_statement" => super::compound::if_statement(node, src, run_if, steps, depth),
         "test_command" => {
             let command = bracket_test(node, src)?;
-            steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });
+            steps.push(Step::pipeline(run_if, vec![command]));
             Ok(())
         }
         "declaration_command" | "unset_command" => {
             let command = declaration(node, src)?;
-            steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });
+            steps.push(Step::pipeline(run_if, vec![command]));
             Ok(())
         }
         "command" => {
             let command = command(node, src)?;
-            steps.push(Step { run_if, pipeline: Pipeline { commands: vec![command] } });
+            steps.push(Step::pipeline(run_if, vec![command]));
             Ok(())
         }
         _ => Err(unexpected(node, src)),
     }
 }
 
-fn unexpected(node: Node<'_>, src: &str) -> ShellRefusal {
+pub(super) fn unexpected(node: Node<'_>, src: &str) -> ShellRefusal {
     let kind = node.kind().replace('_', " ");
     ShellRefusal::new(
         "unsupported syntax",

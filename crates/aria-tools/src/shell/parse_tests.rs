@@ -11,7 +11,12 @@ fn argv(line: &str) -> Vec<Vec<Vec<String>>> {
         .steps
         .iter()
         .map(|s| {
-            s.pipeline.commands.iter().map(|c| c.argv().map(str::to_owned).collect()).collect()
+            s.as_pipeline()
+                .unwrap()
+                .commands
+                .iter()
+                .map(|c| c.argv().map(str::to_owned).collect())
+                .collect()
         })
         .collect()
 }
@@ -273,7 +278,12 @@ fn shape_of(script: &super::ast::Script) -> Vec<(RunIf, Vec<String>)> {
         .steps
         .iter()
         .map(|s| {
-            let argvs = s.pipeline.commands.iter().map(|c| c.argv().collect::<Vec<_>>().join(" "));
+            let argvs = s
+                .as_pipeline()
+                .unwrap()
+                .commands
+                .iter()
+                .map(|c| c.argv().collect::<Vec<_>>().join(" "));
             (s.run_if, argvs.collect())
         })
         .collect()
@@ -305,7 +315,8 @@ fn a_redirect_inside_a_list_before_a_pipe_keeps_bash_precedence() {
         .map(|s| {
             (
                 s.run_if,
-                s.pipeline
+                s.as_pipeline()
+                    .unwrap()
                     .commands
                     .iter()
                     .map(|c| c.argv().collect::<Vec<_>>().join(" "))

@@ -15,6 +15,7 @@ pub mod python_run;
 pub mod run_profile;
 pub mod shell_execute;
 mod shell_line;
+mod shell_steps;
 pub mod system_info;
 pub mod web_fetch;
 

@@ -31,7 +31,8 @@ use crate::guard::path::{PathGuard, PathRefusal};
 use crate::shell::builtin::Builtin;
 use crate::shell::subst::{self, Substitution};
 use crate::shell::{self, RedirectMode, RedirectTarget, RunIf, Script, SimpleCommand, Word};
-use crate::tools::shell_line::{self, Evaluated};
+use crate::tools::shell_line;
+use crate::tools::shell_steps::{self, Checked, Walker};
 use crate::tools::{blocking, path_error, roots_sentence};
 
 /// How long a whole command line may run by default.
@@ -74,8 +75,8 @@ fn spec(guard: &PathGuard, timeout: Duration) -> ToolSpec {
              `cmd` when cmd only reads (it runs first, its output becomes arguments); export \
              NAME=value / unset NAME for the rest of the line; command -v, type, [ ... ], \
              test, true, false, echo, printf; for x in a b c; do ...; done over literal \
-             words; $TMPDIR (a private /tmp). Not supported: other $VAR, globs, ~, while, if, \
-             functions. Runs in the first root, without network, \
+             words; if ...; then ...; elif ...; else ...; fi; $TMPDIR (a private /tmp). Not \
+             supported: other $VAR, globs, ~, while, until, case, functions. Runs in the first root, without network, \
              for at most {} s; output is capped. Naming a path outside the roots needs the \
              user's approval.",
             roots_sentence(guard),
@@ -185,7 +186,7 @@ struct Plan {
 
 /// A redirect target the guard approved.
 #[derive(Debug, Clone)]
-enum Target {
+pub(super) enum Target {
     DevNull,
     /// Opened with `open_beneath(root, relative)`, so nothing swapped in since the check can
     /// lead out of the root.
@@ -212,9 +213,9 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
     };
     let mut cwd = guard.roots()[0].clone();
     let mut dirs = vec![cwd.clone()];
-    for step in &script.steps {
-        for cmd in &step.pipeline.commands {
-            let builtin = builtin_of(cmd, step.pipeline.commands.len(), step.run_if)?;
+    for at in script.pipelines() {
+        for cmd in &at.pipeline.commands {
+            let builtin = builtin_of(cmd, at.pipeline.commands.len(), at.run_if, at.nested > 0)?;
             p.cwds.push(cwd.clone());
             if let Some(Builtin::Cd(dir)) = &builtin {
                 cwd = shell_line::enter(guard, &cwd, dir)?;
@@ -257,11 +258,12 @@ fn plan(guard: &PathGuard, command: &str) -> Result<Plan, ToolError> {
 }
 
 /// The builtin `cmd` is, checked for where it stands: alone in its pipeline, and a `cd` never
-/// after `||` (whether it ran decides where everything after it runs).
+/// after `||` nor inside an `if` (whether it ran decides where everything after it runs).
 fn builtin_of(
     cmd: &SimpleCommand,
     stages: usize,
     run_if: RunIf,
+    in_if: bool,
 ) -> Result<Option<Builtin>, ToolError> {
     let builtin = match Builtin::parse(cmd) {
         None => return Ok(None),
@@ -274,6 +276,14 @@ fn builtin_of(
             "not run: `{name}` cannot be part of a pipeline here; run it on its own, joined to \
              the next command with `&&`"
         )));
+    }
+    if matches!(builtin, Builtin::Cd(_)) && in_if {
+        return Err(ToolError::refused(
+            "not run: `cd` inside `if` is not supported (where the later commands run would \
+             depend on which branch ran); write `cd DIR && if …; then …; fi`, or give the \
+             commands paths under DIR"
+                .to_owned(),
+        ));
     }
     if matches!(builtin, Builtin::Cd(_)) && run_if == RunIf::Failure {
         return Err(ToolError::refused(
@@ -497,33 +507,24 @@ fn redirect_target(
 
 fn dry_run_output(plan: &Plan) -> ToolOutput {
     let mut lines = vec![format!("dry run (tier {}): nothing was run", plan.tier.as_str())];
-    for step in &plan.script.steps {
-        let stages: Vec<String> =
-            step.pipeline.commands.iter().map(|c| c.argv().collect::<Vec<_>>().join(" ")).collect();
-        let gate = match step.run_if {
-            RunIf::Always => "run",
-            RunIf::Success => "if the previous step succeeded, run",
-            RunIf::Failure => "if the previous step failed, run",
-        };
-        lines.push(format!("{gate}: {}", stages.join(" | ")));
-    }
+    shell_steps::describe(&plan.script.steps, 0, &mut lines);
     ToolOutput::text(lines.join("\n"))
         .with_details(json!({"command": plan.command, "dry_run": true}))
 }
 
 /// One started stage, or the reason it could not start (reported like a shell would: 127).
-enum Stage {
+pub(super) enum Stage {
     /// The flag says the captured stderr is really the line's stdout (`2>&1 > file`).
     Started(aria_sandbox::Running, bool),
     NotStarted(String),
 }
 
-struct Collected {
-    status: i32,
-    stdout: String,
-    stderr: String,
-    timed_out: bool,
-    protections: Option<Protections>,
+pub(super) struct Collected {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub protections: Option<Protections>,
 }
 
 fn execute(guard: &PathGuard, plan: Plan, deadline: Instant) -> ToolOutput {
@@ -548,66 +549,30 @@ fn execute(guard: &PathGuard, plan: Plan, deadline: Instant) -> ToolOutput {
 fn run(guard: &PathGuard, plan: Plan, deadline: Instant) -> (Collected, usize, Vec<PathBuf>) {
     let access = Access::for_tier(plan.tier);
     let config_before = if access.writes() { confine::config_files(guard) } else { Vec::new() };
-    let mut all = Collected {
+    let all = Collected {
         status: 0,
         stdout: String::new(),
         stderr: String::new(),
         timed_out: false,
         protections: None,
     };
-    let mut exports: Vec<(String, String)> = Vec::new();
-    let mut targets = plan.targets.into_iter();
-    let mut argvs = plan.argvs.into_iter();
-    let mut cwds = plan.cwds.into_iter();
-    let mut builtins = plan.builtins.into_iter();
-    let mut ran = 0usize;
-    for step in plan.script.steps {
-        let n = step.pipeline.commands.len();
-        let step_targets: Vec<_> = targets.by_ref().take(n).collect();
-        let step_argvs: Vec<_> = argvs.by_ref().take(n).collect();
-        let step_cwds: Vec<_> = cwds.by_ref().take(n).collect();
-        let step_builtins: Vec<_> = builtins.by_ref().take(n).collect();
-        let run = match step.run_if {
-            RunIf::Always => true,
-            RunIf::Success => all.status == 0,
-            RunIf::Failure => all.status != 0,
-        };
-        if all.timed_out {
-            continue;
-        }
-        if !run {
-            // The plan gave every later command the directory this `cd` enters.
-            if let Some(Some(Builtin::Cd(dir))) = step_builtins.first() {
-                all.stderr.push_str(&format!(
-                    "aria: stopped: `cd {dir}` did not run, so the commands after it were not \
-                     run either\n"
-                ));
-                break;
-            }
-            continue;
-        }
-        ran += 1;
-        let evaluated = match (step_builtins.first(), step.pipeline.commands.first()) {
-            (Some(Some(b)), _) if n == 1 => Some(shell_line::eval_builtin(b, &mut exports)),
-            (_, Some(cmd)) if n == 1 => shell_line::eval_simple(cmd),
-            _ => None,
-        };
-        if let Some(Evaluated { status, stdout, stderr }) = evaluated {
-            all.status = status;
-            all.stdout.push_str(&stdout);
-            all.stderr.push_str(&stderr);
-            continue;
-        }
-        let stages = start_pipeline(
-            guard,
-            access,
-            &step.pipeline.commands,
-            Stages { argvs: step_argvs, targets: step_targets, cwds: step_cwds },
-            &exports,
-            deadline,
-        );
-        collect_pipeline(stages, &mut all);
-    }
+    let mut walker = Walker {
+        guard,
+        access,
+        deadline,
+        checked: Checked {
+            targets: plan.targets.into_iter(),
+            argvs: plan.argvs.into_iter(),
+            cwds: plan.cwds.into_iter(),
+            builtins: plan.builtins.into_iter(),
+        },
+        all,
+        exports: Vec::new(),
+        ran: 0,
+        stopped: false,
+    };
+    walker.steps(plan.script.steps);
+    let (all, ran) = (walker.all, walker.ran);
     let removed = if access.writes() {
         confine::remove_created_config(guard, &config_before)
     } else {
@@ -617,13 +582,13 @@ fn run(guard: &PathGuard, plan: Plan, deadline: Instant) -> (Collected, usize, V
 }
 
 /// Per stage of one pipeline: its argv, redirect targets and directory.
-struct Stages {
-    argvs: Vec<Vec<String>>,
-    targets: Vec<Vec<Option<Target>>>,
-    cwds: Vec<PathBuf>,
+pub(super) struct Stages {
+    pub argvs: Vec<Vec<String>>,
+    pub targets: Vec<Vec<Option<Target>>>,
+    pub cwds: Vec<PathBuf>,
 }
 
-fn start_pipeline(
+pub(super) fn start_pipeline(
     guard: &PathGuard,
     access: Access,
     commands: &[SimpleCommand],
@@ -780,7 +745,7 @@ fn open(target: &Target, mode: RedirectMode) -> Result<File, String> {
     }
 }
 
-fn collect_pipeline(stages: Vec<Stage>, all: &mut Collected) {
+pub(super) fn collect_pipeline(stages: Vec<Stage>, all: &mut Collected) {
     let mut status = 0;
     for stage in stages {
         match stage {

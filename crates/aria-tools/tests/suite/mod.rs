@@ -20,6 +20,7 @@ mod shell_constructs;
 mod shell_corpus;
 mod shell_execute;
 mod shell_execute_props;
+mod shell_if;
 mod shell_props;
 mod snapshot;
 mod ssrf_props;
