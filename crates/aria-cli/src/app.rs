@@ -189,7 +189,7 @@ pub fn agent(
     let embedder = crate::memory::agent_embedder(config);
     let memory: Arc<dyn MemoryBackend> =
         Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder.clone()));
-    tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone()));
+    tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone(), built.local));
     let registry = ToolRegistry::new(tools)
         .context("the built-in tools are inconsistent (a bug: please report it)")
         .map_err(CliError::failed)?;
@@ -229,6 +229,10 @@ pub fn agent(
             Some(Arc::new(aria_core::ToolsGovernor::new(Arc::new(profiles), snapshots(config)?)));
     }
     agent_config.extract_memories = config.memory.extract && !skips_extraction(config, one_shot);
+    // Recall: relevant memories only; private ones only for models on this machine.
+    agent_config.memory_search_limit = config.memory.recall_limit;
+    agent_config.recall_min_similarity = config.memory.recall_min_similarity;
+    agent_config.local_model = built.local;
     // Small models see only the tools that fit the request, ranked with memory's embedder.
     agent_config.tool_selection =
         p.max_tools.map(|max| Arc::new(aria_core::ToolSelection::new(max, embedder.clone())));

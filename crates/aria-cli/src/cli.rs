@@ -132,11 +132,24 @@ pub enum MemoriesCommand {
         /// A category (repeatable).
         #[arg(long = "category", value_name = "NAME")]
         categories: Vec<String>,
+        /// Never send this memory to a model off this machine (a remote provider).
+        #[arg(long)]
+        private: bool,
         #[arg(long)]
         json: bool,
     },
-    /// Replace a memory's text with TEXT, or with what you write in $EDITOR when TEXT is absent.
-    Edit { id: String, text: Option<String> },
+    /// Replace a memory's text with TEXT, or with what you write in $EDITOR when TEXT is absent
+    /// (unless only --private or --public is given).
+    Edit {
+        id: String,
+        text: Option<String>,
+        /// Mark the memory private: never sent to a model off this machine.
+        #[arg(long, conflicts_with = "public")]
+        private: bool,
+        /// Mark the memory public again: it may be recalled for any configured model.
+        #[arg(long)]
+        public: bool,
+    },
     /// Forget a memory: it leaves search for good; the audit log keeps the record.
     Forget { id: String },
     /// Import FILE.jsonl, one {"id", "text"} object per line; the ids are kept. Bad lines are
@@ -147,6 +160,9 @@ pub enum MemoriesCommand {
         /// The kind given to every imported memory.
         #[arg(long, default_value = "document")]
         kind: String,
+        /// Mark every imported memory private (automatic for a file under a --root).
+        #[arg(long)]
+        private: bool,
     },
     /// Embed every memory that has no vector of the configured embedder (after changing it, or
     /// after an interrupted import). Resumable: run it again to continue.

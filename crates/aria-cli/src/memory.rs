@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use aria_api::Embedder;
 use aria_core::{
-    MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, Stored,
+    MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, SearchScope, Stored,
 };
 use aria_store::{
     Embedding, Memory, MemoryQuery, MemoryStatus, MemoryUpdate, Store, StoreError, Writer,
@@ -121,11 +121,18 @@ fn hit(memory: Memory, score: f64) -> MemoryHit {
         categories: memory.categories,
         confidence: f64::from(memory.confidence),
         score,
+        similarity: None,
+        text_match: false,
+        private: memory.private,
     }
 }
 
 impl MemoryBackend for StoreMemory {
-    fn search<'a>(&'a self, query: &'a str, limit: usize) -> MemoryFuture<'a, Vec<MemoryHit>> {
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        scope: SearchScope,
+    ) -> MemoryFuture<'a, Vec<MemoryHit>> {
         Box::pin(async move {
             let embedded = match self.embed(query).await {
                 Ok(e) => e,
@@ -136,19 +143,25 @@ impl MemoryBackend for StoreMemory {
             };
             let embedding =
                 embedded.as_ref().map(|(model, v)| Embedding { model, vector: v.as_slice() });
-            let hits = self
-                .store
-                .memory_search(&MemoryQuery::new(query, embedding, limit))
-                .map_err(store_error)?;
+            let mut search = MemoryQuery::new(query, embedding, scope.limit);
+            search.filter.private = scope.private;
+            let hits = self.store.memory_search(&search).map_err(store_error)?;
             let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
             if let Err(e) = self.store.memory_touch(&ids) {
                 tracing::warn!("could not record memory access: {e}");
             }
-            Ok(hits.into_iter().map(|h| hit(h.memory, h.score)).collect())
+            Ok(hits
+                .into_iter()
+                .map(|h| MemoryHit {
+                    similarity: h.similarity.map(f64::from),
+                    text_match: h.text_rank.is_some(),
+                    ..hit(h.memory, h.score)
+                })
+                .collect())
         })
     }
 
-    fn profile(&self) -> MemoryFuture<'_, Vec<MemoryHit>> {
+    fn profile(&self, private: bool) -> MemoryFuture<'_, Vec<MemoryHit>> {
         Box::pin(async move {
             let recent = self
                 .store
@@ -161,6 +174,7 @@ impl MemoryBackend for StoreMemory {
                         m.kind,
                         aria_store::MemoryKind::Fact | aria_store::MemoryKind::Preference
                     ) && m.categories.iter().any(|c| c == PROFILE_CATEGORY)
+                        && (private || !m.private)
                 })
                 .collect();
             profile.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
@@ -199,6 +213,8 @@ impl MemoryBackend for StoreMemory {
                     importance: Some(old.importance.max(memory.importance as f32)),
                     confidence: Some(old.confidence.max(memory.confidence as f32)),
                     status: Some(MemoryStatus::Active),
+                    // Privacy is kept, and gained when the new wording is private.
+                    private: (memory.private && !old.private).then_some(true),
                     ..MemoryUpdate::default()
                 };
                 let vector = embedding.filter(|_| update.content.is_some());
@@ -214,6 +230,7 @@ impl MemoryBackend for StoreMemory {
                 importance: memory.importance.clamp(0.0, 1.0) as f32,
                 confidence: memory.confidence.clamp(0.0, 1.0) as f32,
                 verified: false,
+                private: memory.private,
                 provenance: aria_store::Provenance {
                     conversation_id: memory.provenance.conversation_id,
                     message_ids: memory.provenance.message_ids,

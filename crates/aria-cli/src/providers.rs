@@ -159,6 +159,9 @@ pub struct Built {
     pub price: Option<Price>,
     /// Which route of the chain answered the last call; `None` for the embedded model alone.
     pub answered_by: Option<Arc<dyn aria_core::AnsweredBy>>,
+    /// Every route runs on this machine (see [`Backend::is_local`]): private memories may be
+    /// sent to it.
+    pub local: bool,
 }
 
 /// Reads the router's record of which route answered, with that route's price.
@@ -225,8 +228,10 @@ pub fn build(config: &Config) -> CliResult<Built> {
     let mut prices = Vec::new();
     let mut route_prices = Vec::new();
     let mut unknown_price = false;
+    let mut local = true;
     for (i, (name, model, when)) in chain(config).into_iter().enumerate() {
         let backend = backend(config, &name, &model)?;
+        local &= backend.is_local();
         // A known cloud model name is charged even behind a loopback proxy; other models on
         // this machine are free.
         let price = match backend {
@@ -247,7 +252,7 @@ pub fn build(config: &Config) -> CliResult<Built> {
     // The embedded model alone needs no router: it cannot be rate limited or unreachable.
     if routes.len() == 1 && config.provider.name == config::LOCAL_PROVIDER {
         let provider = Arc::clone(&routes[0].provider);
-        return Ok(Built { provider, price: Some(Price::FREE), answered_by: None });
+        return Ok(Built { provider, price: Some(Price::FREE), answered_by: None, local });
     }
     let retry = RetryPolicy { attempts: config.router.attempts, ..RetryPolicy::default() };
     let router =
@@ -257,6 +262,7 @@ pub fn build(config: &Config) -> CliResult<Built> {
         provider: Arc::new(router),
         price: Pricing::highest(prices),
         answered_by: Some(answered_by),
+        local,
     })
 }
 

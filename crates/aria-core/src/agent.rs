@@ -97,8 +97,15 @@ pub struct AgentConfig {
     pub token_counter: TokenCounter,
     /// How long a compaction summary may take before the turn truncates instead.
     pub summary_timeout: Duration,
-    /// How many memories are searched for each user message.
+    /// The most memories recalled for one user message (after the relevance floor).
     pub memory_search_limit: usize,
+    /// Automatic recall keeps a memory only when its vector is at least this similar to the
+    /// message (see [`crate::relevant`]).
+    pub recall_min_similarity: f64,
+    /// Whether every model this agent calls runs on this machine (the embedded model, Ollama,
+    /// a server on loopback). Only then do private memories reach the model, through recall or
+    /// `memory_search`. Off by default: privacy fails closed.
+    pub local_model: bool,
     /// Whether finished turns are mined for memories (on by default; never in `--dry-run` or
     /// `read_only` mode, and only with a memory backend).
     pub extract_memories: bool,
@@ -145,6 +152,8 @@ impl AgentConfig {
             token_counter: TokenCounter::default(),
             summary_timeout: Duration::from_secs(60),
             memory_search_limit: 10,
+            recall_min_similarity: crate::memory_policy::DEFAULT_RECALL_MIN_SIMILARITY,
+            local_model: false,
             extract_memories: true,
             extraction_timeout: Duration::from_secs(60),
             tool_selection: None,
@@ -242,7 +251,11 @@ impl Agent {
         message_ids: &[i64],
     ) {
         let Some(memory) = self.memory.clone().filter(|_| self.extracts()) else { return };
-        let Some(user) = history.iter().rev().find(|m| m.role == Role::User) else { return };
+        let Some(start) = history.iter().rposition(|m| m.role == Role::User) else { return };
+        let user = &history[start];
+        // A turn that read files may have put their content in the answer: what is extracted
+        // from it stays on this machine.
+        let private = crate::memory_policy::turn_read_files(&history[start..]);
         let job = crate::memory_extract::Job {
             provider: Arc::clone(&self.provider),
             memory,
@@ -263,6 +276,8 @@ impl Agent {
         self.background.spawn(job);
     }
 
+            private,
+            system_prompt: self.config.system_prompt.clone(),
     /// Sets who is asked when a call needs approval. Without one, such calls are denied.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);

@@ -12,6 +12,9 @@ fn hit(id: &str, content: &str, confidence: f64) -> MemoryHit {
         categories: vec![],
         confidence,
         score: 1.0,
+        similarity: None,
+        text_match: true,
+        private: false,
     }
 }
 

@@ -20,6 +20,7 @@ mod context;
 mod events;
 mod memory;
 mod memory_extract;
+mod memory_policy;
 mod memory_tools;
 mod output;
 mod policy;
@@ -40,13 +41,15 @@ pub use context::{
 };
 pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
 pub use memory::{
-    MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, Provenance, Stored,
+    MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, Provenance,
+    SearchScope, Stored,
 };
 pub use memory_extract::{
     Candidate, EXTRACTION_TOOL, Extracted, MAX_PENDING_EXTRACTIONS, extraction_request,
     extraction_schema, parse_extraction,
 };
 pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
+pub use memory_policy::{Conversation, DEFAULT_RECALL_MIN_SIMILARITY, relevant, unjustified};
 pub use output::{
     Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, strip_markers,
     untrusted_body,

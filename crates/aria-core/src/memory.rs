@@ -54,6 +54,25 @@ pub struct MemoryHit {
     pub confidence: f64,
     /// Higher is better; only the order matters.
     pub score: f64,
+    /// Cosine similarity of the memory's vector to the query's, when vector search found it.
+    #[serde(default)]
+    pub similarity: Option<f64>,
+    /// Whether the full-text search matched the query's words.
+    #[serde(default)]
+    pub text_match: bool,
+    /// Never sent to a model off this machine.
+    #[serde(default)]
+    pub private: bool,
+}
+
+/// What one search may return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchScope {
+    /// At most this many hits.
+    pub limit: usize,
+    /// Whether private memories may be returned: only when the results go to a model that runs
+    /// on this machine.
+    pub private: bool,
 }
 
 /// Where a memory came from.
@@ -81,6 +100,9 @@ pub struct NewMemory {
     pub importance: f64,
     /// 0 to 1.
     pub confidence: f64,
+    /// Never sent to a model off this machine (the user said so, or it came from a file).
+    #[serde(default)]
+    pub private: bool,
     pub provenance: Provenance,
 }
 
@@ -120,14 +142,16 @@ pub type MemoryFuture<'a, T> = BoxFuture<'a, Result<T, MemoryError>>;
 
 /// Long-term memory as the agent uses it.
 pub trait MemoryBackend: Send + Sync + std::fmt::Debug {
-    /// The best `limit` active memories for `query`, best first (hybrid retrieval).
-    fn search<'a>(&'a self, query: &'a str, limit: usize) -> MemoryFuture<'a, Vec<MemoryHit>>;
+    /// The best active memories for `query` within `scope`, best first (hybrid retrieval).
+    fn search<'a>(&'a self, query: &'a str, scope: SearchScope)
+    -> MemoryFuture<'a, Vec<MemoryHit>>;
 
-    /// The user's profile entries (stable facts and preferences about them). The context
-    /// builder keeps those with confidence above 0.5.
-    fn profile(&self) -> MemoryFuture<'_, Vec<MemoryHit>>;
+    /// The user's profile entries (stable facts and preferences about them), private ones only
+    /// when `private`. The context builder keeps those with confidence above 0.5.
+    fn profile(&self, private: bool) -> MemoryFuture<'_, Vec<MemoryHit>>;
 
-    /// Stores `memory`, or updates an existing one that says the same thing. The backend
+    /// Stores `memory`, or updates an existing one that says the same thing (which becomes
+    /// private when `memory` is; privacy is never dropped by a write). The backend
     /// audits the write (`memory.store` / `memory.update`, in the same transaction as the write
     /// in the SQLite store), with the provenance's session and `source` as the actor.
     fn remember(&self, memory: NewMemory) -> MemoryFuture<'_, Stored>;

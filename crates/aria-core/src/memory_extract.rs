@@ -22,6 +22,7 @@ use tokio::task::JoinHandle;
 
 use crate::agent::{AnsweredBy, Price, SpendGuard};
 use crate::memory::{MemoryBackend, MemoryKind, NewMemory, Provenance, Stored};
+use crate::memory_policy::{Conversation, unjustified};
 
 /// The tool the extraction request offers; its parameters are the schema.
 pub const EXTRACTION_TOOL: &str = "record_memories";
@@ -190,6 +191,10 @@ pub(crate) struct Job {
     pub message_ids: Vec<i64>,
     pub user: String,
     pub answer: String,
+    /// The turn read files: its memories are private.
+    pub private: bool,
+    /// What the answering model was told: a memory that restates it is junk.
+    pub system_prompt: String,
 }
 
 impl Job {
@@ -222,7 +227,26 @@ impl Job {
             None => (self.model.clone(), self.price),
         };
         self.trace_as(&model, price, response.usage, "ok", duration_ms);
-        let extracted = parse_extraction(&response);
+        let mut extracted = parse_extraction(&response);
+        let conversation = Conversation {
+            user: vec![&self.user],
+            tool_output: Vec::new(),
+            instructions: vec![
+                &self.system_prompt,
+                INSTRUCTIONS,
+                crate::context::PROFILE_FRAMING,
+                crate::context::MEMORY_FRAMING,
+            ],
+        };
+        let before = extracted.candidates.len();
+        extracted.candidates.retain(|c| match unjustified(&c.content, &conversation) {
+            None => true,
+            Some(why) => {
+                tracing::info!(session = %self.session_id, "an extracted memory was dropped: {why}");
+                false
+            }
+        });
+        let unjustified_count = before - extracted.candidates.len();
         let (mut stored, mut updated, mut failed) = (0, 0, 0);
         let mut ids = Vec::new();
         let extracted_at = rfc3339_now();
@@ -245,7 +269,8 @@ impl Job {
             "memory.extraction",
             json!({
                 "model": self.model, "stored": stored, "updated": updated, "failed": failed,
-                "rejected": extracted.rejected, "ids": ids, "message_ids": self.message_ids,
+                "rejected": extracted.rejected, "unjustified": unjustified_count, "ids": ids,
+                "message_ids": self.message_ids, "private": self.private,
             }),
         );
         Ok((stored, updated))
@@ -258,6 +283,7 @@ impl Job {
             categories: c.categories,
             importance: c.importance,
             confidence: c.confidence,
+            private: self.private,
             provenance: Provenance {
                 conversation_id: Some(self.conversation_id.clone()),
                 session_id: Some(self.session_id.clone()),
@@ -343,6 +369,7 @@ pub(crate) fn audit_payload(memory: &NewMemory, stored: &Stored) -> Value {
         "categories": memory.categories,
         "importance": memory.importance,
         "confidence": memory.confidence,
+        "private": memory.private,
         "provenance": memory.provenance,
     })
 }

@@ -9,19 +9,25 @@ use std::sync::Arc;
 use aria_api::{Redact, Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
-use crate::memory::{MemoryBackend, MemoryKind, NewMemory, Provenance};
+use crate::memory::{MemoryBackend, MemoryKind, NewMemory, Provenance, SearchScope};
 use crate::memory_extract::{MAX_MEMORY_CHARS, audit_payload};
 
 /// The most results `memory_search` returns.
 pub const MAX_SEARCH_LIMIT: u64 = 50;
 
-/// Both memory tools over one backend.
+/// The name of the tool that stores a memory (its content is checked against the
+/// conversation before it runs: [`crate::unjustified`]).
+pub const MEMORY_STORE: &str = "memory_store";
+
+/// Both memory tools over one backend. `private`: whether the model they serve runs on this
+/// machine, so that `memory_search` may return private memories.
 pub fn memory_tools(
     memory: Arc<dyn MemoryBackend>,
     redactor: Arc<dyn Redact>,
+    private: bool,
 ) -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(MemorySearchTool::new(Arc::clone(&memory))),
+        Arc::new(MemorySearchTool::new(Arc::clone(&memory), private)),
         Arc::new(MemoryStoreTool::new(memory, redactor)),
     ]
 }
@@ -31,10 +37,12 @@ pub fn memory_tools(
 pub struct MemorySearchTool {
     spec: ToolSpec,
     memory: Arc<dyn MemoryBackend>,
+    private: bool,
 }
 
 impl MemorySearchTool {
-    pub fn new(memory: Arc<dyn MemoryBackend>) -> Self {
+    /// `private`: whether private memories may be returned (the model runs on this machine).
+    pub fn new(memory: Arc<dyn MemoryBackend>, private: bool) -> Self {
         let spec = ToolSpec {
             name: "memory_search".into(),
             description: "Search the user's long-term memory (facts and preferences remembered \
@@ -50,7 +58,7 @@ impl MemorySearchTool {
                 "additionalProperties": false
             }),
         };
-        MemorySearchTool { spec, memory }
+        MemorySearchTool { spec, memory, private }
     }
 }
 
@@ -67,11 +75,13 @@ impl Tool for MemorySearchTool {
         Box::pin(async move {
             let query = args["query"].as_str().unwrap_or_default().to_owned();
             let limit = args["limit"].as_u64().unwrap_or(5).clamp(1, MAX_SEARCH_LIMIT) as usize;
-            let hits = self
+            let scope = SearchScope { limit, private: self.private };
+            let mut hits = self
                 .memory
-                .search(&query, limit)
+                .search(&query, scope)
                 .await
                 .map_err(|e| ToolError::failed(e.to_string()))?;
+            hits.retain(|h| self.private || !h.private);
             if hits.is_empty() {
                 return Ok(ToolOutput::text("no memories match"));
             }
@@ -111,11 +121,12 @@ impl MemoryStoreTool {
     pub fn new(memory: Arc<dyn MemoryBackend>, redactor: Arc<dyn Redact>) -> Self {
         let kinds: Vec<&str> = MemoryKind::ALL.iter().map(|k| k.as_str()).collect();
         let spec = ToolSpec {
-            name: "memory_store".into(),
+            name: MEMORY_STORE.into(),
             description: "Store something in the user's long-term memory so it is remembered in \
-                          later conversations. One self-contained sentence, e.g. \"The user's \
-                          favorite color is blue.\" A memory that repeats an existing one \
-                          updates it. Never store secrets."
+                          later conversations: only a fact or preference the user stated, or \
+                          something they asked you to remember. One self-contained sentence, \
+                          e.g. \"The user's favorite color is blue.\" A memory that repeats an \
+                          existing one updates it. Never store secrets."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -163,6 +174,8 @@ impl Tool for MemoryStoreTool {
                 content: self.redactor.redact(&content).into_owned(),
                 kind,
                 categories,
+                // Set by the loop, never by the model (the schema has no such argument).
+                private: args["private"].as_bool().unwrap_or(false),
                 importance: 0.5,
                 // The model was asked to store it: it is what the user said, not a guess.
                 confidence: 0.9,

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::memory::{MemoryFuture, MemoryHit, Stored};
+use crate::memory::{MemoryFuture, MemoryHit, SearchScope, Stored};
 
 /// Word-overlap search; a memory with the same words (any case) is updated, not duplicated.
 #[derive(Debug, Default)]
@@ -20,7 +20,11 @@ fn words(s: &str) -> Vec<String> {
 }
 
 impl MemoryBackend for Fake {
-    fn search<'a>(&'a self, query: &'a str, limit: usize) -> MemoryFuture<'a, Vec<MemoryHit>> {
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        scope: SearchScope,
+    ) -> MemoryFuture<'a, Vec<MemoryHit>> {
         let q = words(query);
         let items = self.items.lock().unwrap().clone();
         Box::pin(async move {
@@ -36,17 +40,20 @@ impl MemoryBackend for Fake {
                         categories: m.categories.clone(),
                         confidence: m.confidence,
                         score,
+                        similarity: None,
+                        text_match: true,
+                        private: m.private,
                     }
                 })
-                .filter(|h| h.score > 0.0)
+                .filter(|h| h.score > 0.0 && (scope.private || !h.private))
                 .collect();
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-            hits.truncate(limit);
+            hits.truncate(scope.limit);
             Ok(hits)
         })
     }
 
-    fn profile(&self) -> MemoryFuture<'_, Vec<MemoryHit>> {
+    fn profile(&self, _private: bool) -> MemoryFuture<'_, Vec<MemoryHit>> {
         Box::pin(async { Ok(vec![]) })
     }
 
@@ -82,7 +89,7 @@ fn ctx() -> ToolContext {
 #[tokio::test]
 async fn store_then_search_finds_it_and_a_repeat_updates_instead_of_duplicating() {
     let fake = Arc::new(Fake::default());
-    let tools = memory_tools(fake.clone(), Arc::new(HideKey));
+    let tools = memory_tools(fake.clone(), Arc::new(HideKey), true);
     let (search, store) = (&tools[0], &tools[1]);
     assert_eq!(search.tier(&json!({})), Tier::Read);
     assert_eq!(store.tier(&json!({})), Tier::RecoverableWrite);
@@ -114,7 +121,7 @@ async fn store_then_search_finds_it_and_a_repeat_updates_instead_of_duplicating(
 #[tokio::test]
 async fn a_secret_never_reaches_the_memory_store() {
     let fake = Arc::new(Fake::default());
-    let tools = memory_tools(fake.clone(), Arc::new(HideKey));
+    let tools = memory_tools(fake.clone(), Arc::new(HideKey), true);
     tools[1].call(json!({"content": "My key is sk-test-SECRET"}), &ctx()).await.unwrap();
     let stored = fake.items.lock().unwrap()[0].content.clone();
     assert_eq!(stored, "My key is [REDACTED:test]");
@@ -124,7 +131,7 @@ async fn a_secret_never_reaches_the_memory_store() {
 #[tokio::test]
 async fn a_dry_run_stores_nothing() {
     let fake = Arc::new(Fake::default());
-    let tools = memory_tools(fake.clone(), Arc::new(HideKey));
+    let tools = memory_tools(fake.clone(), Arc::new(HideKey), true);
     let dry = ToolContext { session_id: "s1".into(), dry_run: true };
     let out = tools[1].call(json!({"content": "x"}), &dry).await.unwrap();
     assert!(out.content.starts_with("[dry run]"));
@@ -139,7 +146,7 @@ async fn a_secret_split_by_an_invisible_character_never_reaches_the_memory_store
     const GITHUB: &str = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
     let fake = Arc::new(Fake::default());
     let redactor = aria_tools::SecretRedactor::new(vec![CONFIGURED.to_owned()]);
-    let tools = memory_tools(fake.clone(), Arc::new(redactor));
+    let tools = memory_tools(fake.clone(), Arc::new(redactor), true);
     let hidden = ['\u{200B}', '\u{2060}', '\u{FEFF}', '\u{00AD}', '\u{200C}', '\u{200E}'];
     for (i, h) in hidden.into_iter().enumerate() {
         let content = format!(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use aria_api::{
     AuditEvent, ChatEvent, ChatRequest, ChatResponse, JournalError, Message, MessageMeta,
-    ProviderError, SessionRecord, SessionState, Tier, Tool, ToolCall, ToolContext, ToolError,
+    ProviderError, Role, SessionRecord, SessionState, Tier, Tool, ToolCall, ToolContext, ToolError,
     TraceKind, TraceRecord, Usage,
 };
 use futures::StreamExt;
@@ -519,7 +519,20 @@ impl<'a> Run<'a> {
                     )?;
                     Plan::Answered(format!("error: {e}"))
                 }
-                Ok((tool, args)) => {
+                Ok((_, args))
+                    if call.name == crate::memory_tools::MEMORY_STORE
+                        && self.unjustified_memory(&args).is_some() =>
+                {
+                    let reason = self.unjustified_memory(&args).unwrap_or_default();
+                    self.audit_refusal(&call, &args, Tier::RecoverableWrite, "memory", &reason)?;
+                    Plan::Answered(format!("refused: {reason}"))
+                }
+                Ok((tool, mut args)) => {
+                    // What the model keeps from a turn that read files stays on this machine
+                    // (set here, after the schema check: the model cannot set it).
+                    if call.name == crate::memory_tools::MEMORY_STORE && self.turn_read_files() {
+                        args["private"] = Value::Bool(true);
+                    }
                     let own = tool.tier(&args);
                     let raised = own < Tier::Irreversible
                         && tool.runs_project_definitions()
@@ -555,6 +568,30 @@ impl<'a> Run<'a> {
     /// Whether the user already approved this exact call for the session and that approval
     /// still stands: never once the run is tainted by a flagged tool result.
     fn approved_earlier(&self, name: &str, args: &Value) -> bool {
+    /// Whether this run's turn (from the latest user message) may have shown the model a file.
+    fn turn_read_files(&self) -> bool {
+        let start = self.history.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+        crate::memory_policy::turn_read_files(&self.history[start..])
+    }
+
+    /// Why the conversation does not justify the memory a `memory_store` call wants to keep.
+    fn unjustified_memory(&self, args: &Value) -> Option<String> {
+        let content = args["content"].as_str().unwrap_or_default();
+        let by = |role: Role| -> Vec<&str> {
+            self.history.iter().filter(|m| m.role == role).map(|m| m.content.as_str()).collect()
+        };
+        let conversation = crate::Conversation {
+            user: by(Role::User),
+            tool_output: by(Role::Tool),
+            instructions: vec![
+                &self.agent.config.system_prompt,
+                crate::context::PROFILE_FRAMING,
+                crate::context::MEMORY_FRAMING,
+            ],
+        };
+        crate::unjustified(content, &conversation)
+    }
+
         self.tainted.is_none()
             && still_approved(&self.approved, &approval_key(name, args), Instant::now())
     }

@@ -14,7 +14,8 @@ use tokio::time::Instant as TokioInstant;
 use super::{Run, Stop};
 use crate::compaction::{check_summary, summary_request};
 use crate::context::{Assembled, Budget, Parts, assemble, compaction_cut};
-use crate::memory::MemoryHit;
+use crate::memory::{MemoryHit, SearchScope};
+use crate::memory_policy::relevant;
 
 /// How long recalling memories for a request may take before it is skipped.
 const RECALL_TIMEOUT: Duration = Duration::from_secs(15);
@@ -127,19 +128,28 @@ impl Run<'_> {
         assemble(&parts, budget, config.token_counter, &self.fence)
     }
 
-    /// The profile and the memories for the current user message. Failures are logged and
-    /// audited, and the run goes on without them.
+    /// The profile and the memories for the current user message: only relevant ones
+    /// ([`crate::relevant`]), at most [`crate::AgentConfig::memory_search_limit`], private ones
+    /// only for a model on this machine. Failures are logged and audited, and the run goes on
+    /// without them.
     async fn recall(&mut self) -> Result<Recall, Stop> {
         let Some(memory) = self.agent.memory.clone() else { return Ok(Recall::default()) };
         let query = self.user_message();
-        let limit = self.agent.config.memory_search_limit;
+        let config = &self.agent.config;
+        let scope = SearchScope { limit: config.memory_search_limit, private: config.local_model };
+        let floor = config.recall_min_similarity;
+        let mut below_floor = 0;
         let work = async {
-            let profile = memory.profile().await?;
-            let memories = if query.trim().is_empty() {
+            let mut profile = memory.profile(scope.private).await?;
+            profile.retain(|hit| scope.private || !hit.private);
+            let mut memories = if query.trim().is_empty() {
                 Vec::new()
             } else {
-                memory.search(&query, limit).await?
+                memory.search(&query, scope).await?
             };
+            let found = memories.len();
+            memories.retain(|hit| relevant(hit, floor) && (scope.private || !hit.private));
+            below_floor = found - memories.len();
             Ok::<_, crate::memory::MemoryError>(Recall { profile, memories })
         };
         let result = tokio::select! {
@@ -162,6 +172,9 @@ impl Run<'_> {
             json!({
                 "profile": recall.profile.iter().map(|m| &m.id).collect::<Vec<_>>(),
                 "memories": recall.memories.iter().map(|m| &m.id).collect::<Vec<_>>(),
+                "not_relevant": below_floor,
+                "min_similarity": floor,
+                "private_allowed": scope.private,
             }),
         )?;
         Ok(recall)

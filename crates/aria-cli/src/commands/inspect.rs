@@ -50,7 +50,7 @@ pub(crate) fn tool_rows(ctx: &Context) -> CliResult<Vec<(aria_api::ToolSpec, &'s
     let mut tools = app::tools(&ctx.config)?;
     let memory: std::sync::Arc<dyn aria_core::MemoryBackend> =
         std::sync::Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
-    tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone()));
+    tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone(), false));
     let mut rows: Vec<(aria_api::ToolSpec, &'static str)> =
         tools.iter().map(|t| (t.spec().clone(), tier_label(t.as_ref()))).collect();
     rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));

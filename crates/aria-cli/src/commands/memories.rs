@@ -58,21 +58,27 @@ pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> 
         .build()
         .context("cannot start the async runtime")
         .map_err(CliError::failed)?;
+    let roots = config.roots.clone();
     let ctx = Ctx { store, embedder, rt };
     match command {
         MemoriesCommand::Search { query, limit, json } => search(&ctx, &query, limit, json),
         MemoriesCommand::List { limit, all, json } => list(&ctx, limit, all, json),
         MemoriesCommand::Show { id, json } => show(&ctx, &id, json),
-        MemoriesCommand::Add { text, kind, categories, json } => {
-            add(&ctx, text, &kind, categories, json)
+        MemoriesCommand::Add { text, kind, categories, private, json } => {
+            add(&ctx, text, &kind, categories, private, json)
         }
-        MemoriesCommand::Edit { id, text } => edit(&ctx, &id, text),
+        MemoriesCommand::Edit { id, text, private, public } => {
+            let privacy = (private || public).then_some(private);
+            edit(&ctx, &id, text, privacy)
+        }
         MemoriesCommand::Forget { id } => {
             let m = ctx.store.memory_forget(&id, Writer::USER).map_err(not_found)?;
             println!("forgot {}", m.id);
             Ok(OK)
         }
-        MemoriesCommand::Import { file, kind } => import(&ctx, &file, &kind),
+        MemoriesCommand::Import { file, kind, private } => {
+            import(&ctx, &file, &kind, private, &roots)
+        }
         MemoriesCommand::Reindex => reindex(&ctx),
     }
 }
@@ -93,7 +99,8 @@ fn memory_json(m: &Memory) -> Value {
     json!({
         "id": m.id, "text": m.content, "kind": m.kind, "categories": m.categories,
         "importance": m.importance, "confidence": m.confidence, "status": m.status,
-        "verified": m.verified, "access_count": m.access_count, "accessed_at": m.accessed_at,
+        "verified": m.verified, "private": m.private, "access_count": m.access_count,
+        "accessed_at": m.accessed_at,
         "created_at": m.created_at, "updated_at": m.updated_at, "provenance": m.provenance,
     })
 }
@@ -148,10 +155,11 @@ fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool) -> CliResult<u8> 
         println!("rank  relevance  id  memory");
         for (i, h) in hits.iter().enumerate() {
             println!(
-                "{:>4}  {:>9}  {}  {}",
+                "{:>4}  {:>9}  {}  {}{}",
                 i + 1,
                 relevance(h.score, lists),
                 h.memory.id,
+                private_mark(&h.memory),
                 one_line(&h.memory.content, 100)
             );
         }
@@ -170,7 +178,14 @@ fn list(ctx: &Ctx, limit: usize, all: bool, as_json: bool) -> CliResult<u8> {
     }
     let (active, archived, deleted) = ctx.store.memory_counts()?;
     for m in &memories {
-        println!("{}  {:<10} {:<8} {}", m.id, m.kind, m.status, one_line(&m.content, 80));
+        println!(
+            "{}  {:<10} {:<8} {}{}",
+            m.id,
+            m.kind,
+            m.status,
+            private_mark(m),
+            one_line(&m.content, 80)
+        );
     }
     println!("{active} active, {archived} archived, {deleted} forgotten");
     Ok(OK)
@@ -189,6 +204,9 @@ fn show(ctx: &Ctx, id: &str, as_json: bool) -> CliResult<u8> {
     println!("kind:        {}", m.kind);
     println!("categories:  {}", m.categories.join(", "));
     println!("status:      {}{}", m.status, if m.verified { " (verified)" } else { "" });
+    if m.private {
+        println!("private:     yes, never sent to a model off this machine");
+    }
     println!("importance:  {}   confidence: {}", m.importance, m.confidence);
     println!("created:     {}   updated: {}", m.created_at, m.updated_at);
     println!(
@@ -211,11 +229,13 @@ fn add(
     text: String,
     kind: &str,
     categories: Vec<String>,
+    private: bool,
     as_json: bool,
 ) -> CliResult<u8> {
     let mut new = NewMemory::new(text);
     new.kind = parse_kind(kind)?;
     new.categories = categories;
+    new.private = private;
     new.verified = true; // a person typed it
     let vectors = ctx.embed(std::slice::from_ref(&new.content))?;
     let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
@@ -226,7 +246,7 @@ fn add(
     if as_json {
         println!("{}", serde_json::to_string_pretty(&memory_json(&m))?);
     } else {
-        println!("remembered {}", m.id);
+        println!("remembered {}{}", m.id, if m.private { " (private)" } else { "" });
     }
     Ok(OK)
 }
@@ -240,28 +260,46 @@ fn invalid(e: aria_store::StoreError) -> CliError {
     }
 }
 
-fn edit(ctx: &Ctx, id: &str, text: Option<String>) -> CliResult<u8> {
+/// `private`: `Some(true)` for --private, `Some(false)` for --public.
+fn edit(ctx: &Ctx, id: &str, text: Option<String>, private: Option<bool>) -> CliResult<u8> {
     let old = ctx.store.memory_get(id)?.ok_or_else(|| {
         CliError::config(anyhow!("no memory with id `{id}`; list them with `aria memories list`"))
     })?;
-    let text = match text {
-        Some(t) => t,
-        None => edit_in_editor(&old.content)?,
+    let text = match (text, private) {
+        (Some(t), _) => t,
+        // Only the privacy changes: no editor.
+        (None, Some(_)) => old.content.clone(),
+        (None, None) => edit_in_editor(&old.content)?,
     };
     let text = text.trim().to_owned();
-    if text == old.content {
+    let private = private.filter(|p| *p != old.private);
+    if text == old.content && private.is_none() {
         println!("unchanged {id}");
         return Ok(OK);
     }
-    let vectors = ctx.embed(std::slice::from_ref(&text))?;
+    let content = (text != old.content).then_some(text);
+    let vectors = match &content {
+        Some(text) => ctx.embed(std::slice::from_ref(text))?,
+        None => None,
+    };
     let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
         (Some(model), Some(vector)) => Some(Embedding { model, vector }),
         _ => None,
     };
-    let update = MemoryUpdate { content: Some(text), ..MemoryUpdate::default() };
+    let update = MemoryUpdate { content, private, ..MemoryUpdate::default() };
     let m = ctx.store.memory_update(id, &update, embedding, Writer::USER).map_err(invalid)?;
-    println!("updated {}", m.id);
+    let privacy = match private {
+        Some(true) => " (now private)",
+        Some(false) => " (now public)",
+        None => "",
+    };
+    println!("updated {}{privacy}", m.id);
     Ok(OK)
+}
+
+/// `[private] ` before a private memory's text in a listing.
+fn private_mark(m: &Memory) -> &'static str {
+    if m.private { "[private] " } else { "" }
 }
 
 /// Writes `text` to a temporary file, runs `$VISUAL`/`$EDITOR` (default `vi`) on it, reads it
@@ -368,9 +406,20 @@ fn parse_import(path: &Path) -> CliResult<Vec<Line>> {
     Ok(lines)
 }
 
-fn import(ctx: &Ctx, path: &Path, kind: &str) -> CliResult<u8> {
+fn import(
+    ctx: &Ctx,
+    path: &Path,
+    kind: &str,
+    private: bool,
+    roots: &[std::path::PathBuf],
+) -> CliResult<u8> {
     let kind = parse_kind(kind)?;
     let lines = parse_import(path)?;
+    // A file from a project the agent works in stays on this machine.
+    let under_root = std::fs::canonicalize(path).ok().and_then(|file| {
+        roots.iter().find(|r| std::fs::canonicalize(r).is_ok_and(|r| file.starts_with(r))).cloned()
+    });
+    let private = private || under_root.is_some();
     // Ids already stored: the same text is skipped (a rerun after an interruption), another
     // text is an error (nothing is overwritten silently).
     let mut todo = Vec::new();
@@ -407,6 +456,7 @@ fn import(ctx: &Ctx, path: &Path, kind: &str) -> CliResult<u8> {
                 let mut m = NewMemory::new(l.text.clone());
                 m.id = Some(l.id.clone());
                 m.kind = kind;
+                m.private = private;
                 m
             })
             .collect();
@@ -421,6 +471,18 @@ fn import(ctx: &Ctx, path: &Path, kind: &str) -> CliResult<u8> {
         done += chunk.len();
         if total > CHUNK {
             eprintln!("imported {done}/{total}");
+        }
+    }
+    if done > 0 && private {
+        match &under_root {
+            Some(root) => eprintln!(
+                "the new memories are private (the file is under the root {}): they are never \
+                 sent to a model off this machine; `aria memories edit ID --public` changes that",
+                root.display()
+            ),
+            None => {
+                eprintln!("the new memories are private: never sent to a model off this machine")
+            }
         }
     }
     println!(

@@ -9,7 +9,15 @@
 //! embedding_batch = 64          # texts per embedding call
 //! extract = true                # mine finished turns for memories (off in --dry-run/read_only)
 //! vectors = "ram"               # ram (fastest search) or sqlite (a quarter of the memory)
+//! recall_limit = 8              # at most this many memories recalled into one request
+//! recall_min_similarity = 0.3   # a recalled memory's cosine similarity to the message
 //! ```
+//!
+//! Automatic recall sends a memory with a request only when it is relevant: its vector at least
+//! `recall_min_similarity` from the message's (or, with no vectors, a full-text match), at most
+//! `recall_limit` of them, at most 2,000 tokens. The default floor depends on the embedder
+//! (its scores for unrelated text differ): 0.3 for the embedded all-MiniLM-L6-v2 and for
+//! OpenAI's models, 0.5 for Ollama's (nomic-embed-text scores unrelated text around 0.4).
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +40,10 @@ pub struct RawMemory {
     pub extract: Option<bool>,
     /// Where the exact vectors searched are kept: `ram` (default) or `sqlite`.
     pub vectors: Option<String>,
+    /// The most memories recalled into one request (default 8).
+    pub recall_limit: Option<usize>,
+    /// The least cosine similarity of a recalled memory to the message (default per embedder).
+    pub recall_min_similarity: Option<f64>,
 }
 
 /// The embedder memory uses.
@@ -66,7 +78,14 @@ pub struct MemoryConfig {
     pub extract: bool,
     /// Where the exact vectors used to rescore a search's candidates are kept.
     pub vectors: VectorResidence,
+    /// The most memories recalled into one request.
+    pub recall_limit: usize,
+    /// The least cosine similarity of a recalled memory to the user's message.
+    pub recall_min_similarity: f64,
 }
+
+/// `[memory] recall_limit` when it is not set.
+pub const DEFAULT_RECALL_LIMIT: usize = 8;
 
 /// `[memory] vectors`: every search first scans int8 codes held in memory, then rescores its
 /// candidates with the exact vectors, kept either beside the codes or read back from the
@@ -176,5 +195,35 @@ pub fn resolve_memory(
             )));
         }
     };
-    Ok(MemoryConfig { embedder, batch, extract: raw.extract.unwrap_or(true), vectors })
+    let recall_limit = raw.recall_limit.unwrap_or(DEFAULT_RECALL_LIMIT);
+    if recall_limit == 0 || recall_limit > 50 {
+        return Err(ConfigError::Invalid(format!(
+            "[memory] recall_limit is {recall_limit}; use 1 to 50 (set extract = false and \
+             remove memories to stop recall)"
+        )));
+    }
+    let recall_min_similarity = match raw.recall_min_similarity {
+        Some(s) if !(0.0..=1.0).contains(&s) => {
+            return Err(ConfigError::Invalid(format!(
+                "[memory] recall_min_similarity is {s}; use a cosine similarity from 0 to 1 \
+                 (higher recalls fewer, closer memories)"
+            )));
+        }
+        Some(s) => s,
+        None => match embedder {
+            EmbedderConfig::OpenAi { .. } => 0.3,
+            EmbedderConfig::Ollama { .. } => 0.5,
+            EmbedderConfig::None | EmbedderConfig::Local { .. } => {
+                aria_core::DEFAULT_RECALL_MIN_SIMILARITY
+            }
+        },
+    };
+    Ok(MemoryConfig {
+        embedder,
+        batch,
+        extract: raw.extract.unwrap_or(true),
+        vectors,
+        recall_limit,
+        recall_min_similarity,
+    })
 }

@@ -104,6 +104,8 @@ impl Config {
                     }
                     .to_owned(),
                 ),
+                recall_limit: Some(self.memory.recall_limit),
+                recall_min_similarity: Some(self.memory.recall_min_similarity),
             }),
             web: Some(RawWeb {
                 allow_private: Some(self.web.allow_private),

@@ -283,3 +283,108 @@ fn the_embedded_minilm_finds_a_memory_by_meaning() {
     assert!(hits[0]["text_rank"].is_null(), "no shared word: found by meaning alone");
     assert_eq!(hits[0]["vector_rank"], 1);
 }
+
+/// Issue #17, item 13: `--private` memories are recalled for a model on this machine (a server
+/// on loopback) and never sent to a remote one; the flag shows in list, show and --json, and
+/// `edit --public` lifts it.
+#[test]
+fn private_memories_never_reach_a_remote_model() {
+    use aria_testkit::anthropic_mock::MockAnthropic;
+    use aria_testkit::mock::MockTurn;
+    use aria_testkit::openai_mock::MockOpenAi;
+
+    let aria = Aria::new();
+    let config = config_with(&aria, "embedder = \"none\"");
+    let secret = json_of(&run(
+        &aria,
+        &config,
+        &["add", "Dana's salary review is in March", "--private", "--json"],
+    ));
+    assert_eq!(secret["private"], true, "{secret}");
+    let secret_id = secret["id"].as_str().unwrap().to_owned();
+    ok(&run(&aria, &config, &["add", "Dana likes the salary spreadsheet in green"]));
+    let listed = ok(&run(&aria, &config, &["list"]));
+    assert!(listed.contains("[private] Dana's salary review"), "{listed}");
+    let shown = ok(&run(&aria, &config, &["show", &secret_id]));
+    assert!(shown.contains("private:     yes"), "{shown}");
+    let task = "What about Dana's salary review?";
+    let sent_text = |request: &Value| request.to_string();
+
+    // A remote model (Anthropic's API) gets the public memory, never the private one.
+    let remote = MockAnthropic::serve_blocking(vec![
+        MockTurn::text("noted"),
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ]);
+    let out = aria
+        .cmd(NO_SERVER)
+        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-0123456789abcdef")
+        .env("ANTHROPIC_BASE_URL", remote.url())
+        .args(["--config", config.to_str().unwrap(), "run", "--backend", "anthropic"])
+        .args(["--model", "claude-mock", "--task", task])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let first = sent_text(&remote.requests()[0]);
+    assert!(first.contains("salary spreadsheet"), "the public memory is recalled: {first}");
+    assert!(!first.contains("review is in March"), "the private one is not: {first}");
+
+    // A model server on loopback runs on this machine: it may see it.
+    let local = MockOpenAi::new(vec![
+        MockTurn::text("noted"),
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ])
+    .serve();
+    let out = aria
+        .cmd(&local.base_url())
+        .args(["--config", config.to_str().unwrap(), "run", "--task", task])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let first = sent_text(&local.requests()[0]);
+    assert!(first.contains("review is in March"), "{first}");
+
+    // Made public, it reaches the remote model too.
+    let edited = ok(&run(&aria, &config, &["edit", &secret_id, "--public"]));
+    assert!(edited.contains("now public"), "{edited}");
+    let shown = json_of(&run(&aria, &config, &["show", &secret_id, "--json"]));
+    assert_eq!(
+        (shown["private"].clone(), shown["text"].clone()),
+        (false.into(), "Dana's salary review is in March".into())
+    );
+}
+
+/// `import` of a file under a root makes private memories, and says so.
+#[test]
+fn importing_a_file_under_a_root_makes_private_memories() {
+    let aria = Aria::new();
+    let config = config_with(&aria, "embedder = \"none\"");
+    let root = aria.dir.path().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    let file = root.join("facts.jsonl");
+    std::fs::write(&file, "{\"id\":\"f1\",\"text\":\"The staging database is on port 5433\"}\n")
+        .unwrap();
+    let out = aria.run(
+        NO_SERVER,
+        &["--config", config.to_str().unwrap(), "--root", root.to_str().unwrap(), "memories"]
+            .into_iter()
+            .chain(["import", file.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("private (the file is under the root"),
+        "{}",
+        text(&out.stderr)
+    );
+    let shown = json_of(&run(&aria, &config, &["show", "f1", "--json"]));
+    assert_eq!(shown["private"], true);
+    // The same file from outside any root is not private, unless asked.
+    let outside = aria.dir.path().join("facts2.jsonl");
+    std::fs::write(
+        &outside,
+        "{\"id\":\"f2\",\"text\":\"Lunch is at noon\"}\n{\"id\":\"f3\",\"text\":\"x\"}\n",
+    )
+    .unwrap();
+    ok(&run(&aria, &config, &["import", outside.to_str().unwrap()]));
+    assert_eq!(json_of(&run(&aria, &config, &["show", "f2", "--json"]))["private"], false);
+}

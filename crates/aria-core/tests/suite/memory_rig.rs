@@ -10,7 +10,7 @@ use aria_api::{
 };
 use aria_core::{
     Agent, AgentConfig, EXTRACTION_TOOL, MemoryBackend, MemoryError, MemoryFuture, MemoryHit,
-    NewMemory, RunError, Stored, ToolRegistry,
+    NewMemory, RunError, SearchScope, Stored, ToolRegistry,
 };
 use aria_testkit::memory::MemoryJournal;
 use futures::stream;
@@ -117,6 +117,9 @@ pub struct FakeMemory {
     pub items: Mutex<Vec<NewMemory>>,
     pub profile: Mutex<Vec<MemoryHit>>,
     pub fail_search: bool,
+    /// Search like a vector index: every memory is a hit, with the share of its words that
+    /// the query has as its similarity.
+    pub vectors: bool,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -124,10 +127,15 @@ fn words(s: &str) -> Vec<String> {
 }
 
 impl MemoryBackend for FakeMemory {
-    fn search<'a>(&'a self, query: &'a str, limit: usize) -> MemoryFuture<'a, Vec<MemoryHit>> {
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        scope: SearchScope,
+    ) -> MemoryFuture<'a, Vec<MemoryHit>> {
         let q = words(query);
         let items = self.items.lock().unwrap().clone();
         let fail = self.fail_search;
+        let vectors = self.vectors;
         Box::pin(async move {
             if fail {
                 return Err(MemoryError::Embed("the embedder is down (test)".into()));
@@ -135,23 +143,30 @@ impl MemoryBackend for FakeMemory {
             let mut hits: Vec<MemoryHit> = items
                 .iter()
                 .enumerate()
-                .map(|(i, m)| MemoryHit {
-                    id: format!("m{i}"),
-                    content: m.content.clone(),
-                    kind: m.kind,
-                    categories: m.categories.clone(),
-                    confidence: m.confidence,
-                    score: words(&m.content).iter().filter(|w| q.contains(w)).count() as f64,
+                .map(|(i, m)| {
+                    let mine = words(&m.content);
+                    let shared = mine.iter().filter(|w| q.contains(w)).count() as f64;
+                    MemoryHit {
+                        id: format!("m{i}"),
+                        content: m.content.clone(),
+                        kind: m.kind,
+                        categories: m.categories.clone(),
+                        confidence: m.confidence,
+                        score: shared + 0.5,
+                        similarity: vectors.then(|| shared / mine.len().max(1) as f64),
+                        text_match: shared > 0.0,
+                        private: m.private,
+                    }
                 })
-                .filter(|h| h.score > 0.0)
+                .filter(|h| (vectors || h.text_match) && (scope.private || !h.private))
                 .collect();
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-            hits.truncate(limit);
+            hits.truncate(scope.limit);
             Ok(hits)
         })
     }
 
-    fn profile(&self) -> MemoryFuture<'_, Vec<MemoryHit>> {
+    fn profile(&self, _private: bool) -> MemoryFuture<'_, Vec<MemoryHit>> {
         let profile = self.profile.lock().unwrap().clone();
         Box::pin(async move { Ok(profile) })
     }
@@ -170,6 +185,35 @@ impl MemoryBackend for FakeMemory {
         };
         Box::pin(async move { Ok(stored) })
     }
+}
+
+/// A rig whose tools are the memory tools over its own memory (`memory_store` and
+/// `memory_search`, private ones only when `local_model` is set by `tweak`), plus `tools`.
+pub fn mem_rig_with_memory_tools(
+    provider: FnProvider,
+    memory: FakeMemory,
+    mut tools: Vec<Arc<dyn aria_api::Tool>>,
+    tweak: impl FnOnce(&mut AgentConfig),
+) -> MemRig {
+    let mut config = AgentConfig::new("test-model", "You are a test.");
+    tweak(&mut config);
+    let journal = Arc::new(MemoryJournal::new());
+    let memory = Arc::new(memory);
+    tools.extend(aria_core::memory_tools(
+        memory.clone(),
+        Arc::new(TestRedactor),
+        config.local_model,
+    ));
+    let agent = Agent::new(
+        Arc::new(provider.clone()),
+        Arc::new(ToolRegistry::new(tools).unwrap()),
+        journal.clone(),
+        journal.clone(),
+        Arc::new(TestRedactor),
+        config,
+    )
+    .with_memory(memory.clone());
+    MemRig { provider, journal, memory, agent }
 }
 
 pub struct MemRig {

@@ -165,6 +165,9 @@ async fn profile_entries_above_half_confidence_come_right_after_the_system_promp
             categories: vec!["profile".into()],
             confidence: 0.9,
             score: 0.0,
+            similarity: None,
+            text_match: false,
+            private: false,
         },
         MemoryHit {
             id: "p2".into(),
@@ -173,6 +176,9 @@ async fn profile_entries_above_half_confidence_come_right_after_the_system_promp
             categories: vec!["profile".into()],
             confidence: 0.4,
             score: 0.0,
+            similarity: None,
+            text_match: false,
+            private: false,
         },
     ];
     let memory = FakeMemory { profile: std::sync::Mutex::new(profile), ..FakeMemory::default() };

@@ -3,6 +3,7 @@ mod compaction_tests;
 mod filter_tests;
 mod harness;
 mod loop_tests;
+mod memory_gate_tests;
 mod memory_rig;
 mod memory_tests;
 mod policy_tests;
