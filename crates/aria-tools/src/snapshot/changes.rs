@@ -8,9 +8,22 @@ use std::path::{Path, PathBuf};
 
 use git2::{BranchType, Delta, DiffOptions, Repository};
 
-use super::{BRANCH_PREFIX, SnapshotError, Snapshots, push_unique, unknown, workdir_of};
+use super::{BRANCH_PREFIX, SnapshotError, Snapshots, capture, push_unique, unknown, workdir_of};
 
 impl Snapshots {
+    /// The id of the working tree of the repository at `repository` as a snapshot taken now
+    /// would record it (the hex id of that tree object): equal ids mean the same content of
+    /// every file a snapshot captures (tracked, staged, and untracked but not ignored;
+    /// sensitive files left out). A snapshot's commit has exactly this tree, so the id read
+    /// right after a snapshot is the snapshot's. The governed workflow keys check results by
+    /// it. Writes the tree object (no ref, no commit) and touches nothing else; takes the
+    /// repository's lock while it reads.
+    pub fn state_id(&self, repository: &Path) -> Result<String, SnapshotError> {
+        let locked = self.open(repository, false)?;
+        let tree = capture::worktree_tree(&locked.repo, &locked.workdir, &locked.sensitive)?;
+        Ok(tree.to_string())
+    }
+
     /// The files of `repository` that differ now from the snapshot `id` (its branch name, with
     /// or without `snapshot/`), as absolute paths: changed, added or deleted since it was
     /// taken, by content. Ignored files are not in snapshots, so an ignored file (not inside

@@ -557,3 +557,24 @@ fn changed_since_lists_what_differs_from_the_snapshot() {
     let err = s.changed_since("snapshot/nope", &root).unwrap_err();
     assert!(err.to_string().contains("aria snapshots list"), "{err}");
 }
+
+#[test]
+fn the_state_id_is_the_snapshot_tree_and_follows_the_content() {
+    let (_tmp, root) = tmp_root();
+    let repo = dirty_repo(&root);
+    let s = snapshots(&root, SnapshotOptions::default());
+    let before = s.state_id(&root).unwrap();
+    let taken = s.snapshot(&root.join("modified.txt"), "file_write", "s1").unwrap();
+    let tree = repo.find_commit(git2::Oid::from_str(&taken.commit).unwrap()).unwrap().tree_id();
+    assert_eq!(before, tree.to_string(), "the id is the tree a snapshot records");
+    assert_eq!(s.state_id(&root).unwrap(), before, "reading it again changes nothing");
+    // An ignored file is not part of the state; a change to a captured file is.
+    write(&root, "ignored.log", b"ignored after\n");
+    assert_eq!(s.state_id(&root).unwrap(), before);
+    write(&root, "untracked.txt", b"changed\n");
+    let changed = s.state_id(&root).unwrap();
+    assert_ne!(changed, before);
+    // Putting the bytes back gives the same id again.
+    write(&root, "untracked.txt", b"new file\n");
+    assert_eq!(s.state_id(&root).unwrap(), before);
+}
