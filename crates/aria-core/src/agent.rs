@@ -187,6 +187,9 @@ pub struct Agent {
     pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) memory: Option<Arc<dyn MemoryBackend>>,
     pub(crate) background: Background,
+    /// Recent results of the governed workflow's checks by tree state, shared by this agent's
+    /// runs so a check is not run again before an edit on a tree it just ran on.
+    pub(crate) check_memory: Arc<crate::workflow::CheckMemory>,
     pub(crate) config: AgentConfig,
 }
 
@@ -218,6 +221,7 @@ impl Agent {
             approver: None,
             memory: None,
             background: Background::default(),
+            check_memory: Arc::default(),
             config,
         }
     }
@@ -272,12 +276,12 @@ impl Agent {
             message_ids: message_ids.to_vec(),
             user: user.content.clone(),
             answer: session.answer.clone().unwrap_or_default(),
+            private,
+            system_prompt: self.config.system_prompt.clone(),
         };
         self.background.spawn(job);
     }
 
-            private,
-            system_prompt: self.config.system_prompt.clone(),
     /// Sets who is asked when a call needs approval. Without one, such calls are denied.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);

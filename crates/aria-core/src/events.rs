@@ -42,6 +42,15 @@ pub enum AgentEvent {
         repository: String,
         files: Vec<String>,
     },
+    /// The governed workflow ran the checks after the model's edit: each one's result before
+    /// and after it, and what was made of that. Front ends say which failures were not the
+    /// edit's fault (already failing before it, or could not run); a restore comes as
+    /// [`AgentEvent::Restored`] as well.
+    Checked {
+        repository: String,
+        snapshot: String,
+        checks: Vec<crate::workflow::CheckReport>,
+    },
     /// A call that needed approval and did not get it: what, why, and how to allow it.
     Denied {
         call_id: String,

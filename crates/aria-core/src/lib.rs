@@ -30,6 +30,7 @@ mod run;
 mod snapshot;
 mod tool_select;
 mod workflow;
+mod workflow_baseline;
 mod workflow_dry_run;
 mod workflow_tools;
 
@@ -48,8 +49,8 @@ pub use memory_extract::{
     Candidate, EXTRACTION_TOOL, Extracted, MAX_PENDING_EXTRACTIONS, extraction_request,
     extraction_schema, parse_extraction,
 };
-pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
 pub use memory_policy::{Conversation, DEFAULT_RECALL_MIN_SIMILARITY, relevant, unjustified};
+pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
 pub use output::{
     Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, strip_markers,
     untrusted_body,
@@ -60,8 +61,8 @@ pub use registry::{CallError, RegistryError, ToolRegistry};
 pub use snapshot::{PlannedPoint, RestorePoint, SnapshotFailed, Snapshotter};
 pub use tool_select::{Selected, ToolSelection};
 pub use workflow::{
-    CheckOutcome, Governor, PlannedCheck, Verdict, WorkflowCommit, commit_message, govern, report,
-    retry_prompt,
+    Baseline, CheckMemory, CheckOutcome, CheckReport, CheckStatus, Governor, Judgement,
+    PlannedCheck, Verdict, WorkflowCommit, baseline, commit_message, govern, report, retry_prompt,
 };
 pub use workflow_dry_run::{DryRunPlan, DryWrite, RepositoryPlan, dry_run_report};
 pub use workflow_tools::{CHECKS, ToolsGovernor};

@@ -93,6 +93,8 @@ pub(crate) struct Run<'a> {
     fence: UntrustedFence,
     /// Restore points of this run not yet checked by the governed workflow.
     points: Vec<crate::RestorePoint>,
+    /// The checks' results before the edit, per repository of `points` (`run_governed.rs`).
+    baselines: Vec<crate::workflow::Baseline>,
     /// The first restore point of each repository this run took, for the whole run: what the
     /// run changed is compared against them (`run_profiles.rs`).
     run_points: Vec<crate::RestorePoint>,
@@ -139,6 +141,7 @@ impl<'a> Run<'a> {
             period_warned: false,
             fence: UntrustedFence::random(),
             points: Vec::new(),
+            baselines: Vec::new(),
             run_points: Vec::new(),
             unsnapshotted: Vec::new(),
             retried: false,
@@ -565,9 +568,6 @@ impl<'a> Run<'a> {
         Ok(slots)
     }
 
-    /// Whether the user already approved this exact call for the session and that approval
-    /// still stands: never once the run is tainted by a flagged tool result.
-    fn approved_earlier(&self, name: &str, args: &Value) -> bool {
     /// Whether this run's turn (from the latest user message) may have shown the model a file.
     fn turn_read_files(&self) -> bool {
         let start = self.history.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
@@ -592,6 +592,9 @@ impl<'a> Run<'a> {
         crate::unjustified(content, &conversation)
     }
 
+    /// Whether the user already approved this exact call for the session and that approval
+    /// still stands: never once the run is tainted by a flagged tool result.
+    fn approved_earlier(&self, name: &str, args: &Value) -> bool {
         self.tainted.is_none()
             && still_approved(&self.approved, &approval_key(name, args), Instant::now())
     }

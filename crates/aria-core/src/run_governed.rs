@@ -1,6 +1,8 @@
 //! The governed workflow's place in the loop ([`crate::workflow`]): the restore point taken
-//! before each recoverable write, and, when the model answers without tool calls after
-//! snapshotted writes, check, then commit or restore (or, in a dry run, the plan of it all).
+//! before each recoverable write, with the checks' results on that tree (the baseline,
+//! `workflow_baseline.rs`) when it starts a repository's round of edits, and, when the model
+//! answers without tool calls after snapshotted writes, check, then commit, restore or keep
+//! (or, in a dry run, the plan of it all).
 
 use aria_api::{Message, MessageMeta, Tier, ToolCall};
 use serde_json::{Value, json};
@@ -22,16 +24,74 @@ pub(super) enum Governed {
 
 impl Run<'_> {
     /// Remembers the first restore point per repository since the last check, and for the
-    /// whole run.
-    pub(super) fn remember_points(&mut self, points: &[crate::RestorePoint]) {
+    /// whole run. Returns the points that start a round of edits (the first since the last
+    /// check in their repository).
+    pub(super) fn remember_points(
+        &mut self,
+        points: &[crate::RestorePoint],
+    ) -> Vec<crate::RestorePoint> {
+        let mut first = Vec::new();
         for p in points {
             if !self.points.iter().any(|q| q.repository == p.repository) {
                 self.points.push(p.clone());
+                first.push(p.clone());
             }
             if !self.run_points.iter().any(|q| q.repository == p.repository) {
                 self.run_points.push(p.clone());
             }
         }
+        first
+    }
+
+    /// Before the first edit of a round in `point`'s repository (the snapshot just taken, the
+    /// write not yet run): each check's result on that tree, run now or remembered, for
+    /// [`workflow::govern`] to judge the results after the edit against. Audited as
+    /// `workflow.baseline`. When this run already changed what the checks run, they do not run
+    /// here without the user's approval (the check step asks): only remembered results count.
+    async fn take_baseline(&mut self, point: &crate::RestorePoint) -> Result<(), Stop> {
+        let Some(governor) = self.agent.config.governor.clone() else { return Ok(()) };
+        let may_run = if self.changed_definitions(Some(&point.repository)).await.is_empty() {
+            Ok(())
+        } else {
+            Err("this run changed files that define what the checks run (or made changes ARIA \
+                 cannot list), so they do not run before the edit without the user's approval"
+                .to_owned())
+        };
+        let memory = std::sync::Arc::clone(&self.agent.check_memory);
+        let (repository, session) = (point.repository.clone(), self.session.id.clone());
+        tracing::info!(%repository, "checking the tree before the edit");
+        let taken = tokio::task::spawn_blocking(move || {
+            workflow::baseline(governor.as_ref(), &memory, &repository, &session, may_run)
+        })
+        .await
+        .map_err(|e| Stop::Fail(format!("the governed workflow stopped unexpectedly ({e})")))?;
+        let Some(taken) = taken else { return Ok(()) };
+        let checks: Vec<Value> = taken
+            .checks
+            .iter()
+            .map(|c| {
+                json!({
+                    "check": c.profile,
+                    "command": c.command,
+                    "status": c.status,
+                    "reason": c.reason,
+                })
+            })
+            .collect();
+        self.audit(
+            "workflow.baseline",
+            json!({
+                "repository": taken.repository,
+                "snapshot": point.id,
+                "state": taken.state,
+                "reused": taken.reused,
+                "not_run": taken.not_run,
+                "checks": checks,
+            }),
+        )?;
+        self.baselines.retain(|b| b.repository != taken.repository);
+        self.baselines.push(taken);
+        Ok(())
     }
 
     pub(super) async fn governed(&mut self, answer: &str) -> Result<Governed, Stop> {
@@ -48,6 +108,7 @@ impl Run<'_> {
             return Ok(Governed::Nothing);
         }
         let points = std::mem::take(&mut self.points);
+        let mut baselines = std::mem::take(&mut self.baselines);
         let message = workflow::commit_message(answer);
         let mut verdicts = Vec::new();
         for point in points {
@@ -65,10 +126,22 @@ impl Run<'_> {
                     continue;
                 }
             }
+            let before = baselines
+                .iter()
+                .position(|b| b.repository == point.repository)
+                .map(|i| baselines.swap_remove(i));
             let (governor, message, session) =
                 (governor.clone(), message.clone(), self.session.id.clone());
+            let memory = std::sync::Arc::clone(&self.agent.check_memory);
             let done = tokio::task::spawn_blocking(move || {
-                workflow::govern(governor.as_ref(), &[point], &message, &session)
+                workflow::govern(
+                    governor.as_ref(),
+                    &memory,
+                    &point,
+                    before.as_ref(),
+                    &message,
+                    &session,
+                )
             })
             .await
             .map_err(|e| Stop::Fail(format!("the governed workflow stopped unexpectedly ({e})")))?;
@@ -78,11 +151,22 @@ impl Run<'_> {
             let kind = match v {
                 Verdict::Committed { .. } => "workflow.commit",
                 Verdict::RolledBack { .. } => "workflow.rollback",
+                Verdict::Kept { .. } => "workflow.kept",
                 Verdict::Error { .. } => "workflow.error",
                 Verdict::Unchecked { .. } => "workflow.unchecked",
             };
             self.audit(kind, json!(v))?;
-            if let Verdict::RolledBack { repository, snapshot, failed, restored } = v {
+            if let Verdict::Committed { repository, snapshot, checks, .. }
+            | Verdict::RolledBack { repository, snapshot, checks, .. }
+            | Verdict::Kept { repository, snapshot, checks } = v
+            {
+                let _ = self.events.send(AgentEvent::Checked {
+                    repository: repository.clone(),
+                    snapshot: snapshot.clone(),
+                    checks: checks.clone(),
+                });
+            }
+            if let Verdict::RolledBack { repository, snapshot, failed, restored, .. } = v {
                 let _ = self.events.send(AgentEvent::Restored {
                     check: failed.profile.clone(),
                     snapshot: snapshot.clone(),
@@ -132,11 +216,14 @@ impl Run<'_> {
         };
         match taken {
             Ok(points) => {
-                self.remember_points(&points);
+                let first = self.remember_points(&points);
                 self.audit(
                     "tool.snapshot",
                     json!({"call_id": call.id, "name": call.name, "snapshots": points}),
                 )?;
+                for point in &first {
+                    self.take_baseline(point).await?;
+                }
                 Ok(Ok(points))
             }
             Err(e) => {

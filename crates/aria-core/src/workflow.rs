@@ -1,23 +1,137 @@
 //! The governed workflow (seed 004 UJ-002, UJ-007): after the model has changed files in a
 //! repository (calls that took a snapshot) and says it is done, ARIA runs the repository's
 //! checks (lint → build → test); when all pass it commits with a `Type: summary` message, and
-//! when one fails it restores the snapshot automatically, tells the model what failed and lets
-//! it try once more with a different fix; a second failure ends the run with a report naming
-//! the snapshot. The loop only knows the [`Governor`] trait; the profiles, commit and rollback
-//! behind it live in `aria-tools` and are wired in `aria-cli`.
+//! when the edit broke one it restores the snapshot automatically, tells the model what failed
+//! and lets it try once more with a different fix; a second failure ends the run with a report
+//! naming the snapshot. The loop only knows the [`Governor`] trait; the profiles, commit and
+//! rollback behind it live in `aria-tools` and are wired in `aria-cli`.
+//!
+//! A check is judged against its result on the tree *before* the edit (issue 17, item 10a;
+//! `workflow_baseline.rs` takes that baseline when the snapshot is taken, or reuses a recent
+//! result for the same tree): only a check that passed before and fails after restores. One
+//! that was already failing, or that could not run at all (its program is not installed, the
+//! sandbox refused it), is reported as such and never blamed on the edit; the change then stays
+//! in the working tree, uncommitted, since ARIA commits only when every check passes.
 
 use serde::Serialize;
 
+pub use crate::workflow_baseline::{Baseline, CheckMemory, baseline};
+
 use crate::snapshot::RestorePoint;
+
+/// How one check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// Exit status 0 within its time limit.
+    Passed,
+    /// It ran and failed (a non-zero exit status, a signal or its time limit).
+    Failed,
+    /// It could not run at all: its program (or one its recipe calls) is not installed, or the
+    /// sandbox refused it. Says nothing about the code, so never the edit's fault.
+    CouldNotRun,
+}
+
+impl CheckStatus {
+    /// `passed`, `failed`, `could_not_run`: the names `--json` output uses.
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckStatus::Passed => "passed",
+            CheckStatus::Failed => "failed",
+            CheckStatus::CouldNotRun => "could_not_run",
+        }
+    }
+}
 
 /// One check that ran (a command profile such as `lint_project`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckOutcome {
     pub profile: String,
     pub command: String,
-    pub passed: bool,
+    pub status: CheckStatus,
+    /// Why it could not run (`golangci-lint is not installed`); set only when `status` is
+    /// [`CheckStatus::CouldNotRun`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// What the model and the user see of its output (already capped).
     pub output: String,
+}
+
+impl CheckOutcome {
+    pub fn passed(&self) -> bool {
+        self.status == CheckStatus::Passed
+    }
+}
+
+/// What the workflow made of one check, comparing its result after the edit with the one
+/// before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgement {
+    /// It passes after the edit.
+    Passed,
+    /// It fails after the edit and passed before it, or its result before is not known (then
+    /// the old rule holds: a failing check restores). The only judgement that restores.
+    Broken,
+    /// It fails after the edit and failed before it too: not the edit's fault.
+    AlreadyFailing,
+    /// It could not run after the edit (see [`CheckStatus::CouldNotRun`]): not the edit's
+    /// fault.
+    CouldNotRun,
+}
+
+/// One check's result before and after the edit, as reported to the user (`aria run --json`
+/// lists these as `checks: [{check, before, after, judgement, note, ...}]`) and audited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckReport {
+    /// The profile's name (`lint_project`).
+    pub check: String,
+    pub command: String,
+    /// Its result on the tree before the edit; `None` when not known (it did not run before
+    /// the edit and no recent result for that tree was remembered).
+    pub before: Option<CheckStatus>,
+    pub after: CheckStatus,
+    pub judgement: Judgement,
+    /// The judgement in words: `already failing before the edit`, `could not run:
+    /// golangci-lint is not installed`.
+    pub note: String,
+}
+
+impl CheckReport {
+    /// Judges `after` against the result `before` the edit.
+    pub fn new(before: Option<CheckStatus>, after: &CheckOutcome) -> Self {
+        let (judgement, note) = match (before, after.status) {
+            (_, CheckStatus::Passed) => (Judgement::Passed, "passed".to_owned()),
+            (_, CheckStatus::CouldNotRun) => (
+                Judgement::CouldNotRun,
+                format!(
+                    "could not run: {}",
+                    after.reason.as_deref().unwrap_or("the program did not start")
+                ),
+            ),
+            (Some(CheckStatus::Failed), CheckStatus::Failed) => {
+                (Judgement::AlreadyFailing, "already failing before the edit".to_owned())
+            }
+            (Some(CheckStatus::CouldNotRun), CheckStatus::Failed) => {
+                (Judgement::Broken, "could not run before the edit, and fails after it".to_owned())
+            }
+            (Some(CheckStatus::Passed), CheckStatus::Failed) => {
+                (Judgement::Broken, "passed before the edit and fails after it".to_owned())
+            }
+            (_, CheckStatus::Failed) => (
+                Judgement::Broken,
+                "fails after the edit (its result before the edit is not known)".to_owned(),
+            ),
+        };
+        CheckReport {
+            check: after.profile.clone(),
+            command: after.command.clone(),
+            before,
+            after: after.status,
+            judgement,
+            note,
+        }
+    }
 }
 
 /// A check the workflow would run (`--dry-run`): the exact command line and where.
@@ -42,45 +156,60 @@ pub struct WorkflowCommit {
 
 /// Checks, commits and restores one repository. Blocking: the loop calls it off the runtime.
 pub trait Governor: Send + Sync + std::fmt::Debug {
-    /// Runs the repository's checks in order, stopping after the first failure. Empty when the
-    /// repository has no checks (no project detected).
-    fn check(&self, repository: &str, session: &str) -> Vec<CheckOutcome>;
+    /// Runs the repository's checks in order, as the tree is now; after each, `go_on` says
+    /// whether to run the next. Empty when the repository has no checks (no project
+    /// detected). A check that cannot run at all is reported as
+    /// [`CheckStatus::CouldNotRun`], never as failed.
+    fn check(
+        &self,
+        repository: &str,
+        session: &str,
+        go_on: &mut dyn FnMut(&CheckOutcome) -> bool,
+    ) -> Vec<CheckOutcome>;
     /// The checks [`Governor::check`] would run for the repository, in order, running none.
     fn plan(&self, repository: &str) -> Vec<PlannedCheck>;
     /// Commits every change in the repository with `message` (`Type: summary`).
     fn commit(&self, repository: &str, message: &str) -> Result<WorkflowCommit, String>;
     /// Restores the files of the restore point; returns the files it put back.
     fn restore(&self, point: &RestorePoint, session: &str) -> Result<Vec<String>, String>;
+    /// An id of the repository's files as they are now (equal ids, equal content), under
+    /// which check results are remembered and reused ([`CheckMemory`]). The default, `None`,
+    /// says it cannot tell, so no result is ever reused.
+    fn state(&self, repository: &str) -> Option<String> {
+        let _ = repository;
+        None
+    }
 }
 
-/// What the workflow decided for one repository.
+/// What the workflow decided for one repository. Each verdict that ran checks lists them,
+/// judged against their results before the edit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Verdict {
+    /// Every check passed: the change was committed.
     Committed {
         repository: String,
         snapshot: String,
-        checks: Vec<CheckOutcome>,
+        checks: Vec<CheckReport>,
         commit: WorkflowCommit,
     },
+    /// The edit broke a check (`failed`: it passed before and fails now): the snapshot was
+    /// restored.
     RolledBack {
         repository: String,
         snapshot: String,
         failed: CheckOutcome,
         restored: Vec<String>,
+        checks: Vec<CheckReport>,
     },
+    /// No check was broken by the edit, but not all pass: some were already failing before
+    /// it or could not run. Nothing was restored or committed; the change stays in the
+    /// working tree.
+    Kept { repository: String, snapshot: String, checks: Vec<CheckReport> },
     /// Checks passed but the commit failed, or the restore failed: the message says which.
-    Error {
-        repository: String,
-        snapshot: String,
-        message: String,
-    },
+    Error { repository: String, snapshot: String, message: String },
     /// The run changed a file that defines what the checks run (a Makefile, `package.json`,
     /// ...) and the user did not approve running them: nothing was run, committed or restored.
-    Unchecked {
-        repository: String,
-        snapshot: String,
-        reason: String,
-    },
+    Unchecked { repository: String, snapshot: String, reason: String },
 }
 
 impl Verdict {
@@ -88,46 +217,71 @@ impl Verdict {
     pub fn is_failure(&self) -> bool {
         matches!(self, Verdict::RolledBack { .. } | Verdict::Error { .. })
     }
-}
 
-/// Checks, then commits or restores, each repository the run snapshotted.
-pub fn govern(
-    governor: &dyn Governor,
-    points: &[RestorePoint],
-    message: &str,
-    session: &str,
-) -> Vec<Verdict> {
-    let mut out = Vec::new();
-    for point in points {
-        let (repository, snapshot) = (point.repository.clone(), point.id.clone());
-        let checks = governor.check(&point.repository, session);
-        if checks.is_empty() {
-            // No project checks detected: nothing is committed or restored automatically.
-            continue;
-        }
-        match checks.iter().find(|c| !c.passed).cloned() {
-            None => match governor.commit(&point.repository, message) {
-                Ok(commit) => out.push(Verdict::Committed { repository, snapshot, checks, commit }),
-                Err(e) => out.push(Verdict::Error {
-                    repository,
-                    snapshot,
-                    message: format!("the checks passed but the commit failed: {e}"),
-                }),
-            },
-            Some(failed) => match governor.restore(point, session) {
-                Ok(restored) => out.push(Verdict::RolledBack { repository, snapshot, failed, restored }),
-                Err(e) => out.push(Verdict::Error {
-                    repository,
-                    snapshot: snapshot.clone(),
-                    message: format!(
-                        "{} failed and restoring {snapshot} failed too ({e}); restore it with `aria rollback {snapshot}`",
-                        failed.profile
-                    ),
-                }),
-            },
+    /// The checks that ran, judged (empty when none ran).
+    pub fn checks(&self) -> &[CheckReport] {
+        match self {
+            Verdict::Committed { checks, .. }
+            | Verdict::RolledBack { checks, .. }
+            | Verdict::Kept { checks, .. } => checks,
+            Verdict::Error { .. } | Verdict::Unchecked { .. } => &[],
         }
     }
-    out
+}
+
+/// Checks the repository of `point` after the edit, judging each check against `before`
+/// (its results before the edit, when known), then commits (all pass), restores (the edit
+/// broke one: checks stop at the first) or keeps the change uncommitted (the others). The
+/// results are remembered under the tree's state for the next baseline. `None` when the
+/// repository has no checks: nothing is committed or restored automatically.
+pub fn govern(
+    governor: &dyn Governor,
+    memory: &CheckMemory,
+    point: &RestorePoint,
+    before: Option<&Baseline>,
+    message: &str,
+    session: &str,
+) -> Option<Verdict> {
+    let (repository, snapshot) = (point.repository.clone(), point.id.clone());
+    let was = |profile: &str| before.and_then(|b| b.status_of(profile));
+    let state = governor.state(&repository);
+    let outcomes = governor.check(&repository, session, &mut |after| {
+        CheckReport::new(was(&after.profile), after).judgement != Judgement::Broken
+    });
+    if outcomes.is_empty() {
+        return None;
+    }
+    if let Some(state) = &state {
+        memory.remember(&repository, state, &outcomes, std::time::Instant::now());
+    }
+    let checks: Vec<CheckReport> =
+        outcomes.iter().map(|o| CheckReport::new(was(&o.profile), o)).collect();
+    let broken = checks.iter().position(|c| c.judgement == Judgement::Broken);
+    if let Some(i) = broken {
+        let failed = outcomes[i].clone();
+        return Some(match governor.restore(point, session) {
+            Ok(restored) => Verdict::RolledBack { repository, snapshot, failed, restored, checks },
+            Err(e) => Verdict::Error {
+                repository,
+                snapshot: snapshot.clone(),
+                message: format!(
+                    "{} failed and restoring {snapshot} failed too ({e}); restore it with `aria rollback {snapshot}`",
+                    failed.profile
+                ),
+            },
+        });
+    }
+    if checks.iter().any(|c| c.judgement != Judgement::Passed) {
+        return Some(Verdict::Kept { repository, snapshot, checks });
+    }
+    Some(match governor.commit(&repository, message) {
+        Ok(commit) => Verdict::Committed { repository, snapshot, checks, commit },
+        Err(e) => Verdict::Error {
+            repository,
+            snapshot,
+            message: format!("the checks passed but the commit failed: {e}"),
+        },
+    })
 }
 
 /// The commit message: the first line of the answer that reads `Type: summary`, else
@@ -157,7 +311,7 @@ pub fn report(verdicts: &[Verdict]) -> String {
                 for (file, lines) in &commit.files {
                     text.push_str(&format!("- {file} ({lines} lines)\n"));
                 }
-                let names: Vec<&str> = checks.iter().map(|c| c.profile.as_str()).collect();
+                let names: Vec<&str> = checks.iter().map(|c| c.check.as_str()).collect();
                 if names.is_empty() {
                     text.push_str("Checks: none detected for this repository\n");
                 } else {
@@ -165,12 +319,36 @@ pub fn report(verdicts: &[Verdict]) -> String {
                 }
                 text.push_str(&format!("Snapshot: {snapshot}\n"));
             }
-            Verdict::RolledBack { repository, snapshot, failed, .. } => {
+            Verdict::RolledBack { repository, snapshot, failed, checks, .. } => {
+                let why = checks
+                    .iter()
+                    .find(|c| c.judgement == Judgement::Broken)
+                    .map_or(String::new(), |c| format!(": it {}", c.note));
                 text.push_str(&format!(
-                    "❌ Rolled back in {repository}: {} failed ({}).\nChanges reverted to snapshot: {snapshot}\nError: {}\n",
+                    "❌ Rolled back in {repository}: {} failed ({}){why}.\nChanges reverted to snapshot: {snapshot}\nError: {}\n",
                     failed.profile,
                     failed.command,
                     tail(&failed.output, 1500)
+                ));
+                not_the_edits_fault(checks, &mut text);
+            }
+            Verdict::Kept { repository, snapshot, checks } => {
+                text.push_str(&format!(
+                    "⚠️ Not committed in {repository}: the edit broke no check, but not all \
+                     pass:\n"
+                ));
+                not_the_edits_fault(checks, &mut text);
+                let passing: Vec<&str> = checks
+                    .iter()
+                    .filter(|c| c.judgement == Judgement::Passed)
+                    .map(|c| c.check.as_str())
+                    .collect();
+                if !passing.is_empty() {
+                    text.push_str(&format!("Passing: {}\n", passing.join(", ")));
+                }
+                text.push_str(&format!(
+                    "Nothing was restored. The changes are in the working tree, uncommitted: \
+                     review them and commit, or undo them with `aria rollback {snapshot}`.\n"
                 ));
             }
             Verdict::Error { repository, snapshot, message } => {
@@ -198,6 +376,15 @@ pub fn retry_prompt(verdicts: &[Verdict]) -> String {
     )
 }
 
+/// One line per check that failed or could not run without being the edit's fault.
+fn not_the_edits_fault(checks: &[CheckReport], text: &mut String) {
+    for c in checks {
+        if matches!(c.judgement, Judgement::AlreadyFailing | Judgement::CouldNotRun) {
+            text.push_str(&format!("- {} ({}): {}\n", c.check, c.command, c.note));
+        }
+    }
+}
+
 fn tail(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
@@ -210,17 +397,5 @@ fn tail(text: &str, max: usize) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_commit_message_comes_from_the_answer() {
-        assert_eq!(
-            commit_message("Done.\nFix: Resolve lint errors in auth.js"),
-            "Fix: Resolve lint errors in auth.js"
-        );
-        assert_eq!(commit_message("I renamed it everywhere."), "Chore: I renamed it everywhere.");
-        assert!(aria_tools::check_commit_message(&commit_message(&"x".repeat(300))).is_ok());
-        assert_eq!(commit_message(""), "Chore: changes by ARIA");
-    }
-}
+#[path = "workflow_tests.rs"]
+mod tests;

@@ -144,12 +144,20 @@ fn repository_report(r: &RepositoryPlan, text: &mut String) {
             if c.network { "on" } else { "off" }
         ));
     }
+    text.push_str(
+        "   Each check also runs on the tree before the change (a result for the same tree from \
+         the last 10 minutes is reused)\n",
+    );
     text.push_str(&format!("   All pass → commit \"{}\"\n", r.commit_message));
     text.push_str(&format!(
-        "   One fails → restore {} automatically, let the model try one different fix, then \
-         report\n",
+        "   One that passed before fails → restore {} automatically, let the model try one \
+         different fix, then report\n",
         r.snapshot
     ));
+    text.push_str(
+        "   One already failing before, or that cannot run (program missing) → reported, \
+         nothing restored or committed\n",
+    );
 }
 
 /// What a call would write, for the person reading the dry run.
@@ -224,9 +232,13 @@ mod tests {
              Snapshot first: snapshot/file_write-<YYYY-MM-DD-HHMMSS> in /r\n\
              Then, in /r (governed workflow):\n   \
              1. lint_project: `cargo clippy --all-targets` in /r (timeout 300 s, network off)\n   \
+             Each check also runs on the tree before the change (a result for the same tree \
+             from the last 10 minutes is reused)\n   \
              All pass → commit \"Fix: Bump\"\n   \
-             One fails → restore snapshot/file_write-<YYYY-MM-DD-HHMMSS> automatically, let the \
-             model try one different fix, then report\n"
+             One that passed before fails → restore snapshot/file_write-<YYYY-MM-DD-HHMMSS> \
+             automatically, let the model try one different fix, then report\n   \
+             One already failing before, or that cannot run (program missing) → reported, \
+             nothing restored or committed\n"
         );
     }
 

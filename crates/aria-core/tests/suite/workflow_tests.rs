@@ -204,7 +204,10 @@ async fn a_dry_run_shows_the_content_snapshot_check_commands_and_commit_and_chan
         format!("1. build_project: `make` in {root} (timeout"),
         format!("2. run_tests: `make test` in {root} (timeout"),
         "All pass → commit \"Fix: Bump app.txt to v2\"".to_owned(),
-        "One fails → restore snapshot/file_write-<YYYY-MM-DD-HHMMSS> automatically".to_owned(),
+        "One that passed before fails → restore snapshot/file_write-<YYYY-MM-DD-HHMMSS> \
+         automatically"
+            .to_owned(),
+        "One already failing before, or that cannot run (program missing) → reported".to_owned(),
     ] {
         assert!(answer.contains(&want), "missing {want:?} in:\n{answer}");
     }
@@ -231,4 +234,39 @@ async fn a_dry_run_without_changes_adds_no_plan() {
     let (session, _, journal, _) = run_with(&p, vec![Turn::text("Nothing to do.")], true).await;
     assert_eq!(session.answer.as_deref(), Some("Nothing to do."));
     assert!(!journal.audit_kinds().contains(&"workflow.dry_run".to_owned()));
+}
+
+#[tokio::test]
+async fn a_test_already_failing_before_the_edit_is_kept_uncommitted_and_the_baseline_audited() {
+    if aria_tools::profiles::find_program("make").is_none() {
+        panic!("this test needs make (CI installs it)");
+    }
+    let p = project();
+    fs::write(p.root.join("app.txt"), "bad v1\n").unwrap();
+    let (session, provider, journal, _) =
+        run_with(&p, vec![write("bad v2\n"), Turn::text("Fix: Bump app.txt to v2")], false).await;
+    let answer = session.answer.unwrap();
+    assert_eq!(fs::read(p.root.join("app.txt")).unwrap(), b"bad v2\n", "not restored");
+    assert_eq!(head_message(&p.root), "Feat: start", "not committed");
+    assert!(answer.contains("⚠️ Not committed in"), "{answer}");
+    assert!(answer.contains("make test): already failing before the edit"), "{answer}");
+    assert_eq!(provider.requests().len(), 2, "not the edit's fault: no retry");
+    let events = journal.audit_events();
+    let base = events.iter().find(|e| e.kind == "workflow.baseline").unwrap();
+    assert_eq!(base.payload["reused"], json!(false));
+    let statuses: Vec<(String, String)> = base.payload["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["check"].as_str().unwrap().into(), c["status"].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [("build_project".into(), "passed".into()), ("run_tests".into(), "failed".into())]
+    );
+    // The baseline ran before the write: its record comes before the write's start.
+    let at = |kind: &str| events.iter().position(|e| e.kind == kind).unwrap();
+    assert!(at("workflow.baseline") < at("tool.start"));
+    let kept = events.iter().find(|e| e.kind == "workflow.kept").unwrap();
+    assert_eq!(kept.payload["Kept"]["checks"][1]["judgement"], json!("already_failing"));
 }
