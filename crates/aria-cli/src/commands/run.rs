@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use aria_api::{SessionRecord, SessionState};
-use aria_core::{Agent, AgentEvent, RunError};
+use aria_core::{Agent, AgentEvent, CheckReport, CheckStatus, Judgement, RunError};
 use aria_store::Store;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -104,16 +104,24 @@ pub fn cancel_on_ctrl_c(token: CancellationToken) {
     });
 }
 
+/// What a run's events leave for `--json`: the calls denied, the automatic restores and the
+/// governed workflow's checks.
+#[derive(Debug, Default)]
+pub struct Consumed {
+    pub denied: Vec<Value>,
+    pub restored: Vec<Value>,
+    pub checks: Vec<Value>,
+}
+
 /// Consumes a run's events: renders them and takes the session lock as soon as the session
 /// exists, holding it until the run ends.
 pub async fn consume(
     mut rx: UnboundedReceiver<AgentEvent>,
     render: Render,
     data_dir: std::path::PathBuf,
-) -> (Option<SessionLock>, Vec<Value>, Vec<Value>) {
+) -> (Option<SessionLock>, Consumed) {
     let mut lock = None;
-    let mut denied = Vec::new();
-    let mut restored = Vec::new();
+    let mut seen = Consumed::default();
     let mut wrote_text = false;
     let mut text = crate::render::MarkerFilter::default();
     while let Some(event) = rx.recv().await {
@@ -158,13 +166,25 @@ pub async fn consume(
                      they were at {snapshot}",
                     if files.is_empty() { "nothing".to_owned() } else { files.join(", ") }
                 );
-                restored.push(json!({"check": check, "snapshot": snapshot, "repository": repository, "files": files}));
+                seen.restored.push(json!({"check": check, "snapshot": snapshot, "repository": repository, "files": files}));
+            }
+            // Always on stderr, also with --json: a failure that is not the edit's fault says so.
+            AgentEvent::Checked { repository, snapshot, checks } => {
+                for c in checks {
+                    if matches!(c.judgement, Judgement::AlreadyFailing | Judgement::CouldNotRun) {
+                        eprintln!(
+                            "not restored: {} in {repository}: {}; not the edit's fault",
+                            c.check, c.note
+                        );
+                    }
+                    seen.checks.push(check_json(&c, &repository, &snapshot));
+                }
             }
             // Always on stderr, also with --json: a denial is never silent.
             AgentEvent::Denied { name, arguments, reason, hint, .. } => {
                 let shown = crate::render::clip(&arguments.to_string(), 100);
                 eprintln!("denied: {name} {shown}: {reason}; {hint}");
-                denied.push(
+                seen.denied.push(
                     json!({"tool": name, "arguments": arguments, "reason": reason, "hint": hint}),
                 );
             }
@@ -178,16 +198,36 @@ pub async fn consume(
     if wrote_text {
         println!();
     }
-    (lock, denied, restored)
+    (lock, seen)
 }
 
-/// A finished run, the calls it was denied and the automatic restores it made (what `--json`
-/// reports as `denied` and `restored`).
+/// One governed-workflow check as `--json` lists it under `checks`: `{check, repository,
+/// snapshot, command, before, after, judgement, note}`. `before` and `after` are `passed`,
+/// `failed` or `could_not_run` (`before` is `unknown` when ARIA did not know it); `judgement`
+/// is `passed`, `broken` (the edit broke it: the snapshot was restored), `already_failing`
+/// or `could_not_run` (neither restores); `note` says it in words ("already failing before
+/// the edit", "could not run: golangci-lint is not installed").
+fn check_json(c: &CheckReport, repository: &str, snapshot: &str) -> Value {
+    json!({
+        "check": c.check,
+        "repository": repository,
+        "snapshot": snapshot,
+        "command": c.command,
+        "before": c.before.map_or("unknown", CheckStatus::label),
+        "after": c.after.label(),
+        "judgement": c.judgement,
+        "note": c.note,
+    })
+}
+
+/// A finished run, the calls it was denied, the automatic restores it made and the checks the
+/// governed workflow ran (what `--json` reports as `denied`, `restored` and `checks`).
 #[derive(Debug)]
 pub struct Driven {
     pub session: SessionRecord,
     pub denied: Vec<Value>,
     pub restored: Vec<Value>,
+    pub checks: Vec<Value>,
 }
 
 /// Runs (or resumes) one task with the given rendering; returns the finished session.
@@ -215,9 +255,10 @@ pub async fn drive(
         (None, None) => Err(RunError::UnknownSession(String::new())),
     };
     drop(tx);
-    let (_late_lock, denied, restored) = consumer.await.unwrap_or_default();
+    let (_late_lock, seen) = consumer.await.unwrap_or_default();
     drop(early_lock);
-    result.map(|session| Driven { session, denied, restored })
+    let Consumed { denied, restored, checks } = seen;
+    result.map(|session| Driven { session, denied, restored, checks })
 }
 
 /// The exit code of a run that was denied some calls: 1 even when it finished, since what it
@@ -278,7 +319,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         .await
     });
     let session = session.map_err(run_error);
-    let Driven { session, denied, restored } = match session {
+    let Driven { session, denied, restored, checks } = match session {
         Ok(s) => s,
         Err(e) => {
             crate::anchor::record(&ctx.config.data_dir, &ctx.store);
@@ -297,6 +338,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             "error": session.error,
             "denied": denied,
             "restored": restored,
+            "checks": checks,
         });
         println!("{out}");
     } else {

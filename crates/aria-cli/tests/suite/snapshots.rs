@@ -166,3 +166,88 @@ fn an_automatic_restore_is_said_and_listed_in_json() {
     assert!(restored[0]["files"].to_string().contains("notes.txt"), "{result}");
     assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "keep\n");
 }
+
+/// Issue 17, item 10a: the governed workflow judges each check against its result before the
+/// edit. A check already failing is reported, not restored; a check whose program is missing
+/// could not run, and is never blamed on the edit; a check the edit broke still restores.
+#[test]
+fn only_a_check_the_edit_broke_restores_failing_before_or_missing_programs_are_reported() {
+    if aria_tools::profiles::find_program("make").is_none() {
+        panic!("this test needs make (CI installs it)");
+    }
+    let aria = Aria::new();
+    let root = std::fs::canonicalize(aria.root()).unwrap();
+    std::fs::write(root.join("notes.txt"), "keep v1\n").unwrap();
+    // lint calls a program that is not installed (make: Error 127); the build fails whatever
+    // the edit does; the tests pass while notes.txt says "keep".
+    std::fs::write(
+        root.join("Makefile"),
+        "all:\n\t@echo 'the build was already broken' && false\n\
+         lint:\n\t@golangci-lint run\n\
+         test:\n\t@grep -q keep notes.txt\n",
+    )
+    .unwrap();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    let run = |content: &str, turns: Vec<MockTurn>| {
+        let args = serde_json::json!({"path": "notes.txt", "content": content}).to_string();
+        let mut all = vec![MockTurn::tool_call("file_write", &args)];
+        all.extend(turns);
+        let mock = MockOpenAi::new(all).serve();
+        let out = aria
+            .run(&mock.base_url(), &["--config", config, "run", "--task", "edit notes", "--json"]);
+        (text(&out.stderr), json_of(&out))
+    };
+    let check = |result: &serde_json::Value, name: &str| {
+        result["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {result}"))
+            .clone()
+    };
+
+    // (a) + (b): the edit keeps the tests passing; lint cannot run, the build was failing.
+    let (stderr, result) = run("keep v2\n", vec![MockTurn::text("Done.\nFix: Update notes")]);
+    assert_eq!(result["restored"], serde_json::json!([]), "nothing restored: {result}\n{stderr}");
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "keep v2\n");
+    let lint = check(&result, "lint_project");
+    assert_eq!(lint["after"], "could_not_run", "{lint}");
+    assert_eq!(lint["judgement"], "could_not_run", "{lint}");
+    assert_eq!(lint["note"], "could not run: golangci-lint is not installed", "{lint}");
+    let build = check(&result, "build_project");
+    assert_eq!((&build["before"], &build["after"]), (&"failed".into(), &"failed".into()));
+    assert_eq!(build["judgement"], "already_failing", "{build}");
+    assert_eq!(build["note"], "already failing before the edit");
+    let tests = check(&result, "run_tests");
+    assert_eq!((&tests["before"], &tests["after"]), (&"passed".into(), &"passed".into()));
+    assert!(
+        stderr.contains(
+            "not restored: lint_project in {root}: could not run: golangci-lint is not installed"
+                .replace("{root}", &root.display().to_string())
+                .as_str()
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not restored: build_project in"), "{stderr}");
+    assert!(stderr.contains("already failing before the edit"), "{stderr}");
+    assert!(!stderr.lines().any(|l| l.starts_with("restored: ")), "no restore: {stderr}");
+    let answer = result["answer"].as_str().unwrap();
+    assert!(answer.contains("Not committed"), "never committed with a failing check: {answer}");
+
+    // (c): the edit breaks the tests, which passed before: restored as before.
+    let (stderr, result) =
+        run("broken\n", vec![MockTurn::text("Done."), MockTurn::text("I will leave it as it is.")]);
+    assert!(stderr.contains("restored: run_tests failed"), "{stderr}");
+    let restored = result["restored"].as_array().unwrap();
+    assert_eq!(restored.len(), 1, "{result}");
+    assert_eq!(restored[0]["check"], "run_tests");
+    assert!(restored[0]["files"].to_string().contains("notes.txt"), "{result}");
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "keep v2\n");
+    let tests = check(&result, "run_tests");
+    assert_eq!((&tests["before"], &tests["after"]), (&"passed".into(), &"failed".into()));
+    assert_eq!(tests["judgement"], "broken", "{tests}");
+    assert_eq!(check(&result, "build_project")["judgement"], "already_failing");
+}
