@@ -16,6 +16,7 @@ mod local;
 mod logging;
 mod memory;
 mod notes;
+mod progress;
 mod providers;
 mod render;
 mod runlock;

@@ -30,6 +30,8 @@ impl Approver for TerminalApprover {
                 request.arguments
             );
             let answer = tokio::task::spawn_blocking(move || {
+                // The progress line stays off the screen while the question is asked.
+                let _hold = crate::progress::hold();
                 eprint!("{question}");
                 let _ = std::io::stderr().flush();
                 let mut line = String::new();

@@ -113,6 +113,22 @@ pub struct Consumed {
     pub checks: Vec<Value>,
 }
 
+/// A tool call's arguments as the progress line shows them: the values only, e.g.
+/// `notes.md` for `{"path":"notes.md"}`.
+fn compact_arguments(arguments: &Value) -> String {
+    match arguments {
+        Value::Object(map) => map
+            .values()
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => other.to_string(),
+    }
+}
+
 /// Consumes a run's events: renders them and takes the session lock as soon as the session
 /// exists, holding it until the run ends.
 pub async fn consume(
@@ -124,7 +140,15 @@ pub async fn consume(
     let mut seen = Consumed::default();
     let mut wrote_text = false;
     let mut text = crate::render::MarkerFilter::default();
+    // On a terminal, a spinner line with the current step; erased before anything is printed.
+    let progress = crate::progress::Progress::new(render != Render::Silent);
     while let Some(event) = rx.recv().await {
+        match &event {
+            AgentEvent::State { state: SessionState::Planning } => progress.step("thinking"),
+            AgentEvent::State { state: SessionState::AwaitingApproval } => progress.idle(),
+            AgentEvent::Started { .. } | AgentEvent::State { .. } => {}
+            _ => progress.idle(),
+        }
         match event {
             AgentEvent::Started { session_id, .. } if lock.is_none() => {
                 lock = SessionLock::acquire(&data_dir, &session_id).ok();
@@ -146,6 +170,7 @@ pub async fn consume(
                     wrote_text = false;
                 }
                 eprintln!("  → {name} {}", crate::render::clip(&arguments.to_string(), 100));
+                progress.step(format!("{name} {}", compact_arguments(&arguments)));
             }
             AgentEvent::ToolFinished { name, outcome, summary, .. } if render != Render::Silent => {
                 if outcome == "ok" {
