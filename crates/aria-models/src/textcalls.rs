@@ -173,7 +173,7 @@ fn strip_fence(text: &str) -> &str {
 
 /// Parses a call object or an array of them. With `known`, every name must be declared.
 fn parse_calls(text: &str, known: Option<&[String]>) -> Option<Vec<ToolCall>> {
-    let value: Value = serde_json::from_str(text.trim()).ok()?;
+    let value = lenient_json(text)?;
     let items = match value {
         Value::Array(items) if !items.is_empty() => items,
         Value::Object(_) => vec![value],
@@ -186,6 +186,24 @@ fn parse_calls(text: &str, known: Option<&[String]>) -> Option<Vec<ToolCall>> {
         return None;
     }
     Some(calls)
+}
+
+/// One JSON value, forgiving the two slips small models make when they copy a chat template:
+/// the whole object in doubled braces (`{{"name": …}}`, from templates that escape braces) and
+/// extra closing braces after it. Anything else after the value is not forgiven.
+fn lenient_json(text: &str) -> Option<Value> {
+    let text = text.trim();
+    if let Ok(value) = serde_json::from_str(text) {
+        return Some(value);
+    }
+    let inner = match text.strip_prefix("{{").and_then(|t| t.strip_suffix("}}")) {
+        Some(inner) => format!("{{{inner}}}"),
+        None => text.to_owned(),
+    };
+    let mut values = serde_json::Deserializer::from_str(&inner).into_iter::<Value>();
+    let value = values.next()?.ok()?;
+    let rest = &inner[values.byte_offset()..];
+    rest.chars().all(|c| c == '}' || c.is_whitespace()).then_some(value)
 }
 
 fn parse_call(item: &Value) -> Option<ToolCall> {

@@ -164,3 +164,32 @@ fn a_stream_error_still_gives_back_held_text_first() {
     assert_eq!(items[1], Ok(ChatEvent::TextDelta { text: "<tool".into() }));
     assert!(items[2].is_err());
 }
+
+/// Issue #18: Qwen2.5 copies its template's doubled braces and adds closing braces.
+#[test]
+fn doubled_braces_and_extra_closing_braces_are_forgiven_for_declared_tools() {
+    let tools = ["file_read"];
+    for answer in [
+        r#"{{"name": "file_read", "arguments": {"path": "notes.txt"}}}"#,
+        r#"<tool_call>{{"name": "file_read", "arguments": {"path": "notes.txt"}}}</tool_call>"#,
+        "```json\n{\"name\": \"file_read\", \"arguments\": {\"path\": \"notes.txt\"}}}\n```",
+        r#"{"name": "file_read", "arguments": {"path": "notes.txt"}}}}"#,
+    ] {
+        let events = run(&[answer], &tools);
+        assert_eq!(
+            calls(&events),
+            vec![("file_read".to_owned(), serde_json::json!({"path": "notes.txt"}))],
+            "{answer}"
+        );
+        assert_eq!(text(&events), "", "{answer}");
+    }
+    // Other trailing text is not forgiven, and an undeclared tool stays text.
+    for answer in [
+        r#"{"name": "file_read", "arguments": {"path": "x"}} and then"#,
+        r#"{{"name": "file_append", "arguments": {"path": "x"}}}"#,
+    ] {
+        let events = run(&[answer], &tools);
+        assert!(calls(&events).is_empty(), "{answer}");
+        assert_eq!(text(&events), answer);
+    }
+}
