@@ -8,11 +8,23 @@
 //! the run offers the best `max` of them, best first, for its whole length (plus any tool it
 //! has already called). Every tool stays callable by validation: this only changes
 //! what the model is shown.
+//!
+//! Meaning alone misses the obvious (issue #18: "Read calc.py and summarise it" was offered
+//! `system_info, python_run, run_tests, lint_project`), so the core file tools are always
+//! offered ([`CORE_TOOLS`]; [`CHANGE_TOOLS`] too when the message asks for a change), and with
+//! an embedder the words the message shares with a tool add to its similarity.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use aria_api::{Embedder, ToolSpec, cosine};
+
+/// Offered whatever the message says: most tasks read or find files first.
+pub const CORE_TOOLS: [&str; 3] = ["file_read", "file_list", "file_search"];
+/// Offered as well when the message asks for a change to files.
+pub const CHANGE_TOOLS: [&str; 2] = ["apply_patch", "file_write"];
+/// Each word a message shares with a tool adds this much to its cosine similarity.
+const WORD_WEIGHT: f32 = 0.05;
 
 /// Ranks tools against a request and keeps the best few.
 #[derive(Debug)]
@@ -41,27 +53,50 @@ impl ToolSelection {
         self.max
     }
 
-    /// The tools to offer for `query`: the best-ranked first, up to `max` in all with every
-    /// tool named in `keep` (which come last, and always). An embedder that fails falls back
-    /// to words.
+    /// The tools to offer for `query`: the core file tools (and the change tools when the
+    /// query asks for a change), the best-ranked others up to `max` in all (at least one), best
+    /// first, then every tool named in `keep` (always). An embedder that fails falls back to
+    /// words.
     pub async fn select(&self, query: &str, tools: &[ToolSpec], keep: &[String]) -> Selected {
         if tools.len() <= self.max {
             return Selected { tools: tools.to_vec(), ranked_by: "all" };
         }
+        let words = by_words(query, tools);
         let (scores, ranked_by) = match self.by_meaning(query, tools).await {
-            Some(scores) => (scores, "embedding"),
-            None => (by_words(query, tools), "words"),
+            Some(meaning) => {
+                let scores = meaning.iter().zip(&words).map(|(m, w)| m + WORD_WEIGHT * w);
+                (scores.collect::<Vec<f32>>(), "embedding")
+            }
+            None => (words, "words"),
         };
         let mut order: Vec<usize> = (0..tools.len()).collect();
         // Highest score first; ties keep the registry's order.
         order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        let change = asks_for_change(query);
+        let core = |name: &str| {
+            CORE_TOOLS.contains(&name) || (change && CHANGE_TOOLS.contains(&name))
+        };
+        let kept: Vec<usize> = (0..tools.len())
+            .filter(|&i| keep.contains(&tools[i].name) && !core(&tools[i].name))
+            .collect();
+        let always = order.iter().filter(|&&i| core(&tools[i].name)).count();
+        let room = self.max.saturating_sub(kept.len() + always).max(1);
+        let mut ranked = 0;
         // Best first (small models lean towards the first tool they are shown), then the tools
-        // already called, which are always offered; at least one ranked tool.
-        let kept: Vec<usize> =
-            (0..tools.len()).filter(|&i| keep.contains(&tools[i].name)).collect();
-        let room = self.max.saturating_sub(kept.len()).max(1);
-        let mut chosen: Vec<usize> =
-            order.into_iter().filter(|i| !kept.contains(i)).take(room).collect();
+        // already called, which are always offered.
+        let mut chosen: Vec<usize> = order
+            .into_iter()
+            .filter(|&i| {
+                if core(&tools[i].name) {
+                    return true;
+                }
+                if kept.contains(&i) || ranked == room {
+                    return false;
+                }
+                ranked += 1;
+                true
+            })
+            .collect();
         chosen.extend(kept);
         Selected { tools: chosen.into_iter().map(|i| tools[i].clone()).collect(), ranked_by }
     }
@@ -90,6 +125,20 @@ impl ToolSelection {
         known.extend(missing.into_iter().zip(vectors));
         Some(texts.iter().map(|t| known.get(t).map_or(f32::MIN, |v| cosine(&q, v))).collect())
     }
+}
+
+/// Whether `query` asks for files to change: a verb of change ("rename multiply to mul",
+/// "fix the typo", "add a test").
+fn asks_for_change(query: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "add", "append", "change", "create", "delete", "edit", "fix", "implement", "insert",
+        "modify", "move", "patch", "refactor", "remove", "rename", "replace", "rewrite", "save",
+        "update", "write",
+    ];
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .any(|w| VERBS.contains(&w.as_str()))
 }
 
 /// What a tool is matched on: its name in words and its description's first sentence (the

@@ -66,24 +66,25 @@ async fn words_pick_the_tools_the_request_is_about_best_first() {
     let s = ToolSelection::new(2, None);
     let got = s.select("What is in this directory? List the files", &registry(), &[]).await;
     assert_eq!(got.ranked_by, "words");
-    assert_eq!(names(&got), ["file_list", "file_read"]);
+    // The core file tools, and one ranked tool: a tie between two that mention files or
+    // lists, broken by the registry's order.
+    assert_eq!(names(&got), ["file_list", "file_read", "apply_patch"]);
     let got = s.select("fetch the page at example.org", &registry(), &[]).await;
-    // Best first, then a tie at nothing in common, broken by the registry's order.
-    assert_eq!(names(&got), ["web_fetch", "apply_patch"]);
+    // Best first, then the core tools at nothing in common, in the registry's order.
+    assert_eq!(names(&got), ["web_fetch", "file_list", "file_read"]);
 }
 
 #[tokio::test]
 async fn tools_already_called_stay_offered_and_few_tools_are_all_offered() {
     let s = ToolSelection::new(2, None);
     let got = s.select("show the commits", &registry(), &["web_fetch".to_owned()]).await;
-    assert!(names(&got).contains(&"web_fetch") && names(&got).contains(&"git_log"), "{got:?}");
-    assert_eq!(got.tools.len(), 2);
+    assert_eq!(names(&got), ["git_log", "file_list", "file_read", "web_fetch"]);
     let few = &registry()[..2];
     let got = s.select("anything", few, &[]).await;
     assert_eq!((got.tools.as_slice(), got.ranked_by), (few, "all"));
-    // Nothing in common with any tool: still `max` tools, the registry's first.
+    // Nothing in common with any tool: the core tools and one more, the registry's first.
     let got = s.select("zzz qqq", &registry(), &[]).await;
-    assert_eq!(names(&got), ["apply_patch", "file_list"]);
+    assert_eq!(names(&got), ["apply_patch", "file_list", "file_read"]);
 }
 
 #[tokio::test]
@@ -92,7 +93,7 @@ async fn an_embedder_ranks_by_meaning_and_embeds_each_tool_once() {
     let s = ToolSelection::new(1, Some(letters.clone()));
     let got = s.select("web fetch page", &registry(), &[]).await;
     assert_eq!(got.ranked_by, "embedding");
-    assert_eq!(got.tools.len(), 1);
+    assert_eq!(got.tools.len(), 3, "the two core tools and one ranked: {got:?}");
     assert_eq!(letters.texts.load(Ordering::SeqCst), registry().len() + 1);
     s.select("web fetch page", &registry(), &[]).await;
     assert_eq!(letters.calls.load(Ordering::SeqCst), 2);
@@ -103,7 +104,10 @@ async fn an_embedder_ranks_by_meaning_and_embeds_each_tool_once() {
 async fn a_failing_embedder_falls_back_to_words() {
     let s = ToolSelection::new(1, Some(Arc::new(Letters { fail: true, ..Letters::default() })));
     let got = s.select("read the file contents", &registry(), &[]).await;
-    assert_eq!((names(&got), got.ranked_by), (vec!["file_read"], "words"));
+    assert_eq!(
+        (names(&got), got.ranked_by),
+        (vec!["file_read", "file_list", "apply_patch"], "words")
+    );
 }
 
 #[test]
@@ -112,4 +116,47 @@ fn words_drop_short_and_common_words_and_plural_s() {
     let mut w: Vec<_> = w.into_iter().collect();
     w.sort();
     assert_eq!(w, ["file", "list", "pass", "src"]);
+}
+
+/// Issue #18: "Read calc.py and summarise what it does" was offered neither `file_read` nor,
+/// for "rename multiply to mul", `apply_patch` or `file_write`.
+#[tokio::test]
+async fn the_core_file_tools_are_always_offered_and_the_change_tools_when_asked() {
+    let mut tools = registry();
+    tools.push(spec("file_search", "Search files for a pattern."));
+    tools.push(spec("file_write", "Write a whole text file."));
+    tools.push(spec("python_run", "Run a Python script in a sandbox and summarise its output."));
+    tools.push(spec("run_tests", "Run the project's tests and summarise the failures."));
+    let s = ToolSelection::new(4, None);
+    let got = s.select("Read calc.py and summarise what it does", &tools, &[]).await;
+    let offered = names(&got);
+    for core in CORE_TOOLS {
+        assert!(offered.contains(&core), "{offered:?}");
+    }
+    assert!(!offered.contains(&"apply_patch") && !offered.contains(&"file_write"), "{offered:?}");
+    let got = s.select("rename multiply to mul in calc.py", &tools, &[]).await;
+    let offered = names(&got);
+    for tool in CORE_TOOLS.iter().chain(&CHANGE_TOOLS) {
+        assert!(offered.contains(tool), "{offered:?}");
+    }
+    assert_eq!(offered.len(), 6, "the core and change tools and one ranked: {offered:?}");
+}
+
+#[tokio::test]
+async fn with_an_embedder_shared_words_still_count() {
+    // The letter-count embedder finds "system info" closest to a query about "summarise", but
+    // the words the query shares with python_run's description lift it.
+    let mut tools = registry();
+    tools.push(spec("python_run", "Run a Python script and summarise its output."));
+    let s = ToolSelection::new(3, Some(Arc::new(Letters::default())));
+    let got = s.select("run this python script", &tools, &[]).await;
+    assert!(names(&got).contains(&"python_run"), "{:?}", names(&got));
+}
+
+#[test]
+fn a_change_is_asked_for_by_its_verb() {
+    assert!(asks_for_change("Rename multiply to mul"));
+    assert!(asks_for_change("please fix the typo in README.md"));
+    assert!(!asks_for_change("What does calc.py do?"));
+    assert!(!asks_for_change("Tell me a short joke"));
 }
