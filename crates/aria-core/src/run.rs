@@ -522,6 +522,22 @@ impl<'a> Run<'a> {
                     )?;
                     Plan::Answered(format!("error: {e}"))
                 }
+                // A read repeated as it was in the previous step returns what it returned.
+                Ok((tool, args))
+                    if tool.tier(&args) == Tier::Read && self.repeated_call(&call).is_some() =>
+                {
+                    let earlier = self.repeated_call(&call).unwrap_or_default();
+                    self.audit(
+                        "tool.repeated",
+                        json!({"call_id": call.id, "name": call.name, "earlier_call_id": earlier}),
+                    )?;
+                    Plan::Answered(format!(
+                        "not run again: you already have this result (the same `{}` call just \
+                         answered, call {earlier}); answer the user from it, or call with \
+                         different arguments",
+                        call.name
+                    ))
+                }
                 Ok((_, args))
                     if call.name == crate::memory_tools::MEMORY_STORE
                         && self.unjustified_memory(&args).is_some() =>
@@ -566,6 +582,28 @@ impl<'a> Run<'a> {
             slots.push(Slot { call, plan });
         }
         Ok(slots)
+    }
+
+    /// The id of the same call (name and arguments) in the model's previous step of this turn:
+    /// small models repeat a call whose result they already have instead of answering.
+    fn repeated_call(&self, call: &ToolCall) -> Option<String> {
+        let previous = self
+            .history
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+            .nth(1)?;
+        let args = |raw: &str| serde_json::from_str::<Value>(raw).ok();
+        previous
+            .tool_calls
+            .iter()
+            .find(|c| {
+                c.name == call.name
+                    && (c.arguments == call.arguments
+                        || args(&c.arguments).is_some_and(|a| Some(a) == args(&call.arguments)))
+            })
+            .map(|c| c.id.clone())
     }
 
     /// Whether this run's turn (from the latest user message) may have shown the model a file.

@@ -403,3 +403,29 @@ async fn a_tool_selection_offers_the_fitting_tools_plus_those_called() {
     let kinds = r.journal.audit_kinds();
     assert_eq!(kinds.iter().filter(|k| *k == "tools.selected").count(), 1, "{kinds:?}");
 }
+
+/// Issue #18: after a correct result, small models repeat the same call instead of answering.
+/// The repeat is not run; the model is told to answer from the result it has.
+#[tokio::test]
+async fn an_identical_repeated_call_is_answered_with_a_note_not_run_again() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![
+            Turn::tool("file_read", json!({"path": "notes.txt"})),
+            Turn::tool("file_read", json!({"path": "notes.txt"})),
+            Turn::tool("file_read", json!({"path": "other.txt"})),
+            Turn::text("It says hi."),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what does notes.txt say?").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    assert_eq!(tool.count(), 2, "the repeat was not run; a different call was");
+    let third = &r.provider.requests()[2].messages;
+    let note = third.last().unwrap();
+    assert_eq!(note.role, Role::Tool);
+    assert!(note.content.contains("you already have this result"), "{}", note.content);
+    assert!(r.journal.audit_kinds().contains(&"tool.repeated".to_string()));
+}
