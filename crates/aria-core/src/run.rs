@@ -87,6 +87,8 @@ pub(crate) struct Run<'a> {
     /// that returned it). From then on every call policy asks about is asked, whatever was
     /// approved before: the one flag any standing approval consults ([`Run::approved_earlier`]).
     tainted: Option<String>,
+    /// Whether a call above the read tier ran to success in this run (something changed).
+    changed: bool,
     cost_warned: bool,
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
@@ -137,6 +139,7 @@ impl<'a> Run<'a> {
             deadline,
             approved: HashMap::new(),
             tainted: None,
+            changed: false,
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
@@ -245,9 +248,49 @@ impl<'a> Run<'a> {
 
     fn complete(&mut self, answer: String) -> Result<(), Stop> {
         self.transition(SessionState::Completing)?;
-        self.session.answer = Some(crate::output::strip_markers(&answer).into_owned());
+        let answer = crate::output::strip_markers(&answer).into_owned();
+        let unfulfilled = self.unfulfilled(&answer);
+        self.session.answer = Some(answer);
+        if let Some(reason) = unfulfilled {
+            self.audit("run.unfulfilled", json!({ "reason": reason }))?;
+            return Err(Stop::Fail(reason));
+        }
         self.transition(SessionState::Done)?;
         self.audit_end()
+    }
+
+    /// Why the run must not end `done`: the task asked for files to change and nothing did
+    /// (the model answered in text, copied a tool result, refused, or said nothing). Not in a
+    /// dry run or read-only mode, where nothing changes by design.
+    fn unfulfilled(&self, answer: &str) -> Option<String> {
+        let config = &self.agent.config;
+        if self.changed || config.dry_run || config.mode == aria_api::ApprovalMode::ReadOnly {
+            return None;
+        }
+        let task = self
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map_or("", |m| m.content.as_str());
+        if !crate::tool_select::asks_for_file_change(task) {
+            return None;
+        }
+        let said = answer.split_whitespace().collect::<Vec<_>>().join(" ");
+        let said = if said.is_empty() {
+            "nothing".to_owned()
+        } else {
+            let clipped: String = said.chars().take(160).collect();
+            if clipped.len() < said.len() {
+                format!("«{clipped}…»")
+            } else {
+                format!("«{clipped}»")
+            }
+        };
+        Some(format!(
+            "the task asked for a change to files, but no change was made (the model answered \
+             {said}); try again with a larger model, or ask for the change more precisely"
+        ))
     }
 
     fn finish(&mut self, state: SessionState, reason: String) -> Result<(), JournalError> {
@@ -809,6 +852,9 @@ impl<'a> Run<'a> {
             }
             Some(Ok(Err(ToolError::Fatal { message }))) => ("fatal", message, Value::Null),
         };
+        if own > Tier::Read && outcome == "ok" && !self.agent.config.dry_run {
+            self.changed = true;
+        }
         if own > Tier::Read && points.is_empty() && matches!(outcome, "ok" | "failed" | "timeout") {
             self.note_unsnapshotted(&call.name);
         }

@@ -73,9 +73,8 @@ impl ToolSelection {
         // Highest score first; ties keep the registry's order.
         order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
         let change = asks_for_change(query);
-        let core = |name: &str| {
-            CORE_TOOLS.contains(&name) || (change && CHANGE_TOOLS.contains(&name))
-        };
+        let core =
+            |name: &str| CORE_TOOLS.contains(&name) || (change && CHANGE_TOOLS.contains(&name));
         let kept: Vec<usize> = (0..tools.len())
             .filter(|&i| keep.contains(&tools[i].name) && !core(&tools[i].name))
             .collect();
@@ -131,14 +130,50 @@ impl ToolSelection {
 /// "fix the typo", "add a test").
 fn asks_for_change(query: &str) -> bool {
     const VERBS: &[&str] = &[
-        "add", "append", "change", "create", "delete", "edit", "fix", "implement", "insert",
-        "modify", "move", "patch", "refactor", "remove", "rename", "replace", "rewrite", "save",
-        "update", "write",
+        "add",
+        "append",
+        "change",
+        "create",
+        "delete",
+        "edit",
+        "fix",
+        "implement",
+        "insert",
+        "modify",
+        "move",
+        "patch",
+        "refactor",
+        "remove",
+        "rename",
+        "replace",
+        "rewrite",
+        "save",
+        "update",
+        "write",
     ];
     query
         .split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
         .any(|w| VERBS.contains(&w.as_str()))
+}
+
+/// Whether `query` asks for a change to files: a verb of change and a file named in it (a
+/// path or a name with an extension, or the word "file"). "Write me a poem" is not one;
+/// "rename multiply to mul in calc.py" is.
+pub(crate) fn asks_for_file_change(query: &str) -> bool {
+    let names_a_file = query.split_whitespace().any(|w| {
+        let w = w.trim_matches(|c: char| "`'\"(),;:!?".contains(c)).trim_end_matches('.');
+        let lower = w.to_lowercase();
+        matches!(lower.as_str(), "file" | "files")
+            || w.contains('/')
+            || w.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&ext.len())
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                    && ext.chars().any(|c| c.is_ascii_alphabetic())
+            })
+    });
+    names_a_file && asks_for_change(query)
 }
 
 /// What a tool is matched on: its name in words and its description's first sentence (the

@@ -160,3 +160,13 @@ fn a_change_is_asked_for_by_its_verb() {
     assert!(!asks_for_change("What does calc.py do?"));
     assert!(!asks_for_change("Tell me a short joke"));
 }
+
+#[test]
+fn a_change_to_files_needs_a_verb_and_a_file() {
+    assert!(asks_for_file_change("Rename multiply to mul in calc.py"));
+    assert!(asks_for_file_change("fix the typo in `docs/intro.md`."));
+    assert!(asks_for_file_change("Add a license file"));
+    assert!(!asks_for_file_change("Write me a poem about autumn"));
+    assert!(!asks_for_file_change("What does calc.py do?"));
+    assert!(!asks_for_file_change("add 2.5 and 3"), "a number is not a file name");
+}

@@ -429,3 +429,31 @@ async fn an_identical_repeated_call_is_answered_with_a_note_not_run_again() {
     assert!(note.content.contains("you already have this result"), "{}", note.content);
     assert!(r.journal.audit_kinds().contains(&"tool.repeated".to_string()));
 }
+
+/// Issue #18: a task that asks for a change to files does not end `done` when nothing changed.
+#[tokio::test]
+async fn a_change_that_did_not_happen_fails_the_run_with_the_models_answer() {
+    let r =
+        rig(vec![Turn::text("Here is how you could rename it: ...")], End::Fail, vec![], |_| {});
+    let s = r.run("Rename multiply to mul in calc.py").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    let error = s.error.unwrap();
+    assert!(
+        error.contains("no change was made") && error.contains("how you could rename"),
+        "{error}"
+    );
+    assert!(r.journal.audit_kinds().contains(&"run.unfulfilled".to_string()));
+
+    // The same task with a write that succeeded is done; a question about the file is too.
+    let write = TestTool::new("file_write", Tier::RecoverableWrite, Behaviour::Echo);
+    let r = rig(
+        vec![Turn::tool("file_write", json!({"path": "calc.py"})), Turn::text("Renamed.")],
+        End::Fail,
+        vec![write.clone()],
+        |c| c.preapproval = aria_core::Preapproval::new(&["file_write".to_owned()], false).unwrap(),
+    );
+    assert_eq!(r.run("Rename multiply to mul in calc.py").await.0.unwrap().state, Done);
+    assert_eq!(write.count(), 1);
+    let r = rig(vec![Turn::text("It multiplies.")], End::Fail, vec![], |_| {});
+    assert_eq!(r.run("What does calc.py do?").await.0.unwrap().state, Done);
+}
