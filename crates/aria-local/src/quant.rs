@@ -6,6 +6,11 @@
 //! bytes, Q8_1 also carries scale × sum for Q4_1's minimum), and each block's dot product is
 //! an integer sum scaled once, as in ggml's `vec_dot_q4_1_q8_1` / `vec_dot_q8_0_q8_0`.
 //!
+//! The K-quants (Q4_K, Q5_K, Q6_K: 256 weights per block with 6- or 8-bit sub-block scales)
+//! and Q5_0 live in `quant_k.rs` (AVX2 in `quant_k_simd.rs`); they take the same 32-value
+//! activation blocks, so one quantised input serves a fused product of mixed formats (that
+//! file says why this departs from ggml's Q8_K).
+//!
 //! Each kernel exists twice. The portable one is plain safe Rust written so LLVM vectorises it
 //! (fixed-size arrays, one integer reduction and one float multiply-add per block) and runs on
 //! any CPU; on x86-64 CPUs with AVX2 and FMA, detected at run time ([`Isa::detect`]), the
@@ -24,6 +29,9 @@ use half::f16;
 #[cfg(target_arch = "x86_64")]
 #[path = "quant_simd.rs"]
 mod simd;
+
+#[path = "quant_k.rs"]
+mod k;
 
 /// Values per quantisation block (Q4_1, Q8_0 and the activation blocks alike).
 pub(crate) const QK: usize = 32;
@@ -66,6 +74,10 @@ impl Default for ActBlock {
 enum Blocks {
     Q4_1(Vec<BlockQ4_1>),
     Q8_0(Vec<BlockQ8_0>),
+    Q4K(Vec<k::BlockQ4K>),
+    Q5K(Vec<k::BlockQ5K>),
+    Q6K(Vec<k::BlockQ6K>),
+    Q5_0(Vec<k::BlockQ5_0>),
 }
 
 /// A `rows × cols` weight matrix in one of the block formats with a kernel here.
@@ -99,7 +111,15 @@ impl Isa {
 
 /// Whether [`QMatrix`] has a kernel for `dtype`.
 pub(crate) fn supported(dtype: GgmlDType) -> bool {
-    matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q8_0)
+    matches!(
+        dtype,
+        GgmlDType::Q4_1
+            | GgmlDType::Q8_0
+            | GgmlDType::Q4K
+            | GgmlDType::Q5K
+            | GgmlDType::Q6K
+            | GgmlDType::Q5_0
+    )
 }
 
 /// Bytes a `rows × cols` matrix of `dtype` takes in the file.
@@ -111,13 +131,17 @@ impl QMatrix {
     /// An empty matrix to be filled with [`QMatrix::push_bytes`]; `None` if there is no kernel
     /// for `dtype` or `cols` is not a whole number of blocks.
     pub(crate) fn with_capacity(dtype: GgmlDType, rows: usize, cols: usize) -> Option<Self> {
-        if cols == 0 || !cols.is_multiple_of(QK) {
+        if !supported(dtype) || cols == 0 || !cols.is_multiple_of(dtype.block_size()) {
             return None;
         }
-        let n = rows * cols / QK;
+        let n = rows * cols / dtype.block_size();
         let blocks = match dtype {
             GgmlDType::Q4_1 => Blocks::Q4_1(Vec::with_capacity(n)),
             GgmlDType::Q8_0 => Blocks::Q8_0(Vec::with_capacity(n)),
+            GgmlDType::Q4K => Blocks::Q4K(Vec::with_capacity(n)),
+            GgmlDType::Q5K => Blocks::Q5K(Vec::with_capacity(n)),
+            GgmlDType::Q6K => Blocks::Q6K(Vec::with_capacity(n)),
+            GgmlDType::Q5_0 => Blocks::Q5_0(Vec::with_capacity(n)),
             _ => return None,
         };
         Some(QMatrix { rows, cols, blocks })
@@ -139,6 +163,10 @@ impl QMatrix {
                 }
                 BlockQ8_0 { d: h(b, 0), qs }
             })),
+            Blocks::Q4K(v) => v.extend(k::parse_q4k(bytes)),
+            Blocks::Q5K(v) => v.extend(k::parse_q5k(bytes)),
+            Blocks::Q6K(v) => v.extend(k::parse_q6k(bytes)),
+            Blocks::Q5_0(v) => v.extend(k::parse_q5_0(bytes)),
         }
     }
 
@@ -147,6 +175,18 @@ impl QMatrix {
         match self.blocks {
             Blocks::Q4_1(_) => Q4_1_BYTES,
             Blocks::Q8_0(_) => Q8_0_BYTES,
+            Blocks::Q4K(_) => k::Q4_K_BYTES,
+            Blocks::Q5K(_) => k::Q5_K_BYTES,
+            Blocks::Q6K(_) => k::Q6_K_BYTES,
+            Blocks::Q5_0(_) => k::Q5_0_BYTES,
+        }
+    }
+
+    /// Weights per block.
+    fn block_weights(&self) -> usize {
+        match self.blocks {
+            Blocks::Q4_1(_) | Blocks::Q8_0(_) | Blocks::Q5_0(_) => QK,
+            Blocks::Q4K(_) | Blocks::Q5K(_) | Blocks::Q6K(_) => k::QK_K,
         }
     }
 
@@ -155,8 +195,12 @@ impl QMatrix {
         let have = match &self.blocks {
             Blocks::Q4_1(v) => v.len(),
             Blocks::Q8_0(v) => v.len(),
+            Blocks::Q4K(v) => v.len(),
+            Blocks::Q5K(v) => v.len(),
+            Blocks::Q6K(v) => v.len(),
+            Blocks::Q5_0(v) => v.len(),
         };
-        have == self.rows * self.cols / QK
+        have == self.rows * self.cols / self.block_weights()
     }
 
     pub(crate) fn rows(&self) -> usize {
@@ -169,7 +213,8 @@ impl QMatrix {
 
     /// Writes row `r`, dequantised, into `out` (`cols` long). Used for embedding lookups.
     pub(crate) fn dequantize_row(&self, r: usize, out: &mut [f32]) {
-        let nb = self.cols / QK;
+        let nb = self.cols / self.block_weights();
+        let row = r * nb..(r + 1) * nb;
         match &self.blocks {
             Blocks::Q4_1(v) => {
                 for (b, out) in v[r * nb..(r + 1) * nb].iter().zip(out.chunks_exact_mut(QK)) {
@@ -188,6 +233,10 @@ impl QMatrix {
                     }
                 }
             }
+            Blocks::Q4K(v) => k::dequantize_q4k(&v[row], out),
+            Blocks::Q5K(v) => k::dequantize_q5k(&v[row], out),
+            Blocks::Q6K(v) => k::dequantize_q6k(&v[row], out),
+            Blocks::Q5_0(v) => k::dequantize_q5_0(&v[row], out),
         }
     }
 
@@ -209,6 +258,36 @@ impl QMatrix {
                 let dots = |w: &[BlockQ8_0], a: &[ActBlock]| simd::dots_q8_0(s, w, a);
                 simd::fill_grouped(v, nb, row0, acts, out, dot, dots);
             }),
+            _ => self.task_dots_k(isa, row0, acts, out),
+        }
+    }
+
+    /// [`QMatrix::task_dots`] for the formats of `quant_k.rs`.
+    fn task_dots_k(&self, isa: Isa, row0: usize, acts: &[ActBlock], out: &mut [f32]) {
+        let nba = self.cols / QK;
+        let nbw = self.cols / self.block_weights();
+        match (isa, &self.blocks) {
+            (_, Blocks::Q4_1(_) | Blocks::Q8_0(_)) => self.task_dots(isa, row0, acts, out),
+            (Isa::Portable, Blocks::Q4K(v)) => {
+                k::fill_portable(v, nbw, nba, row0, acts, out, k::dot_q4k)
+            }
+            (Isa::Portable, Blocks::Q5K(v)) => {
+                k::fill_portable(v, nbw, nba, row0, acts, out, k::dot_q5k)
+            }
+            (Isa::Portable, Blocks::Q6K(v)) => {
+                k::fill_portable(v, nbw, nba, row0, acts, out, k::dot_q6k)
+            }
+            (Isa::Portable, Blocks::Q5_0(v)) => {
+                k::fill_portable(v, nbw, nba, row0, acts, out, k::dot_q5_0)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2(s), Blocks::Q4K(v)) => k::fill_avx2(s, v, nbw, nba, row0, acts, out),
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2(s), Blocks::Q5K(v)) => k::fill_avx2(s, v, nbw, nba, row0, acts, out),
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2(s), Blocks::Q6K(v)) => k::fill_avx2(s, v, nbw, nba, row0, acts, out),
+            #[cfg(target_arch = "x86_64")]
+            (Isa::Avx2(s), Blocks::Q5_0(v)) => k::fill_avx2_q5_0(s, v, nba, row0, acts, out),
         }
     }
 }
@@ -376,3 +455,7 @@ pub(crate) fn transpose_into(out_t: &[f32], rows: usize, m: usize, out: &mut [f3
 #[cfg(test)]
 #[path = "quant_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "quant_k_tests.rs"]
+mod k_tests;

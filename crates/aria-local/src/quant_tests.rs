@@ -7,7 +7,7 @@ use candle_core::{Device, Module, Tensor};
 use super::*;
 
 /// Deterministic pseudo-random values in [-1, 1) with a few larger outliers.
-fn values(n: usize, seed: u64) -> Vec<f32> {
+pub(super) fn values(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..n)
         .map(|i| {
@@ -21,7 +21,7 @@ fn values(n: usize, seed: u64) -> Vec<f32> {
 }
 
 /// The same weights as candle's quantised tensor and as ours.
-fn both(dtype: GgmlDType, rows: usize, cols: usize, seed: u64) -> (QTensor, QMatrix) {
+pub(super) fn both(dtype: GgmlDType, rows: usize, cols: usize, seed: u64) -> (QTensor, QMatrix) {
     let w = Tensor::from_vec(values(rows * cols, seed), (rows, cols), &Device::Cpu).unwrap();
     let q = QTensor::quantize(&w, dtype).unwrap();
     let bytes = q.data().unwrap();
@@ -36,7 +36,7 @@ fn both(dtype: GgmlDType, rows: usize, cols: usize, seed: u64) -> (QTensor, QMat
     (q, ours)
 }
 
-fn ours_product(w: &QMatrix, x: &[f32], m: usize) -> Vec<f32> {
+pub(super) fn ours_product(w: &QMatrix, x: &[f32], m: usize) -> Vec<f32> {
     let mut acts = Vec::new();
     quantize_rows(x, w.cols(), &mut acts);
     let mut out_t = vec![f32::NAN; w.rows() * m];
@@ -46,7 +46,7 @@ fn ours_product(w: &QMatrix, x: &[f32], m: usize) -> Vec<f32> {
     out
 }
 
-fn candle_product(q: QTensor, x: &[f32], m: usize) -> Vec<f32> {
+pub(super) fn candle_product(q: QTensor, x: &[f32], m: usize) -> Vec<f32> {
     let cols = q.shape().dims()[1];
     let x = Tensor::from_slice(x, (m, cols), &Device::Cpu).unwrap();
     let mm = QMatMul::from_qtensor(q).unwrap();
@@ -171,7 +171,8 @@ fn fused_products_fill_each_output_as_separate_calls_would() {
 
 #[test]
 fn formats_without_a_kernel_or_partial_blocks_are_refused() {
-    assert!(QMatrix::with_capacity(GgmlDType::Q4K, 4, 256).is_none());
+    assert!(QMatrix::with_capacity(GgmlDType::Q2K, 4, 256).is_none());
+    assert!(QMatrix::with_capacity(GgmlDType::Q4K, 4, 896).is_none());
     assert!(QMatrix::with_capacity(GgmlDType::Q4_1, 4, 48).is_none());
     assert!(supported(GgmlDType::Q4_1) && supported(GgmlDType::Q8_0));
     assert!(!supported(GgmlDType::F32));
@@ -232,6 +233,7 @@ fn magnitude(w: &QMatrix, r: usize, act: &[ActBlock]) -> f32 {
             .zip(act)
             .map(|(b, a)| (sumi_q8_0(b, a) as f32 * b.d.to_f32() * a.d).abs())
             .sum(),
+        _ => panic!("the K-quant formats have their own tests (quant_k_tests.rs)"),
     }
 }
 
