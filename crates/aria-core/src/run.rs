@@ -89,6 +89,9 @@ pub(crate) struct Run<'a> {
     tainted: Option<String>,
     /// Whether a call above the read tier ran to success in this run (something changed).
     changed: bool,
+    /// Milliseconds from the latest model request to its first text or tool call (the latency
+    /// a person waits before anything appears), audited with the response.
+    first_output_ms: Option<u64>,
     cost_warned: bool,
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
@@ -140,6 +143,7 @@ impl<'a> Run<'a> {
             approved: HashMap::new(),
             tainted: None,
             changed: false,
+            first_output_ms: None,
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
@@ -461,6 +465,8 @@ impl<'a> Run<'a> {
     }
 
     async fn stream(&mut self, request: ChatRequest) -> Result<ChatResponse, StreamStop> {
+        let started = Instant::now();
+        self.first_output_ms = None;
         let mut stream = self.agent.provider.stream(request);
         let mut response = ChatResponse::default();
         loop {
@@ -474,6 +480,11 @@ impl<'a> Run<'a> {
                 None => return Ok(response),
                 Some(Err(e)) => return Err(StreamStop::Provider(e)),
                 Some(Ok(event)) => {
+                    if self.first_output_ms.is_none()
+                        && matches!(event, ChatEvent::TextDelta { .. } | ChatEvent::ToolCall { .. })
+                    {
+                        self.first_output_ms = Some(started.elapsed().as_millis() as u64);
+                    }
                     if let ChatEvent::TextDelta { text } = &event {
                         let _ = self.events.send(AgentEvent::Text { delta: text.clone() });
                     }
@@ -506,6 +517,7 @@ impl<'a> Run<'a> {
                 "finish_reason": response.finish_reason,
                 "tool_calls": response.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>(),
                 "duration_ms": duration_ms,
+                "first_output_ms": self.first_output_ms,
             }),
         )?;
         if response.finish_reason == Some(aria_api::FinishReason::Length) {
