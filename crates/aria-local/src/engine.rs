@@ -14,7 +14,9 @@ use candle_core::quantized::gguf_file;
 
 use crate::error::LocalError;
 use crate::gguf_tokenizer::GgufVocab;
-use crate::llama::{KvCache, Llama, MAX_SEQ_LEN};
+use crate::hparams::Hparams;
+use crate::llama::{KvCache, Llama};
+use crate::prompt::PromptStyle;
 
 /// Prompt tokens run through the model per forward pass (bounds the attention matrix).
 const PROMPT_CHUNK: usize = 256;
@@ -25,6 +27,8 @@ pub struct ChatModel {
     weights: Llama,
     cache: KvCache,
     pub(crate) vocab: GgufVocab,
+    /// How prompts for this model are worded.
+    pub(crate) style: PromptStyle,
     /// Each token's text when it is whole UTF-8 and not a control token (for constrained
     /// decoding, which works on characters).
     pub(crate) texts: Vec<Option<Box<str>>>,
@@ -40,7 +44,7 @@ pub struct ChatModel {
 }
 
 impl ChatModel {
-    /// Loads a llama-architecture GGUF file.
+    /// Loads a GGUF chat model (architecture `llama` or `qwen2`).
     pub fn load(path: &Path) -> Result<Self, LocalError> {
         let start = Instant::now();
         let bad = |e: &dyn std::fmt::Display| LocalError::BadModel {
@@ -51,25 +55,15 @@ impl ChatModel {
             File::open(path).map_err(|e| LocalError::io("could not open the model", path, e))?;
         let mut file = BufReader::with_capacity(1 << 16, file);
         let content = gguf_file::Content::read(&mut file).map_err(|e| bad(&e))?;
-        let arch = content
-            .metadata
-            .get("general.architecture")
-            .and_then(|v| v.to_string().ok())
-            .cloned()
-            .unwrap_or_default();
-        if arch != "llama" {
-            return Err(bad(&format!(
-                "architecture `{arch}` is not supported by the embedded runtime (only `llama`: SmolLM, Llama, TinyLlama, ...)"
-            )));
-        }
-        let context = content
-            .metadata
-            .get("llama.context_length")
-            .and_then(|v| v.to_u32().ok())
-            .map_or(2048, |c| c as usize)
-            .min(MAX_SEQ_LEN);
+        // The shape is checked before the tokenizer is built, so an unsupported architecture
+        // is reported as such.
+        let arch = Hparams::from_metadata(&content.metadata).map_err(|e| bad(&e))?.arch;
+        let template =
+            content.metadata.get("tokenizer.chat_template").and_then(|v| v.to_string().ok());
+        let style = PromptStyle::detect(arch.prefix(), template.map(String::as_str));
         let vocab = GgufVocab::from_gguf(&content)?;
         let weights = Llama::load(&content, &mut file).map_err(|e| bad(&e))?;
+        let context = weights.hparams().context;
         drop(content);
         let cache = weights.new_cache();
         let texts = vocab
@@ -88,6 +82,7 @@ impl ChatModel {
             weights,
             cache,
             vocab,
+            style,
             texts,
             cached: Vec::new(),
             context,

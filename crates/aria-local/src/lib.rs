@@ -30,6 +30,7 @@ mod error;
 mod generate;
 mod gguf_tokenizer;
 pub mod grammar;
+mod hparams;
 mod llama;
 mod ollama;
 mod prompt;
@@ -37,6 +38,7 @@ mod provider;
 mod pull;
 mod pull_parts;
 mod quant;
+mod rope;
 
 pub use catalog::{
     CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, InstallState, InstalledModel,

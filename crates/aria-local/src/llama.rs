@@ -5,19 +5,20 @@
 //! weights and the per-layer key/value cache are plain vectors instead of candle tensors, the
 //! matrix products are this crate's (candle has no SIMD kernel for Q4_1), the token embedding
 //! stays quantised (rows are dequantised on lookup instead of holding a 113 MB f32 copy), and
-//! the cache is appended in place (candle concatenates the whole cache on every token). Only
-//! the llama architecture (interleaved RoPE, no mixture of experts) is supported, as before.
-//! Weight formats without a kernel here run through candle's own `QMatMul`.
+//! the cache is appended in place (candle concatenates the whole cache on every token), so it
+//! holds the positions actually used and nothing more.
+//! Two architectures run through it ([`crate::hparams`]): `llama` (interleaved RoPE) and `qwen2`
+//! (NeoX RoPE, biases on the query/key/value projections, usually a tied output layer); no
+//! mixture of experts. Weight formats without a kernel here run through candle's own `QMatMul`.
 
 use std::io::{Read, Seek, SeekFrom};
 
 use candle_core::quantized::{QMatMul, gguf_file};
 use candle_core::{Device, Module, Tensor};
 
+use crate::hparams::{Hparams, MAX_CONTEXT};
 use crate::quant::{self, ActBlock, Product, QMatrix};
-
-/// Longest sequence the RoPE table covers (as candle's `quantized_llama::MAX_SEQ_LEN`).
-pub(crate) const MAX_SEQ_LEN: usize = 4096;
+use crate::rope::{Angles, Rope};
 
 /// Bytes read from the file at a time while filling a quantised matrix.
 const READ_CHUNK: usize = 1 << 20;
@@ -56,12 +57,22 @@ struct Layer {
     down: Linear,
     attn_norm: Vec<f32>,
     ffn_norm: Vec<f32>,
+    /// Biases added after the query, key and value projections (qwen2).
+    bq: Option<Vec<f32>>,
+    bk: Option<Vec<f32>>,
+    bv: Option<Vec<f32>>,
 }
 
+/// The token embedding: rows are dequantised as tokens are looked up.
 #[derive(Debug)]
 enum Embedding {
     Quant(QMatrix),
-    F32(Vec<f32>),
+    /// A format without a kernel here (Q5_0, K-quants): candle looks rows up in place.
+    Candle {
+        inner: QMatMul,
+        rows: usize,
+        cols: usize,
+    },
 }
 
 /// The model's weights; immutable once loaded, so one copy serves every conversation.
@@ -71,13 +82,13 @@ pub(crate) struct Llama {
     layers: Vec<Layer>,
     norm: Vec<f32>,
     output: Linear,
+    hp: Hparams,
     n_embd: usize,
     n_head: usize,
     n_kv_head: usize,
     head_dim: usize,
     eps: f32,
-    /// `(cos, sin)` of position × frequency, `MAX_SEQ_LEN × head_dim / 2` each.
-    rope: (Vec<f32>, Vec<f32>),
+    rope: Rope,
 }
 
 /// Keys and values of the positions seen so far, per layer, `[position][kv_head × head_dim]`.
@@ -172,63 +183,44 @@ impl<R: Read + Seek> Loader<'_, R> {
 }
 
 impl Llama {
-    /// Loads a llama-architecture model from an opened GGUF file.
+    /// Loads a `llama` or `qwen2` model from an opened GGUF file.
     pub(crate) fn load<R: Read + Seek>(
         content: &gguf_file::Content,
         reader: &mut R,
     ) -> LoadResult<Self> {
-        let md = |key: &str| {
-            content.metadata.get(key).ok_or_else(|| format!("the metadata `{key}` is missing"))
-        };
-        let md_u32 = |key: &str| -> LoadResult<usize> {
-            md(key)?.to_u32().map(|v| v as usize).map_err(|e| format!("`{key}`: {e}"))
-        };
-        let n_head = md_u32("llama.attention.head_count")?;
-        let n_kv_head = md_u32("llama.attention.head_count_kv")?;
-        let n_layer = md_u32("llama.block_count")?;
-        let n_embd = md_u32("llama.embedding_length")?;
-        let rope_dim = md_u32("llama.rope.dimension_count")?;
-        let eps = md("llama.attention.layer_norm_rms_epsilon")?
-            .to_f32()
-            .map_err(|e| format!("the RMS norm epsilon: {e}"))?;
-        let freq_base =
-            md("llama.rope.freq_base").and_then(|v| v.to_f32().map_err(|e| e.to_string()));
-        let freq_base = freq_base.unwrap_or(10000.0);
-        if n_head == 0 || n_kv_head == 0 || !n_head.is_multiple_of(n_kv_head) {
-            return Err(format!(
-                "{n_head} attention heads cannot share {n_kv_head} key/value heads"
-            ));
-        }
-        if md_u32("llama.expert_count").unwrap_or(0) > 1 {
-            return Err("mixture-of-experts models are not supported".into());
-        }
-        let head_dim = n_embd / n_head;
-        if head_dim * n_head != n_embd || rope_dim != head_dim || !head_dim.is_multiple_of(2) {
-            return Err(format!(
-                "unsupported shape: {n_embd} wide, {n_head} heads, rotary dimension {rope_dim}"
-            ));
-        }
-
+        let hp = Hparams::from_metadata(&content.metadata)?;
+        let (n_embd, head_dim) = (hp.n_embd, hp.head_dim);
         let mut l = Loader { content, reader, buf: Vec::new() };
         let embed = match l.matrix("token_embd.weight")? {
             Linear::Quant(w) => Embedding::Quant(w),
-            Linear::Candle { .. } => {
-                let t = l.vector("token_embd.weight")?;
-                Embedding::F32(t)
-            }
+            Linear::Candle { inner, rows, cols } => Embedding::Candle { inner, rows, cols },
         };
+        // No `output.weight`: the output layer is the token embedding (tied), shared, not copied.
         let output = if l.has("output.weight") {
             l.matrix("output.weight")?
         } else {
             match &embed {
                 Embedding::Quant(w) => Linear::Quant(w.clone()),
-                Embedding::F32(_) => l.matrix("token_embd.weight")?,
+                Embedding::Candle { inner, rows, cols } => {
+                    Linear::Candle { inner: inner.clone(), rows: *rows, cols: *cols }
+                }
             }
         };
         let norm = l.vector("output_norm.weight")?;
-        let mut layers = Vec::with_capacity(n_layer);
-        for i in 0..n_layer {
+        let mut layers = Vec::with_capacity(hp.n_layer);
+        for i in 0..hp.n_layer {
             let p = |s: &str| format!("blk.{i}.{s}.weight");
+            let mut bias = |s: &str| -> LoadResult<Option<Vec<f32>>> {
+                let name = format!("blk.{i}.{s}.bias");
+                if l.has(&name) {
+                    l.vector(&name).map(Some)
+                } else if hp.arch.requires_qkv_bias() {
+                    Err(format!("the tensor `{name}` is missing"))
+                } else {
+                    Ok(None)
+                }
+            };
+            let (bq, bk, bv) = (bias("attn_q")?, bias("attn_k")?, bias("attn_v")?);
             layers.push(Layer {
                 wq: l.matrix(&p("attn_q"))?,
                 wk: l.matrix(&p("attn_k"))?,
@@ -239,33 +231,20 @@ impl Llama {
                 down: l.matrix(&p("ffn_down"))?,
                 attn_norm: l.vector(&p("attn_norm"))?,
                 ffn_norm: l.vector(&p("ffn_norm"))?,
+                bq,
+                bk,
+                bv,
             });
         }
-        let kv = n_kv_head * head_dim;
+        let kv = hp.n_kv_head * head_dim;
         for (i, layer) in layers.iter().enumerate() {
-            let shapes = [
-                (&layer.wq, n_embd, n_embd),
-                (&layer.wk, kv, n_embd),
-                (&layer.wv, kv, n_embd),
-                (&layer.wo, n_embd, n_embd),
-                (&layer.gate, layer.gate.rows(), n_embd),
-                (&layer.up, layer.gate.rows(), n_embd),
-                (&layer.down, n_embd, layer.gate.rows()),
-            ];
-            for (w, rows, cols) in shapes {
-                if w.rows() != rows || w.cols() != cols {
-                    return Err(format!(
-                        "layer {i} has a {}×{} weight where {rows}×{cols} belongs",
-                        w.rows(),
-                        w.cols()
-                    ));
-                }
-            }
-            if layer.attn_norm.len() != n_embd || layer.ffn_norm.len() != n_embd {
-                return Err(format!("layer {i} has norms of the wrong size"));
-            }
+            check_layer(i, layer, n_embd, kv)?;
         }
-        if output.cols() != n_embd || norm.len() != n_embd {
+        let vocab = match &embed {
+            Embedding::Quant(w) => (w.rows(), w.cols()),
+            Embedding::Candle { rows, cols, .. } => (*rows, *cols),
+        };
+        if output.cols() != n_embd || norm.len() != n_embd || vocab.1 != n_embd {
             return Err("the output layer does not match the model width".into());
         }
         Ok(Llama {
@@ -274,12 +253,18 @@ impl Llama {
             norm,
             output,
             n_embd,
-            n_head,
-            n_kv_head,
+            n_head: hp.n_head,
+            n_kv_head: hp.n_kv_head,
             head_dim,
-            eps,
-            rope: rope_table(head_dim, freq_base),
+            eps: hp.eps,
+            rope: Rope::new(hp.arch.rope_style(), head_dim, hp.freq_base),
+            hp,
         })
+    }
+
+    /// The shape the model was loaded with.
+    pub(crate) fn hparams(&self) -> &Hparams {
+        &self.hp
     }
 
     /// An empty cache for this model.
@@ -296,17 +281,16 @@ impl Llama {
         if m == 0 {
             return Err("no tokens to run".into());
         }
-        if pos0 + m > MAX_SEQ_LEN {
-            return Err(format!("position {} is past the model's {MAX_SEQ_LEN}", pos0 + m));
+        if pos0 + m > MAX_CONTEXT {
+            return Err(format!("position {} is past the engine's {MAX_CONTEXT}", pos0 + m));
         }
         if cache.layers.len() != self.layers.len() {
             *cache = self.new_cache();
         }
         let mut x = vec![0f32; m * e];
-        for (row, &t) in x.chunks_exact_mut(e).zip(tokens) {
-            self.embed_row(t as usize, row)?;
-        }
+        self.embed_rows(tokens, &mut x)?;
         let mut s = Scratch::default();
+        self.rope.angles(pos0, m, &mut s.angles);
         for (layer, (k_cache, v_cache)) in self.layers.iter().zip(&mut cache.layers) {
             // Attention block.
             rms_norm_rows(&x, &layer.attn_norm, self.eps, &mut s.xn);
@@ -318,8 +302,14 @@ impl Llama {
                 &mut s.acts,
                 &mut s.out_t,
             )?;
-            self.apply_rope(&mut s.q, self.n_head, pos0);
-            self.apply_rope(&mut s.k, self.n_kv_head, pos0);
+            for (out, bias) in [(&mut s.q, &layer.bq), (&mut s.k, &layer.bk), (&mut s.v, &layer.bv)]
+            {
+                if let Some(bias) = bias {
+                    add_bias_rows(out, bias);
+                }
+            }
+            self.rope.apply(&mut s.q, self.n_head, &s.angles);
+            self.rope.apply(&mut s.k, self.n_kv_head, &s.angles);
             k_cache.truncate(pos0 * kv);
             v_cache.truncate(pos0 * kv);
             k_cache.extend_from_slice(&s.k);
@@ -352,14 +342,32 @@ impl Llama {
         Ok(logits)
     }
 
-    fn embed_row(&self, token: usize, row: &mut [f32]) -> Result<(), String> {
-        let e = self.n_embd;
+    /// The embedding rows of `tokens`, into `x` (`[token][n_embd]`).
+    fn embed_rows(&self, tokens: &[u32], x: &mut [f32]) -> Result<(), String> {
+        let vocab = match &self.embed {
+            Embedding::Quant(w) => w.rows(),
+            Embedding::Candle { rows, .. } => *rows,
+        };
+        if let Some(t) = tokens.iter().find(|t| **t as usize >= vocab) {
+            return Err(format!("token {t} is outside the vocabulary"));
+        }
         match &self.embed {
-            Embedding::Quant(w) if token < w.rows() => w.dequantize_row(token, row),
-            Embedding::F32(v) if (token + 1) * e <= v.len() => {
-                row.copy_from_slice(&v[token * e..(token + 1) * e]);
+            Embedding::Quant(w) => {
+                for (row, &t) in x.chunks_exact_mut(self.n_embd).zip(tokens) {
+                    w.dequantize_row(t as usize, row);
+                }
             }
-            _ => return Err(format!("token {token} is outside the vocabulary")),
+            Embedding::Candle { inner, .. } => {
+                let rows = Tensor::from_slice(tokens, tokens.len(), &Device::Cpu)
+                    .and_then(|ids| inner.embedding(&ids))
+                    .and_then(|t| t.flatten_all())
+                    .and_then(|t| t.to_vec1::<f32>())
+                    .map_err(|e| format!("looking up token embeddings: {e}"))?;
+                if rows.len() != x.len() {
+                    return Err("the token embedding has the wrong width".into());
+                }
+                x.copy_from_slice(&rows);
+            }
         }
         Ok(())
     }
@@ -418,23 +426,6 @@ impl Llama {
             }
         }
         Ok(())
-    }
-
-    /// Rotates each head of each row (interleaved pairs, llama's convention).
-    fn apply_rope(&self, x: &mut [f32], heads: usize, pos0: usize) {
-        let half = self.head_dim / 2;
-        let (cos, sin) = &self.rope;
-        for (i, row) in x.chunks_exact_mut(heads * self.head_dim).enumerate() {
-            let at = (pos0 + i) * half;
-            let (c, s) = (&cos[at..at + half], &sin[at..at + half]);
-            for head in row.chunks_exact_mut(self.head_dim) {
-                for (j, pair) in head.chunks_exact_mut(2).enumerate() {
-                    let (x0, x1) = (pair[0], pair[1]);
-                    pair[0] = x0 * c[j] - x1 * s[j];
-                    pair[1] = x0 * s[j] + x1 * c[j];
-                }
-            }
-        }
     }
 
     /// Causal attention of the `m` new queries over all cached positions; writes `[m][e]`.
@@ -510,23 +501,45 @@ struct Scratch {
     u: Vec<f32>,
     acts: Vec<ActBlock>,
     out_t: Vec<f32>,
+    angles: Angles,
 }
 
-fn rope_table(head_dim: usize, freq_base: f32) -> (Vec<f32>, Vec<f32>) {
-    let theta: Vec<f32> = (0..head_dim)
-        .step_by(2)
-        .map(|i| 1f32 / freq_base.powf(i as f32 / head_dim as f32))
-        .collect();
-    let mut cos = Vec::with_capacity(MAX_SEQ_LEN * theta.len());
-    let mut sin = Vec::with_capacity(MAX_SEQ_LEN * theta.len());
-    for pos in 0..MAX_SEQ_LEN {
-        for t in &theta {
-            let a = pos as f32 * t;
-            cos.push(a.cos());
-            sin.push(a.sin());
+/// Checks one layer's weights against the model's shape.
+fn check_layer(i: usize, layer: &Layer, n_embd: usize, kv: usize) -> LoadResult<()> {
+    let ff = layer.gate.rows();
+    let shapes = [
+        (&layer.wq, n_embd, n_embd),
+        (&layer.wk, kv, n_embd),
+        (&layer.wv, kv, n_embd),
+        (&layer.wo, n_embd, n_embd),
+        (&layer.gate, ff, n_embd),
+        (&layer.up, ff, n_embd),
+        (&layer.down, n_embd, ff),
+    ];
+    for (w, rows, cols) in shapes {
+        if w.rows() != rows || w.cols() != cols {
+            return Err(format!(
+                "layer {i} has a {}×{} weight where {rows}×{cols} belongs",
+                w.rows(),
+                w.cols()
+            ));
         }
     }
-    (cos, sin)
+    if layer.attn_norm.len() != n_embd || layer.ffn_norm.len() != n_embd {
+        return Err(format!("layer {i} has norms of the wrong size"));
+    }
+    let biases = [(&layer.bq, n_embd), (&layer.bk, kv), (&layer.bv, kv)];
+    if biases.iter().any(|(b, len)| b.as_ref().is_some_and(|b| b.len() != *len)) {
+        return Err(format!("layer {i} has query/key/value biases of the wrong size"));
+    }
+    Ok(())
+}
+
+/// Adds `bias` to every row of `x`.
+fn add_bias_rows(x: &mut [f32], bias: &[f32]) {
+    for row in x.chunks_exact_mut(bias.len()) {
+        add_into(row, bias);
+    }
 }
 
 /// `out[row] = x[row] / rms(x[row]) * w` for each row of `x`, rounded as ggml's `rms_norm`

@@ -8,7 +8,11 @@
 //!
 //! Tools follow the Hermes/Qwen convention: their JSON signatures go in the system prompt inside
 //! `<tools>`, the model answers `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, and
-//! tool results come back as a user turn wrapped in `<tool_response>`.
+//! tool results come back as a user turn wrapped in `<tool_response>`. Models trained on Qwen2.5's
+//! template ([`PromptStyle::Qwen`]) get that template's tool section word for word, with the
+//! signatures serialised as its `tojson` does (`", "` and `": "` separators), except that the
+//! example call has single braces: some GGUFs' templates show `{{"name": ...}}` and the model
+//! copies the doubled braces.
 
 use aria_api::{Message, Role, ToolSpec};
 
@@ -23,8 +27,89 @@ pub const DEFAULT_SYSTEM_PROMPT: &str = "You are ARIA, a helpful AI assistant.";
 /// The text that opens a tool call.
 pub const TOOL_CALL_OPEN: &str = "<tool_call>";
 
+/// Which wording of the ChatML prompt a model gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptStyle {
+    /// ARIA's own Hermes-style tool section (SmolLM2 and other ChatML models).
+    #[default]
+    Chatml,
+    /// Qwen2.5's chat template.
+    Qwen,
+}
+
+impl PromptStyle {
+    /// The style for a model of architecture `arch` whose GGUF carries `template`
+    /// (`tokenizer.chat_template`): Qwen's when the model is a Qwen2 or its template is Qwen's.
+    pub fn detect(arch: &str, template: Option<&str>) -> Self {
+        let qwen_template = template
+            .is_some_and(|t| t.contains("<tools></tools> XML tags") && t.contains("<tool_call>"));
+        if arch == "qwen2" || qwen_template { PromptStyle::Qwen } else { PromptStyle::Chatml }
+    }
+}
+
 /// The system prompt's tool section (appended to the system message when tools are offered).
-pub fn tools_section(tools: &[ToolSpec]) -> String {
+pub fn tools_section(style: PromptStyle, tools: &[ToolSpec]) -> String {
+    match style {
+        PromptStyle::Chatml => chatml_tools_section(tools),
+        PromptStyle::Qwen => qwen_tools_section(tools),
+    }
+}
+
+/// Qwen2.5's template, as rendered by its Jinja source (`tool | tojson` per tool).
+fn qwen_tools_section(tools: &[ToolSpec]) -> String {
+    let mut out = String::from(
+        "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
+         You are provided with function signatures within <tools></tools> XML tags:\n<tools>",
+    );
+    for tool in tools {
+        out.push_str("\n{\"type\": \"function\", \"function\": {\"name\": ");
+        python_json(&serde_json::Value::String(tool.name.clone()), &mut out);
+        out.push_str(", \"description\": ");
+        python_json(&serde_json::Value::String(tool.description.clone()), &mut out);
+        out.push_str(", \"parameters\": ");
+        python_json(&tool.parameters, &mut out);
+        out.push_str("}}");
+    }
+    out.push_str(
+        "\n</tools>\n\nFor each function call, return a json object with function name and \
+         arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n\
+         {\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>",
+    );
+    out
+}
+
+/// JSON as Python's `json.dumps` writes it by default (and so Jinja's `tojson` in the
+/// Hugging Face chat templates): `", "` between items, `": "` after keys, non-ASCII unescaped.
+pub(crate) fn python_json(value: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                python_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push_str(": ");
+                python_json(item, out);
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+fn chatml_tools_section(tools: &[ToolSpec]) -> String {
     let mut out = String::from(
         "\n\n# Tools\n\nYou may call one of these functions to help with the user's request. \
          Function signatures are inside <tools></tools>:\n<tools>",
@@ -99,6 +184,7 @@ impl Builder<'_> {
 /// `assistant_prefix` is text the assistant turn starts with (used to force a tool call).
 pub fn render(
     vocab: &GgufVocab,
+    style: PromptStyle,
     messages: &[Message],
     tools: &[ToolSpec],
     assistant_prefix: &str,
@@ -120,7 +206,7 @@ pub fn render(
     let mut system =
         if system.is_empty() { DEFAULT_SYSTEM_PROMPT.to_owned() } else { system.join("\n\n") };
     if !tools.is_empty() {
-        system.push_str(&tools_section(tools));
+        system.push_str(&tools_section(style, tools));
     }
     b.turn("system", &system)?;
     let stable_prefix = b.tokens.len();

@@ -136,7 +136,8 @@ impl LocalChatProvider {
     /// The prompt a request turns into (what the model sees).
     pub fn render_prompt(&self, request: &ChatRequest) -> Result<Prompt, LocalError> {
         let prefix = self.assistant_prefix(request);
-        render(&self.lock().vocab, &request.messages, &request.tools, prefix)
+        let model = self.lock();
+        render(&model.vocab, model.style, &request.messages, &request.tools, prefix)
     }
 
     /// Runs a request to the end on the calling thread, returning the events and timing
@@ -209,7 +210,7 @@ impl LocalChatProvider {
         });
         let params = self.params(request);
         let mut model = self.lock();
-        let prompt = render(&model.vocab, &request.messages, &request.tools, prefix)?;
+        let prompt = render(&model.vocab, model.style, &request.messages, &request.tools, prefix)?;
         let stats = generate(&mut model, &prompt, &params, offer.as_ref(), emit, cancelled)?;
         *self.last_stats.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
         Ok(stats)
