@@ -4,5 +4,6 @@ mod chat;
 mod embed;
 mod pull;
 mod pull_parts;
+mod qwen;
 mod tokenizer;
 mod tools;
