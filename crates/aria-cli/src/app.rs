@@ -32,10 +32,34 @@ pub fn load_config(global: &GlobalArgs) -> Result<Config, ConfigError> {
         dry_run: global.dry_run,
         allow: global.allow.clone(),
         yes: global.yes,
+        accept_download: global.accept_download,
     };
-    let config = config::resolve(raw, source, &env, &flags)?;
+    #[allow(unused_mut)] // mutated only with the embedded model built in
+    let mut config = config::resolve(raw, source, &env, &flags)?;
     config::prepare_dirs(&config)?;
+    #[cfg(feature = "local")]
+    crate::default_model::apply_stored(&mut config);
     Ok(config)
+}
+
+/// Before a chat or run builds its agent: when the embedded model picks its own model, settle
+/// which (the stored choice, or decided now: asked on a terminal, said once, stored). The roots
+/// are checked first, so a wrong `--root` is reported before any question or download.
+pub fn settle_local_model(config: &mut Config) -> CliResult<()> {
+    #[cfg(feature = "local")]
+    if config.provider.name == config::LOCAL_PROVIDER && !config.provider.model_explicit {
+        path_guard(config)?;
+        crate::default_model::settle(config).map_err(|e| {
+            CliError::failed(anyhow::anyhow!(
+                "cannot store the embedded model choice in {}: {e}; check that ARIA_HOME is \
+                 writable",
+                crate::default_model::choice_path(&config.data_dir).display()
+            ))
+        })?;
+    }
+    #[cfg(not(feature = "local"))]
+    let _ = config;
+    Ok(())
 }
 
 pub fn redactor(config: &Config) -> Arc<SecretRedactor> {

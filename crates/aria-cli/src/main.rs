@@ -9,6 +9,8 @@ mod app;
 mod cli;
 mod commands;
 mod config;
+#[cfg(feature = "local")]
+mod default_model;
 mod embedder;
 mod exit;
 #[cfg(feature = "local")]
@@ -20,6 +22,8 @@ mod progress;
 mod providers;
 mod render;
 mod runlock;
+#[cfg(feature = "local")]
+mod speed;
 
 use std::process::ExitCode;
 

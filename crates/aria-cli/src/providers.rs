@@ -120,7 +120,9 @@ pub fn backend(config: &Config, name: &str, model: &str) -> CliResult<Backend> {
 fn local(config: &Config, model: &str) -> CliResult<Backend> {
     let mut config = config.clone();
     config.provider.model = model.to_owned();
-    Ok(Backend::Local(Arc::new(crate::local::chat_provider(&config)?)))
+    let provider = crate::local::chat_provider(&config)?;
+    let recording = crate::speed::Recording::new(provider, model, &config.data_dir);
+    Ok(Backend::Local(Arc::new(recording)))
 }
 
 #[cfg(not(feature = "local"))]

@@ -52,13 +52,14 @@ impl Approver for TerminalApprover {
 }
 
 pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
-    let ctx = Context::load(global)?;
+    let mut ctx = Context::load(global)?;
     ctx.report_interrupted();
     args.conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
     let approver: Option<Arc<dyn Approver>> =
         std::io::stdin().is_terminal().then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
     let one_shot = args.message.is_some();
+    app::settle_local_model(&mut ctx.config)?;
     let agent =
         app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), approver, one_shot)?;
     let rt = runtime()?;

@@ -175,12 +175,20 @@ fn check_roots(config: &Config, out: &mut Vec<Finding>) {
 fn check_model(config: &Config, out: &mut Vec<Finding>) {
     let p = &config.provider;
     if p.name == LOCAL_PROVIDER {
-        let detail = match app::local_model_note(config) {
-            None => {
-                format!("embedded model `{}` is installed in {}", p.model, p.models_dir.display())
+        let installed = match app::local_model_note(config) {
+            None => format!("It is installed in {}", p.models_dir.display()),
+            Some(note) => {
+                let mut chars = note.chars();
+                chars.next().map_or(note.clone(), |c| c.to_uppercase().chain(chars).collect())
             }
-            Some(note) => note,
         };
+        #[cfg(feature = "local")]
+        let detail = {
+            let (model, why) = crate::default_model::explain(config);
+            format!("a plain `aria chat` uses the embedded model `{model}`, {why}. {installed}")
+        };
+        #[cfg(not(feature = "local"))]
+        let detail = installed;
         // A model that is not pulled yet is fetched by the first chat: not a problem.
         out.push(Finding { area: "model", ok: true, detail });
         return;

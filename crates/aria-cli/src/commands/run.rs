@@ -326,6 +326,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     }
     let conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
+    app::settle_local_model(&mut ctx.config)?;
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
     let rt = runtime()?;
     let render = if args.json { Render::Silent } else { Render::Quiet };

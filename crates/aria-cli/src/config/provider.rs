@@ -63,6 +63,15 @@ pub struct ProviderConfig {
     /// True when the provider was chosen because nothing else was configured.
     #[serde(skip)]
     pub chosen_by_default: bool,
+    /// True when the model was named (`--model`, `ARIA_MODEL` or `[provider] model`). When it
+    /// was not, the embedded backend uses the model chosen for this machine (`aria doctor`
+    /// says which and why).
+    #[serde(skip)]
+    pub model_explicit: bool,
+    /// `--accept-download`: the embedded backend may fetch its recommended model (about 1.1 GB,
+    /// once) without asking.
+    #[serde(skip)]
+    pub accept_download: bool,
 }
 
 fn redacted<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
@@ -80,7 +89,9 @@ pub const LOCAL_PROVIDER: &str = "local";
 /// How many tools the embedded model is shown per request: a 135M model chooses better among
 /// a few, and reads the prompt several times faster.
 pub const DEFAULT_LOCAL_MAX_TOOLS: usize = 4;
-/// The default embedded chat model (a catalog name in `aria-local`).
+/// The embedded chat model used when nothing else is chosen (a catalog name in `aria-local`);
+/// on a machine with the memory for it, a larger one may be chosen once (see
+/// `crate::default_model`).
 pub const DEFAULT_LOCAL_MODEL: &str = "smollm2-135m-instruct";
 /// Provider names this build understands.
 pub fn known_providers() -> &'static [&'static str] {
@@ -135,12 +146,9 @@ pub(super) fn resolve_provider(
         return Err(ConfigError::Invalid(format!("unknown provider `{name}`; {hint}")));
     }
     let default_model = default_model(&name);
-    let model = flags
-        .model
-        .clone()
-        .or_else(|| env.var("ARIA_MODEL"))
-        .or(raw.model)
-        .unwrap_or_else(|| default_model.into());
+    let named_model = flags.model.clone().or_else(|| env.var("ARIA_MODEL")).or(raw.model);
+    let model_explicit = named_model.is_some();
+    let model = named_model.unwrap_or_else(|| default_model.into());
     let models_dir = env
         .var("ARIA_MODELS_DIR")
         .or(raw.models_dir)
@@ -201,5 +209,7 @@ pub(super) fn resolve_provider(
         parallel_tool_calls: raw.parallel_tool_calls,
         max_tools,
         chosen_by_default,
+        model_explicit,
+        accept_download: flags.accept_download,
     })
 }

@@ -3,6 +3,7 @@ mod check;
 mod cli_basics;
 mod config_sources;
 mod crash_and_cancel;
+mod default_model;
 mod dry_run;
 mod harness;
 mod memories;
