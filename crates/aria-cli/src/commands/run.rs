@@ -415,6 +415,45 @@ fn resume_settings(ctx: &Context, global: &GlobalArgs, id: &str) -> CliResult<Op
              mode (or without --mode)"
         )));
     }
+    // Without --mode the recorded mode is used, unless ARIA_MODE or [policy] mode asks for a
+    // stricter one: a resume never quietly does more than the configuration allows.
+    if let Some(was) = mode.as_deref().and_then(aria_api::ApprovalMode::parse)
+        && global.mode.is_none()
+        && strictness(ctx.config.mode) > strictness(was)
+    {
+        let now = ctx.config.mode.as_str();
+        return Err(usage(format!(
+            "session {id} ran in {} mode, but ARIA_MODE or [policy] mode now says {now}; resume \
+             with --mode {} to continue it as it started, or start a new run",
+            was.as_str(),
+            was.as_str()
+        )));
+    }
+    // A dry run resumed for real would change what it only described; a real run resumed as a
+    // dry run would end `done` without its changes.
+    if let Some(was) = payload["dry_run"].as_bool()
+        && was != ctx.config.dry_run
+    {
+        return Err(usage(if was {
+            format!("session {id} was a dry run; resume it with --dry-run, or start a new run")
+        } else {
+            format!(
+                "session {id} was a real run; a --dry-run resume would end it without its \
+                 changes. Resume it without --dry-run, or start a new run with --dry-run"
+            )
+        }));
+    }
+    if global.roots.is_empty()
+        && !roots.is_empty()
+        && !ctx.config.roots.is_empty()
+        && shown(&roots) != shown(&ctx.config.roots)
+    {
+        eprintln!(
+            "note: session {id} resumes in its own roots {} (ARIA_ROOTS or [scope] roots name {})",
+            shown(&roots),
+            shown(&ctx.config.roots)
+        );
+    }
     if global.roots.is_empty() && !roots.is_empty() || global.mode.is_none() && mode.is_some() {
         let mut again = global.clone();
         if again.roots.is_empty() {
@@ -426,6 +465,15 @@ fn resume_settings(ctx: &Context, global: &GlobalArgs, id: &str) -> CliResult<Op
         return Ok(Some(again));
     }
     Ok(None)
+}
+
+/// How much an approval mode holds back: read_only > supervised > governed.
+fn strictness(mode: aria_api::ApprovalMode) -> u8 {
+    match mode {
+        aria_api::ApprovalMode::Governed => 0,
+        aria_api::ApprovalMode::Supervised => 1,
+        aria_api::ApprovalMode::ReadOnly => 2,
+    }
 }
 
 /// How long a command waits, after its answer is out, for memory extraction to finish (a model

@@ -135,6 +135,19 @@ fn a_resumed_run_works_in_its_own_roots_and_mode() {
     let out = aria.run(none, &["--config", &config, "--mode", "read_only", "run", "--resume", &id]);
     assert_eq!(code(&out), 2, "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("governed mode"), "{}", text(&out.stderr));
+    // A stricter mode from the environment is not quietly overridden either, and a real run
+    // cannot be resumed as a dry run (it would end `done` without its changes).
+    let out = aria
+        .cmd(none)
+        .env("ARIA_MODE", "read_only")
+        .args(["--config", &config, "run", "--resume", &id])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("now says read_only"), "{}", text(&out.stderr));
+    let out = aria.run(none, &["--config", &config, "--dry-run", "run", "--resume", &id]);
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("was a real run"), "{}", text(&out.stderr));
 
     // The command ARIA suggests, as is: the remaining write lands in the run's own root.
     let fresh = MockOpenAi::new(vec![
