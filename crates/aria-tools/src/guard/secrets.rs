@@ -87,36 +87,117 @@ struct Group {
 impl Group {
     /// The leftmost match at or after `pos`. `folds`: the text contains `K`
     /// (U+212A) or `ſ` (U+017F), which `(?i)` matches as `k`/`s`: then the prefilter is off.
-    fn find(&self, text: &str, pos: usize, folds: bool) -> Option<(usize, usize)> {
+    /// `hits`: where the keywords occur in `text`, found once for every keyworded group.
+    fn find(
+        &self,
+        text: &str,
+        pos: usize,
+        folds: bool,
+        hits: &mut KeywordHits,
+    ) -> Option<(usize, usize)> {
         let Some(keywords) = self.keywords.as_ref().filter(|_| !folds) else {
             return self.re.find_at(text, pos).map(|m| (m.start(), m.end()));
         };
         let bytes = text.as_bytes();
         let mut from = pos;
+        // Where a match may start: `pos`, then the start of each next line searched. Passing
+        // over a keyword (below) moves `from` but not this: the regex still starts there.
+        let mut floor = pos;
         while from < text.len() {
-            let at = keywords.find(Input::new(text).span(from..text.len()))?.start();
+            let at = hits.first_at(keywords, text, from)?;
+            let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            floor = floor.max(line_start);
             // Every match of these rules lies on one line and contains a keyword: the first
             // match at or after `from` that contains this keyword starts on its line. A
             // `.env` match starts within the run of name characters before the keyword (no
             // match starts between `from` and that run: it would need a keyword of its own).
             let start = if self.from_name {
                 let mut start = at;
-                while start > from && is_name_byte(bytes[start - 1]) {
+                while start > floor && is_name_byte(bytes[start - 1]) {
                     start -= 1;
                 }
                 start
             } else {
-                let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                line_start.max(from)
+                floor
             };
+            // The name around the keyword (a run of name characters) must be followed by what
+            // the rules need after a name; most keywords in code and logs are not
+            // (`password policy`, `PathError>`), and then the regex need not run at all.
+            let name_end =
+                at + bytes[at..].iter().position(|&b| !is_name_byte(b)).unwrap_or(bytes.len() - at);
+            if !self.could_follow(bytes, at, name_end) {
+                from = name_end.max(at + 1);
+                continue;
+            }
             // Matches never cross a line end, so the rest of this line decides.
-            let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            let line_end = text[name_end..].find('\n').map_or(text.len(), |i| name_end + i);
             if let Some(m) = self.re.find_at(&text[..line_end], start) {
                 return Some((m.start(), m.end()));
             }
             from = line_end + 1;
+            floor = from;
         }
         None
+    }
+
+    /// Whether a rule of this group could match with a name that is the run of name characters
+    /// around a keyword, `bytes[..name_end]` (the run ends there; it contains `at`). A necessary
+    /// condition only, read off the patterns in `secret_rules.rs`:
+    /// - `.env` (`from_name`): `NAME` then an optional quote, an optional `]`, blanks, and `:`
+    ///   or `=`;
+    /// - the other one-line forms: `<NAME>` / `<NAME attr…>` (XML), `"NAME"` / `'NAME'`
+    ///   (`define('NAME', …)`, `key="NAME" value=…`), `-NAME` or `--NAME` then a blank (a
+    ///   flag), or `NAME` then blanks and `:` (a typed declaration).
+    fn could_follow(&self, bytes: &[u8], at: usize, name_end: usize) -> bool {
+        let blanks = |mut i: usize| {
+            while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+                i += 1;
+            }
+            i
+        };
+        if self.from_name {
+            let mut i = name_end;
+            if matches!(bytes.get(i), Some(b'"' | b'\'')) {
+                i += 1;
+            }
+            if bytes.get(i) == Some(&b']') {
+                i += 1;
+            }
+            return matches!(bytes.get(blanks(i)), Some(b':' | b'='));
+        }
+        let mut name_start = at;
+        while name_start > 0 && is_name_byte(bytes[name_start - 1]) {
+            name_start -= 1;
+        }
+        let after_lt = name_start > 0 && bytes[name_start - 1] == b'<';
+        match bytes.get(name_end) {
+            Some(b'"' | b'\'' | b':') => true,
+            Some(b'>') => after_lt,
+            Some(b' ' | b'\t') => {
+                after_lt || bytes[name_start] == b'-' || bytes.get(blanks(name_end)) == Some(&b':')
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The keyword occurrences of one text, found with one Aho-Corasick pass the first time a
+/// keyworded group asks and shared by all of them. Occurrences that overlap (`secretoken`)
+/// are reported once: both lie in the same run of name characters, which is all a group
+/// looks at.
+#[derive(Default)]
+struct KeywordHits {
+    starts: Option<Vec<usize>>,
+}
+
+impl KeywordHits {
+    /// The first keyword occurrence starting at or after `from`.
+    fn first_at(&mut self, keywords: &AhoCorasick, text: &str, from: usize) -> Option<usize> {
+        let starts = self.starts.get_or_insert_with(|| {
+            keywords.find_iter(Input::new(text)).map(|m| m.start()).collect()
+        });
+        let i = starts.partition_point(|&s| s < from);
+        starts.get(i).copied()
     }
 }
 
@@ -279,6 +360,7 @@ impl SecretRedactor {
         // match at all). It stays the leftmost match for every later `pos` up to its start.
         let mut next: Vec<Option<Option<(usize, usize)>>> = vec![None; groups.len()];
         let folds = has_case_folds(text);
+        let mut hits = KeywordHits::default();
         while pos <= text.len() {
             let mut first: Option<((usize, usize), &Group)> = None;
             for (cached, group) in next.iter_mut().zip(groups) {
@@ -286,7 +368,7 @@ impl SecretRedactor {
                     Some(Some((start, _))) if start < pos => None,
                     known => known,
                 }
-                .unwrap_or_else(|| group.find(text, pos, folds));
+                .unwrap_or_else(|| group.find(text, pos, folds, &mut hits));
                 *cached = Some(start);
                 if let Some(found) = start
                     && first.is_none_or(|((best, _), _)| found.0 < best)
