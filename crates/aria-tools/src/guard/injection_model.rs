@@ -32,6 +32,15 @@ pub const WEIGHTS: &[u8] = include_bytes!("injection_model.bin");
 
 const MAGIC: &[u8; 8] = b"ARIAINJ1";
 
+/// The probability a sentence that names no model ("assistant", "AI", "Gemini", …) must reach
+/// to be flagged. Documentation speaks to its reader in the second person ("you need to run",
+/// "you should ensure") and scores just above the shipped threshold; an order to a model
+/// without naming one is rarer and, when it is one, scores higher. Picked on the training split
+/// only (`plain_threshold_sweep_on_training_texts` in `tests/suite/injection_model.rs`): at
+/// 0.85 benign README pages flagged fall from 8 to 3 of 342 and injections caught from 1494 to
+/// 1489 of 1501.
+pub const PLAIN_THRESHOLD: f32 = 0.85;
+
 /// Longest window scored as one piece; a longer sentence is cut at a space.
 const MAX_WINDOW: usize = 320;
 
@@ -138,13 +147,19 @@ impl Model {
         best
     }
 
-    /// Every window of `text` at or above the threshold: (start, end, probability).
+    /// Every window of `text` at or above the threshold: (start, end, probability). A window
+    /// that names no model must also reach [`PLAIN_THRESHOLD`].
     pub fn flagged(&self, text: &str) -> Vec<(usize, usize, f32)> {
         let mut feats = Features::default();
         windows(text)
             .filter_map(|(s, e)| {
                 let p = self.score_with(&text[s..e], &mut feats);
-                (p >= self.threshold).then_some((s, e, p))
+                let bar = if feats.addressed {
+                    self.threshold
+                } else {
+                    self.threshold.max(PLAIN_THRESHOLD)
+                };
+                (p >= bar).then_some((s, e, p))
             })
             .collect()
     }
@@ -158,6 +173,8 @@ pub fn sigmoid(x: f32) -> f32 {
 #[derive(Debug, Default, Clone)]
 pub struct Features {
     pub idx: Vec<u32>,
+    /// The window names a model (a word of [`ADDRESSEES`]).
+    pub addressed: bool,
     word: Vec<u8>,
     words: Vec<u64>,
 }
@@ -223,6 +240,7 @@ impl Features {
     pub fn extract(&mut self, text: &str) {
         self.idx.clear();
         self.words.clear();
+        self.addressed = false;
         let mut addressed = false;
         // Token positions of the first addressee word and the first `,` or `:` after it.
         let (mut tokens, mut first_addr, mut sep_after) = (0usize, None, None);
@@ -277,6 +295,7 @@ impl Features {
         if prev != 1 {
             self.idx.push(bucket(prev ^ SEP.wrapping_mul(5)));
         }
+        self.addressed = addressed;
         if addressed {
             self.idx.push(bucket(SEP.wrapping_mul(11)));
             // Vocative: the sentence opens by naming a model ("Gemini, …", "Note to the AI: …").

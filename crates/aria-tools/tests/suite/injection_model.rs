@@ -95,10 +95,9 @@ fn heldout_detection_and_false_alarms_meet_the_goals() {
         assert!(pct(v) <= 3.0, "false alarms on {kind} above 3 %: {v:?}");
     }
     // Whole crates.io READMEs ("you can", "you need to" on every page) are the hardest benign
-    // kind and still above the 3 % goal (4.8 % when this was written): held here so it does
-    // not grow, and reported until it is met.
+    // kind: 4.8 % before sentences that name no model needed `PLAIN_THRESHOLD`, 1.8 % after.
     let docs = alarms["docs"];
-    assert!(pct(docs) <= 6.0, "false alarms on READMEs above 6 %: {docs:?}");
+    assert!(pct(docs) <= 3.0, "false alarms on READMEs above 3 %: {docs:?}");
 }
 
 #[test]
@@ -137,4 +136,70 @@ fn the_training_split_is_not_the_heldout_split() {
         rows("train.jsonl").into_iter().map(|r| r.text).collect();
     let overlap = rows("heldout.jsonl").iter().filter(|r| train.contains(&r.text)).count();
     assert_eq!(overlap, 0, "held-out rows also in train");
+}
+
+/// The benign texts of the *training* split the filter flags, with the windows it flagged:
+/// where to look for false alarms without looking at the held-out split. Run with
+/// `cargo test -p aria-tools --test all false_alarms_on_training -- --ignored --nocapture`.
+#[test]
+#[ignore = "a diagnostic that prints; it asserts nothing"]
+fn false_alarms_on_training_texts() {
+    let filter = InjectionFilter::new();
+    let mut alarms = Tally::new();
+    for r in rows("train.jsonl").iter().filter(|r| !r.injection) {
+        let scan = filter.scan(&r.text);
+        let hit = !scan.findings.is_empty();
+        tally(&mut alarms, &r.kind, hit);
+        for f in &scan.findings {
+            println!("{} {:?}: {:?}", r.kind, f.kind, &r.text[f.start..f.end]);
+        }
+    }
+    for (k, v) in &alarms {
+        println!("  {k:<40} {:>4}/{:<4} {:5.1} %", v.0, v.1, pct(*v));
+    }
+}
+
+/// On the *training* split only: how a stricter threshold for sentences that name no model
+/// would change documents flagged by the classifier (benign, per kind) and injections caught
+/// (by rules or classifier). Run with `cargo test -p aria-tools --test all
+/// plain_threshold_sweep -- --ignored --nocapture`.
+#[test]
+#[ignore = "a diagnostic that prints; it asserts nothing"]
+fn plain_threshold_sweep_on_training_texts() {
+    use aria_tools::guard::injection_model::{Features, Model, windows};
+    let model = Model::builtin().unwrap();
+    let rules = InjectionFilter::rules_only();
+    let rows = rows("train.jsonl");
+    // Per row: rules hit, and the best (addressed, plain) window probabilities.
+    let scored: Vec<(&Row, bool, f32, f32)> = rows
+        .iter()
+        .map(|r| {
+            let mut f = Features::default();
+            let (mut addr, mut plain) = (0f32, 0f32);
+            for (s, e) in windows(&r.text) {
+                let p = model.score_with(&r.text[s..e], &mut f);
+                if f.addressed { addr = addr.max(p) } else { plain = plain.max(p) }
+            }
+            (r, !rules.scan(&r.text).findings.is_empty(), addr, plain)
+        })
+        .collect();
+    println!("threshold {:.4}", model.threshold);
+    for plain_t in [model.threshold, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99] {
+        let (mut caught, mut alarms) = (Tally::new(), Tally::new());
+        for (r, rule, addr, plain) in &scored {
+            let hit = *rule || *addr >= model.threshold || *plain >= plain_t.max(model.threshold);
+            if r.injection {
+                tally(&mut caught, "all", hit)
+            } else {
+                tally(&mut alarms, &r.kind, hit)
+            }
+        }
+        let line: Vec<String> =
+            alarms.iter().map(|(k, v)| format!("{k} {}/{}", v.0, v.1)).collect();
+        println!(
+            "plain >= {plain_t:.2}: caught {:?}; benign flagged: {}",
+            caught["all"],
+            line.join(", ")
+        );
+    }
 }
