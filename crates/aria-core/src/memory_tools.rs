@@ -15,6 +15,10 @@ use crate::memory_extract::{MAX_MEMORY_CHARS, audit_payload};
 /// The most results `memory_search` returns.
 pub const MAX_SEARCH_LIMIT: u64 = 50;
 
+/// The name of the tool that searches memories (its results are the user's own memories: a
+/// false injection alarm on them does not taint the run).
+pub const MEMORY_SEARCH: &str = "memory_search";
+
 /// The name of the tool that stores a memory (its content is checked against the
 /// conversation before it runs: [`crate::unjustified`]).
 pub const MEMORY_STORE: &str = "memory_store";
@@ -44,7 +48,7 @@ impl MemorySearchTool {
     /// `private`: whether private memories may be returned (the model runs on this machine).
     pub fn new(memory: Arc<dyn MemoryBackend>, private: bool) -> Self {
         let spec = ToolSpec {
-            name: "memory_search".into(),
+            name: MEMORY_SEARCH.into(),
             description: "Search the user's long-term memory (facts and preferences remembered \
                           from earlier conversations). Returns the best matches, best first."
                 .into(),

@@ -949,7 +949,10 @@ impl<'a> Run<'a> {
                     )?;
                 }
             }
-            if !guarded.injections.is_empty() && self.tainted.is_none() {
+            // The user's own memories are marked like any tool output, but a false alarm on them
+            // must not switch off what the user approved for the run: they never taint it.
+            let users_own = slot.call.name == crate::memory_tools::MEMORY_SEARCH;
+            if !guarded.injections.is_empty() && self.tainted.is_none() && !users_own {
                 self.tainted = Some(slot.call.id.clone());
                 self.audit(
                     "run.tainted",

@@ -198,3 +198,27 @@ async fn allow_patterns_and_yes_pre_approve_until_a_tool_result_is_flagged() {
         assert!(kinds.contains(&"approval.preapproved".to_owned()), "{kinds:?}");
     }
 }
+
+/// The user's own memories are marked when the classifier flags them, but a false alarm there
+/// does not switch off what the user approved for the run.
+#[tokio::test]
+async fn a_flagged_memory_search_result_does_not_taint_the_run() {
+    let kill = TestTool::new("kill", Tier::Irreversible, Behaviour::Echo);
+    let memories =
+        TestTool::new("memory_search", Tier::Read, Behaviour::Output(FLAGGED_PAGE.into()));
+    let turns = vec![
+        Turn::tool("kill", json!({"path": "p"})),
+        Turn::tool("memory_search", json!({"path": "q3"})),
+        Turn::tool("kill", json!({"path": "p"})),
+        Turn::text("done"),
+    ];
+    let asked = Arc::new(AtomicUsize::new(0));
+    let mut r = rig(turns, End::Fail, vec![kill.clone(), memories], |_| {});
+    r.agent = r.agent.with_approver(Arc::new(SessionThenDeny(asked.clone())));
+    r.run("kill p, look in my memories, kill p again").await.0.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert_eq!(kill.count(), 2);
+    let kinds = r.journal.audit_kinds();
+    assert!(kinds.contains(&"filter.injection".to_owned()), "still marked: {kinds:?}");
+    assert!(!kinds.contains(&"run.tainted".to_owned()), "{kinds:?}");
+}
