@@ -210,7 +210,16 @@ pub fn config(global: &GlobalArgs, command: ConfigCommand) -> CliResult<u8> {
                 println!("# {}", config.source.describe());
                 println!("# data directory: {}", config.data_dir.display());
                 let text = toml::to_string_pretty(&config.to_raw()).map_err(CliError::failed)?;
-                print!("{text}");
+                // A credential written into a URL (`https://user:pass@…`, `?key=…`) is the one
+                // secret a file value can hold: the secret filter takes it out.
+                let shown = aria_api::Redact::redact(redactor.as_ref(), &text);
+                if shown != text {
+                    println!(
+                        "# secrets in these values are shown as [REDACTED:kind]; put the real ones \
+                         back (or better, in the environment) before using this file"
+                    );
+                }
+                print!("{shown}");
             }
         }
         ConfigCommand::Check => {

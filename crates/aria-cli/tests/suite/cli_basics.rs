@@ -330,3 +330,20 @@ fn no_colour_codes_when_stderr_is_not_a_terminal() {
     assert!(stderr.contains("WARN"), "expected a warning to look at: {stderr}");
     assert!(!stderr.contains('\u{1b}'), "ANSI escape codes in piped stderr: {stderr:?}");
 }
+
+/// A credential written into a URL is the one secret a file value can hold: `config show`
+/// redacts it, in the TOML and the JSON form.
+#[test]
+fn config_show_redacts_credentials_in_urls() {
+    let aria = Aria::new();
+    let secret = "hunter2-Zq8vXw3Lp9Rt";
+    for base in [format!("https://bob:{secret}@models.example.net/v1")] {
+        let out = aria.run(&base, &["config", "show"]);
+        assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(shown.contains("[REDACTED:"), "{shown}");
+        let json = text(&aria.run(&base, &["config", "show", "--json"]).stdout);
+        assert!(!json.contains(secret), "{json}");
+    }
+}
