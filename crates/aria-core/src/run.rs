@@ -864,10 +864,18 @@ impl<'a> Run<'a> {
             }
             Some(Ok(Err(ToolError::Fatal { message }))) => ("fatal", message, Value::Null),
         };
-        if own > Tier::Read && outcome == "ok" && !self.agent.config.dry_run {
+        if own > Tier::Read
+            && outcome == "ok"
+            && !self.agent.config.dry_run
+            && governed::writes_files(&call.name)
+        {
             self.changed = true;
         }
-        if own > Tier::Read && points.is_empty() && matches!(outcome, "ok" | "failed" | "timeout") {
+        if own > Tier::Read
+            && points.is_empty()
+            && governed::writes_files(&call.name)
+            && matches!(outcome, "ok" | "failed" | "timeout")
+        {
             self.note_unsnapshotted(&call.name);
         }
         // The restore point is named in the result, so the model and the user can refer to it.

@@ -203,7 +203,9 @@ impl Run<'_> {
         tier: Tier,
     ) -> Result<Result<Vec<crate::RestorePoint>, String>, Stop> {
         let config = &self.agent.config;
-        if tier != Tier::RecoverableWrite || config.dry_run {
+        // `memory_store` writes ARIA's own store (undone with `aria memories forget`), never a
+        // file under a root: there is nothing to snapshot, and no repository to create.
+        if tier != Tier::RecoverableWrite || config.dry_run || !writes_files(&call.name) {
             return Ok(Ok(Vec::new()));
         }
         let taken = match &config.snapshotter {
@@ -251,4 +253,10 @@ async fn planned_checks(
         .await
         .map_err(|e| Stop::Fail(format!("the governed workflow stopped unexpectedly ({e})")))?;
     Ok(plan.into_iter().map(|c| format!("{}: {} (in {})", c.profile, c.command, c.cwd)).collect())
+}
+
+/// Whether a tool above the read tier may change files under the roots (all but the memory
+/// store, which changes only ARIA's database).
+pub(super) fn writes_files(tool: &str) -> bool {
+    tool != crate::memory_tools::MEMORY_STORE
 }

@@ -388,3 +388,30 @@ fn importing_a_file_under_a_root_makes_private_memories() {
     ok(&run(&aria, &config, &["import", outside.to_str().unwrap()]));
     assert_eq!(json_of(&run(&aria, &config, &["show", "f2", "--json"]))["private"], false);
 }
+
+/// `memory_store` changes ARIA's database, not the root: no snapshot, no `git init` there.
+#[test]
+fn storing_a_memory_takes_no_snapshot_of_the_root() {
+    use aria_testkit::mock::MockTurn;
+    use aria_testkit::openai_mock::MockOpenAi;
+
+    let aria = Aria::new();
+    let config = config_with(&aria, "embedder = \"none\"\nextract = false");
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("memory_store", r#"{"content":"The user's cat is called Biscuit."}"#),
+        MockTurn::text("I'll remember that."),
+    ])
+    .serve();
+    let out = aria
+        .cmd(&mock.base_url())
+        .args(["--config", config.to_str().unwrap(), "run", "--json"])
+        .args(["--task", "Remember that my cat is called Biscuit"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let listed = ok(&run(&aria, &config, &["list"]));
+    assert!(listed.contains("Biscuit"), "{listed}");
+    assert!(!aria.root().join(".git").exists(), "the root became a git repository");
+    let snapshots = text(&aria.run(NO_SERVER, &["snapshots", "list", "--json"]).stdout);
+    assert_eq!(snapshots.trim(), "[]", "{snapshots}");
+}
