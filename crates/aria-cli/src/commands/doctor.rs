@@ -109,7 +109,8 @@ fn check_memory(config: &Config, out: &mut Vec<Finding>) {
     } else {
         format!(
             "facts and preferences are extracted after each turn (a one-shot command waits at \
-             most {} s for it after printing the answer)",
+             most {} s for it after printing the answer, and drops an extraction that takes \
+             longer; interactive chat keeps every one)",
             super::run::BACKGROUND_GRACE.as_secs()
         )
     };

@@ -476,16 +476,18 @@ fn strictness(mode: aria_api::ApprovalMode) -> u8 {
     }
 }
 
-/// How long a command waits, after its answer is out, for memory extraction to finish (a model
-/// server answers well within it; the embedded model does not extract in one-shot commands).
-pub const BACKGROUND_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a command waits, after its answer is out, for memory extraction to finish: a small
+/// budget that a model server meets for a short turn (the embedded model does not extract in
+/// one-shot commands). What does not finish in it is dropped quietly (interactive chat, which
+/// extracts while the user types, keeps everything).
+pub const BACKGROUND_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Lets background work (memory extraction) finish before the process exits; the answer has
-/// already been printed, so this never delays it.
+/// already been printed, so this never delays it by more than [`BACKGROUND_GRACE`].
 pub fn finish_background(rt: &tokio::runtime::Runtime, agent: &Agent) {
     if !rt.block_on(agent.finish_background(BACKGROUND_GRACE)) {
-        tracing::warn!(
-            "memory extraction did not finish within {} s and was stopped",
+        tracing::info!(
+            "memory extraction did not finish within {} s of the answer and was stopped",
             BACKGROUND_GRACE.as_secs()
         );
     }
