@@ -58,10 +58,22 @@ pub fn rollback(global: &GlobalArgs, args: RollbackArgs) -> CliResult<u8> {
         println!("  {verb}  {}", r.path);
     }
     if let (Some(commit), Some(branch)) = (&done.revert_commit, &done.branch) {
+        // With the repository named: snapshot ids are unique per repository, and another root
+        // may have one taken in the same second.
         println!(
             "revert commit {commit} on branch {branch} (your branch, HEAD and index are \
-             unchanged); undo this rollback with `aria rollback {branch}`"
+             unchanged); undo this rollback with `aria rollback {branch} --root {}`",
+            shell_word(&done.repository.display().to_string())
         );
     }
     Ok(OK)
+}
+
+/// `text` as one shell word (quoted when it holds anything but plain path characters).
+fn shell_word(text: &str) -> String {
+    if !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || "/._-+=:,@".contains(c)) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }

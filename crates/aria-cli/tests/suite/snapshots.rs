@@ -70,6 +70,20 @@ fn a_governed_write_is_snapshotted_listed_and_rolled_back() {
     assert_eq!(std::fs::read(aria.root().join("notes.txt")).unwrap(), original);
     assert!(!aria.root().join("made.txt").exists());
 
+    // The undo ARIA suggests names the repository, and works as printed.
+    let undo = said.split("undo this rollback with `").nth(1).unwrap().split('`').next().unwrap();
+    assert!(undo.contains("--root"), "{undo}");
+    let words: Vec<&str> = undo.split_whitespace().skip(1).collect();
+    let redone = aria.run(&mock.base_url(), &words);
+    assert_eq!(code(&redone), 0, "{undo}: {}", text(&redone.stderr));
+    assert!(aria.root().join("made.txt").exists(), "the rollback was undone");
+    let redo_said = text(&redone.stdout);
+    let undo_again = redo_said.split("undo this rollback with `").nth(1).unwrap();
+    let undo_again: Vec<&str> =
+        undo_again.split('`').next().unwrap().split_whitespace().skip(1).collect();
+    assert_eq!(code(&aria.run(&mock.base_url(), &undo_again)), 0);
+    assert!(!aria.root().join("made.txt").exists());
+
     let unknown = aria.run(&mock.base_url(), &["rollback", "snapshot/nope-2020-01-01-000000"]);
     assert_eq!(code(&unknown), 1);
     assert!(text(&unknown.stderr).contains("aria snapshots list"), "{}", text(&unknown.stderr));
