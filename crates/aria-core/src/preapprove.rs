@@ -83,20 +83,41 @@ impl Preapproval {
     }
 }
 
-/// How the user could pre-approve a call that was denied for want of someone to ask.
-pub fn suggestion(tool: &str, args: &Value) -> String {
-    let pattern = match (tool, args.get("command").and_then(Value::as_str)) {
-        ("shell_execute", Some(line)) => aria_tools::shell::parse(line)
-            .ok()
-            .and_then(|s| {
-                s.commands().next().map(|c| c.argv().take(2).collect::<Vec<_>>().join(" "))
-            })
-            .unwrap_or_else(|| tool.to_owned()),
-        _ => tool.to_owned(),
-    };
-    format!(
-        "to allow it, run again with --allow {pattern:?} (or add it to [policy] allow), or --yes to approve this run's actions"
-    )
+impl Preapproval {
+    /// How the user could pre-approve a call that was denied for want of someone to ask: one
+    /// `--allow` per simple command of a shell line that no pattern covers yet (its program and
+    /// first argument), else the tool's name.
+    pub fn suggestion(&self, tool: &str, args: &Value) -> String {
+        let mut missing: Vec<String> = Vec::new();
+        if tool == "shell_execute"
+            && let Some(script) = args
+                .get("command")
+                .and_then(Value::as_str)
+                .and_then(|l| aria_tools::shell::parse(l).ok())
+        {
+            for cmd in script.commands() {
+                let argv: Vec<&str> = cmd.argv().collect();
+                let covered = self
+                    .patterns
+                    .iter()
+                    .any(|p| p.len() <= argv.len() && p.iter().zip(&argv).all(|(a, b)| a == b));
+                let pattern = format!(
+                    "--allow {:?}",
+                    argv.iter().take(2).copied().collect::<Vec<_>>().join(" ")
+                );
+                if !covered && !argv.is_empty() && !missing.contains(&pattern) {
+                    missing.push(pattern);
+                }
+            }
+        }
+        if missing.is_empty() {
+            missing.push(format!("--allow {tool:?}"));
+        }
+        format!(
+            "to allow it, run again with {} (or add it to [policy] allow), or --yes to approve this run's actions",
+            missing.join(" ")
+        )
+    }
 }
 
 #[cfg(test)]
@@ -108,6 +129,17 @@ mod tests {
     fn p(patterns: &[&str], yes: bool) -> Preapproval {
         Preapproval::new(&patterns.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(), yes)
             .unwrap()
+    }
+
+    #[test]
+    fn the_suggestion_names_only_what_no_pattern_covers() {
+        let allow = p(&["make test"], false);
+        let hint = allow.suggestion("shell_execute", &json!({"command": "make test; rm -rf x"}));
+        assert!(hint.contains("--allow \"rm -rf\"") && !hint.contains("make test"), "{hint}");
+        let none = p(&[], false);
+        let hint = none.suggestion("shell_execute", &json!({"command": "cargo test && make"}));
+        assert!(hint.contains("--allow \"cargo test\" --allow \"make\""), "{hint}");
+        assert!(none.suggestion("python_run", &json!({})).contains("--allow \"python_run\""));
     }
 
     #[test]
@@ -143,8 +175,8 @@ mod tests {
 
     #[test]
     fn a_denial_suggests_the_narrowest_pattern() {
-        let s = suggestion("shell_execute", &json!({"command": "make test -j2; ls"}));
-        assert!(s.contains("--allow \"make test\""), "{s}");
-        assert!(suggestion("python_run", &json!({})).contains("--allow \"python_run\""));
+        let none = p(&[], false);
+        let s = none.suggestion("shell_execute", &json!({"command": "make test -j2; ls"}));
+        assert!(s.contains("--allow \"make test\" --allow \"ls\""), "{s}");
     }
 }

@@ -763,7 +763,9 @@ impl<'a> Run<'a> {
     /// Tells the front end that a call was denied: why, and how the user could allow it.
     fn report_denial(&self, call: &ToolCall, args: &Value) {
         let reason = match &self.agent.approver {
-            None => "it needs approval and this run has no one to ask (no terminal)".to_owned(),
+            None => "it needs approval and this run has no one to ask (`aria run` never asks, \
+                     nor does a command without a terminal)"
+                .to_owned(),
             Some(_) => format!(
                 "it needs approval and the user said no or did not answer within {} s",
                 self.agent.config.approval_timeout.as_secs()
@@ -774,7 +776,7 @@ impl<'a> Run<'a> {
              can approve it now"
                 .to_owned()
         } else {
-            crate::preapprove::suggestion(&call.name, args)
+            self.agent.config.preapproval.suggestion(&call.name, args)
         };
         let _ = self.events.send(AgentEvent::Denied {
             call_id: call.id.clone(),
