@@ -102,6 +102,7 @@ fn repl(
     let mut editor = rustyline::DefaultEditor::new().map_err(CliError::failed)?;
     let history = ctx.config.data_dir.join("chat_history.txt");
     let _ = editor.load_history(&history);
+    let mut denied_unattended = false;
     eprintln!(
         "ARIA chat · model {} · roots {} · /help lists the chat commands, /exit or Ctrl-D quits",
         ctx.config.provider.model,
@@ -152,6 +153,14 @@ fn repl(
             out
         });
         crate::anchor::record(&ctx.config.data_dir, &ctx.store);
+        // Without a terminal nobody could answer an approval: a denial is a failure to report
+        // (as in one-shot commands), not the user's own "no".
+        if let Ok(driven) = &result
+            && !driven.denied.is_empty()
+            && !std::io::stdin().is_terminal()
+        {
+            denied_unattended = true;
+        }
         match result.map(|d| d.session) {
             Ok(session) => {
                 conversation = Some(session.conversation_id.clone());
@@ -166,5 +175,5 @@ fn repl(
         }
     }
     let _ = editor.save_history(&history);
-    Ok(OK)
+    Ok(if denied_unattended { crate::exit::FAILED } else { OK })
 }

@@ -153,6 +153,16 @@ pub async fn consume(
             AgentEvent::Started { session_id, .. } if lock.is_none() => {
                 lock = SessionLock::acquire(&data_dir, &session_id).ok();
             }
+            // A new model step after streamed text (the workflow asked the model to retry):
+            // its text starts on a line of its own.
+            AgentEvent::State { state: SessionState::Planning } if wrote_text => {
+                let held = text.finish();
+                if !held.is_empty() {
+                    print!("{held}");
+                }
+                println!();
+                wrote_text = false;
+            }
             AgentEvent::Text { delta } if render == Render::Stream => {
                 let shown = text.push(&delta);
                 let mut out = std::io::stdout().lock();

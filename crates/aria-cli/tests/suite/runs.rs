@@ -400,3 +400,30 @@ fn chat_commands_stay_local_and_undo_rolls_back_the_conversations_last_change() 
     assert!(stderr.contains("undone:"), "{stderr}");
     assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "original\n");
 }
+
+/// Interactive chat fed from a pipe has no one to approve: a denial there fails the command
+/// (exit 1), as in one-shot commands.
+#[test]
+fn piped_interactive_chat_exits_1_after_a_denial() {
+    use std::io::Write;
+    let aria = Aria::new();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let args = json!({ "command": "make test" }).to_string();
+    let mock =
+        MockOpenAi::new(vec![MockTurn::tool_call("shell_execute", &args), MockTurn::text("ok")])
+            .serve();
+    let mut child = aria
+        .cmd(&mock.base_url())
+        .args(["--config", config.to_str().unwrap(), "chat"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"run the tests\n/exit\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("denied: shell_execute"), "{stderr}");
+    assert_eq!(code(&out), 1, "{stderr}");
+}
