@@ -63,13 +63,13 @@ pub fn untrusted_body(text: &str) -> Option<&str> {
     Some(body)
 }
 
-/// `text` without any tool-output marker (`<<tool_output id=…>>`, `<</tool_output id=…>>`, or
-/// their defused `‹‹` forms): what a person is shown of a model's answer. A model that copies a
+/// `text` without any tool-output marker (`<<tool_output id=…>>`, `<</tool_output id=…>>`, with
+/// or without the id, or their defused `‹‹` forms): what a person is shown of a model's answer. A model that copies a
 /// marker into its answer (small models do) would otherwise show ARIA's plumbing to the user.
 /// A marker alone on its line takes its line with it.
 pub fn strip_markers(text: &str) -> Cow<'_, str> {
     const OPENERS: [&str; 4] =
-        ["<<tool_output id=", "<</tool_output id=", "‹‹tool_output id=", "‹‹/tool_output id="];
+        ["<<tool_output", "<</tool_output", "‹‹tool_output", "‹‹/tool_output"];
     if !OPENERS.iter().any(|o| text.contains(o)) {
         return Cow::Borrowed(text);
     }
@@ -82,7 +82,10 @@ pub fn strip_markers(text: &str) -> Cow<'_, str> {
             let next = OPENERS.iter().filter_map(|o| rest.find(o).map(|i| (i, o.len()))).min();
             let Some((at, len)) = next else { break };
             let after = &rest[at + len..];
-            let id_len = after.chars().take_while(char::is_ascii_alphanumeric).count();
+            // ` id=ID` is optional: a model's copy may leave it out.
+            let id_len = after
+                .strip_prefix(" id=")
+                .map_or(0, |id| 4 + id.chars().take_while(char::is_ascii_alphanumeric).count());
             if !after[id_len..].starts_with(">>") {
                 kept.push_str(&rest[..at + len]);
                 rest = after;
@@ -207,6 +210,10 @@ mod strip_tests {
         let plain = "Compare <<a>> with <<tool_output id=not closed";
         assert_eq!(strip_markers(plain), plain);
         assert!(matches!(strip_markers("nothing here"), Cow::Borrowed(_)));
+        // A copy without its id is a marker too; a longer word is not.
+        assert_eq!(strip_markers("It says hi.\n<</tool_output>>"), "It says hi.");
+        assert_eq!(strip_markers("<<tool_output>>x"), "x");
+        assert_eq!(strip_markers("<<tool_outputs>>"), "<<tool_outputs>>");
     }
 }
 

@@ -124,10 +124,14 @@ pub fn conversations(global: &GlobalArgs, command: ConversationsCommand) -> CliR
                     Role::System => "system",
                 };
                 if !m.message.content.is_empty() {
+                    // What a person reads: a tool result's content without its fence, and
+                    // no copies of ARIA's markers in the model's words (--json keeps all).
                     let body = if m.message.role == Role::Tool {
-                        clip(&m.message.content, 200)
+                        let content = aria_core::untrusted_body(&m.message.content)
+                            .unwrap_or(&m.message.content);
+                        clip(content, 200)
                     } else {
-                        m.message.content.clone()
+                        aria_core::strip_markers(&m.message.content).into_owned()
                     };
                     println!("[{}] {who}: {body}", m.created_at);
                 }
