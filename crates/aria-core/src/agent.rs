@@ -364,6 +364,17 @@ impl Agent {
             .map_err(|_| RunError::NotResumable { id: session.id.clone(), state: from })?;
         let mut history = self.journal.conversation_messages(&session.conversation_id)?;
         self.answer_interrupted_calls(&session, &mut history)?;
+        // Model and limits may change on resume (a run that failed on its backend or its cost
+        // cap must be resumable): what it goes on with is recorded, and what changed as
+        // `changed: {field: [before, after]}`.
+        let limits = self.config.limits;
+        let mut changed = serde_json::Map::new();
+        if session.model != self.config.model {
+            changed.insert("model".into(), json!([session.model, self.config.model]));
+        }
+        if session.limits != limits {
+            changed.insert("limits".into(), json!([session.limits, limits]));
+        }
         self.audit.append(AuditEvent::new(
             Some(&session.id),
             "user",
@@ -372,14 +383,17 @@ impl Agent {
                 "from": from,
                 "to": to,
                 "iterations": session.iterations,
-                // Model and limits may change on resume (a run that failed on its backend or
-                // its cost cap must be resumable); what it goes on with is recorded.
                 "model": self.config.model,
-                "limits": self.config.limits,
+                "limits": limits,
                 "mode": self.config.mode.as_str(),
                 "roots": self.config.roots,
+                "changed": changed,
             }),
         ))?;
+        if !changed.is_empty() {
+            session.model = self.config.model.clone();
+            session.limits = limits;
+        }
         session.state = to;
         session.error = None;
         self.journal.save_session(&session)?;

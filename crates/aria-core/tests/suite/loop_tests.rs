@@ -333,7 +333,8 @@ async fn an_interrupted_session_resumes_and_in_flight_calls_are_marked() {
             conversation_id: None,
             task: "read a".into(),
             provider: "scripted".into(),
-            model: "test-model".into(),
+            // Another model than the agent's: a resume may change it, and says so.
+            model: "old-model".into(),
             limits: Default::default(),
         })
         .unwrap();
@@ -366,6 +367,10 @@ async fn an_interrupted_session_resumes_and_in_flight_calls_are_marked() {
     assert_eq!(done.state, Done);
     assert_eq!(done.iterations, 2);
     assert_eq!(tool.count(), 0, "an interrupted call is never silently re-run");
+    let resume = r.journal.audit_events().into_iter().find(|e| e.kind == "session.resume").unwrap();
+    let agent_model = r.agent.config().model.clone();
+    assert_eq!(resume.payload["changed"]["model"], json!(["old-model", agent_model]));
+    assert_eq!(done.model, agent_model);
     let sent = &r.provider.requests()[0].messages;
     let marker = sent.last().unwrap();
     assert_eq!(marker.tool_call_id.as_deref(), Some("c9"));
