@@ -123,17 +123,33 @@ pub(crate) fn parse_q5_0(bytes: &[u8]) -> impl Iterator<Item = BlockQ5_0> + '_ {
     })
 }
 
-/// The eight 6-bit scales and minimums of a Q4_K/Q5_K block (ggml's `get_scale_min_k4`).
+/// The eight 6-bit scales (bytes 0..8) and minimums (8..16) of a Q4_K/Q5_K block, unpacked
+/// with ggml's 32-bit mask arithmetic (`kmask1..3` in `ggml_vec_dot_q4_K_q8_K`).
+#[inline(always)]
+pub(crate) fn scales_mins_packed(q: &[u8; 12]) -> [u8; 16] {
+    const KMASK1: u32 = 0x3f3f_3f3f;
+    const KMASK2: u32 = 0x0f0f_0f0f;
+    const KMASK3: u32 = 0x0303_0303;
+    let word = |i: usize| u32::from_le_bytes([q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]]);
+    let (u0, u1, u2) = (word(0), word(1), word(2));
+    let out = [
+        u0 & KMASK1,
+        (u2 & KMASK2) | (((u0 >> 6) & KMASK3) << 4),
+        u1 & KMASK1,
+        ((u2 >> 4) & KMASK2) | (((u1 >> 6) & KMASK3) << 4),
+    ];
+    let mut bytes = [0u8; 16];
+    for (b, w) in bytes.chunks_exact_mut(4).zip(out) {
+        b.copy_from_slice(&w.to_le_bytes());
+    }
+    bytes
+}
+
+/// [`scales_mins_packed`] as `(scales, minimums)` (ggml's `get_scale_min_k4` for j in 0..8).
 #[inline(always)]
 pub(crate) fn scales_mins(q: &[u8; 12]) -> ([u8; SUBS], [u8; SUBS]) {
-    let (mut sc, mut m) = ([0u8; SUBS], [0u8; SUBS]);
-    for j in 0..4 {
-        sc[j] = q[j] & 63;
-        m[j] = q[j + 4] & 63;
-        sc[j + 4] = (q[j + 8] & 0x0F) | ((q[j] >> 6) << 4);
-        m[j + 4] = (q[j + 8] >> 4) | ((q[j + 4] >> 6) << 4);
-    }
-    (sc, m)
+    let p = scales_mins_packed(q);
+    (std::array::from_fn(|j| p[j]), std::array::from_fn(|j| p[SUBS + j]))
 }
 
 impl BlockQ4K {
@@ -331,7 +347,8 @@ pub(crate) const ROWS: usize = 4;
 
 /// `out[r * m + i] = W[row0 + r] · acts[i]` for the `out.len() / m` weight rows of one task,
 /// `nbw` weight blocks and `nba` activation blocks per row: `dots` for groups of [`ROWS`]
-/// activation rows (prompts), `dot` for the rest.
+/// activation rows (prompts), `dot` for the rest (both are also told the index of their first
+/// activation row).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one loop shared by every format and instruction set
 pub(crate) fn fill<B>(
@@ -341,8 +358,8 @@ pub(crate) fn fill<B>(
     row0: usize,
     acts: &[ActBlock],
     out: &mut [f32],
-    dot: impl Fn(&[B], &[ActBlock]) -> f32,
-    dots: impl Fn(&[B], &[ActBlock]) -> [f32; ROWS],
+    dot: impl Fn(&[B], &[ActBlock], usize) -> f32,
+    dots: impl Fn(&[B], &[ActBlock], usize) -> [f32; ROWS],
 ) {
     let m = acts.len() / nba;
     let rows = &blocks[row0 * nbw..(row0 + out.len() / m) * nbw];
@@ -352,13 +369,13 @@ pub(crate) fn fill<B>(
     for (g, group) in groups.enumerate() {
         for (r, w) in rows.chunks_exact(nbw).enumerate() {
             let at = r * m + g * ROWS;
-            out[at..at + ROWS].copy_from_slice(&dots(w, group));
+            out[at..at + ROWS].copy_from_slice(&dots(w, group, g * ROWS));
         }
     }
     let done = m - rest.len() / nba;
     for (i, act) in rest.chunks_exact(nba).enumerate() {
         for (r, w) in rows.chunks_exact(nbw).enumerate() {
-            out[r * m + done + i] = dot(w, act);
+            out[r * m + done + i] = dot(w, act, done + i);
         }
     }
 }
@@ -374,8 +391,8 @@ pub(crate) fn fill_portable<B>(
     dot: impl Fn(&[B], &[ActBlock]) -> f32 + Copy,
 ) {
     let dots =
-        |w: &[B], a: &[ActBlock]| std::array::from_fn(|i| dot(w, &a[i * nba..(i + 1) * nba]));
-    fill(blocks, nbw, nba, row0, acts, out, dot, dots);
+        |w: &[B], a: &[ActBlock], _| std::array::from_fn(|i| dot(w, &a[i * nba..(i + 1) * nba]));
+    fill(blocks, nbw, nba, row0, acts, out, |w, a, _| dot(w, a), dots);
 }
 
 /// [`fill`] with the AVX2 kernels of a K-quant format.
@@ -389,9 +406,14 @@ pub(crate) fn fill_avx2<B: simd::SimdBlock>(
     acts: &[ActBlock],
     out: &mut [f32],
 ) {
+    // The activation blocks' `s` side by side, so a block's eight load as one vector.
+    let sums: Vec<f32> = if B::MINS { acts.iter().map(|a| a.s).collect() } else { Vec::new() };
+    let sums_of =
+        |i: usize, n: usize| if B::MINS { &sums[i * nba..(i + n) * nba] } else { &[][..] };
     s.vectorize(|| {
-        let dot = |w: &[B], a: &[ActBlock]| simd::dots_k::<B, 1>(s, w, a, nba)[0];
-        let dots = |w: &[B], a: &[ActBlock]| simd::dots_k::<B, ROWS>(s, w, a, nba);
+        let dot = |w: &[B], a: &[ActBlock], i| simd::dots_k::<B, 1>(s, w, a, sums_of(i, 1), nba)[0];
+        let dots =
+            |w: &[B], a: &[ActBlock], i| simd::dots_k::<B, ROWS>(s, w, a, sums_of(i, ROWS), nba);
         fill(blocks, nbw, nba, row0, acts, out, dot, dots);
     });
 }
@@ -407,8 +429,8 @@ pub(crate) fn fill_avx2_q5_0(
     out: &mut [f32],
 ) {
     s.vectorize(|| {
-        let dot = |w: &[BlockQ5_0], a: &[ActBlock]| simd::dots_q5_0::<1>(s, w, a, nba)[0];
-        let dots = |w: &[BlockQ5_0], a: &[ActBlock]| simd::dots_q5_0::<ROWS>(s, w, a, nba);
+        let dot = |w: &[BlockQ5_0], a: &[ActBlock], _| simd::dots_q5_0::<1>(s, w, a, nba)[0];
+        let dots = |w: &[BlockQ5_0], a: &[ActBlock], _| simd::dots_q5_0::<ROWS>(s, w, a, nba);
         fill(blocks, nba, nba, row0, acts, out, dot, dots);
     });
 }

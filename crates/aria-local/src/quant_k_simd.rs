@@ -23,7 +23,7 @@ use bytemuck::cast;
 use pulp::x86::V3;
 use std::arch::x86_64::{__m128i, __m256, __m256i};
 
-use super::{ActBlock, BlockQ4K, BlockQ5_0, BlockQ5K, BlockQ6K, SUBS, scales_mins};
+use super::{ActBlock, BlockQ4K, BlockQ5_0, BlockQ5K, BlockQ6K, SUBS, scales_mins_packed};
 
 /// A weight block format as the generic kernel sees it.
 pub(crate) trait SimdBlock {
@@ -32,11 +32,25 @@ pub(crate) trait SimdBlock {
     /// Whether the format has per-sub-block minimums (`- dmin·m_j`).
     const MINS: bool;
     fn d(&self) -> f32;
-    fn dmin(&self) -> f32;
-    /// Calls `f(j, weights, scales, m_j)` for each of the [`SUBS`] sub-blocks in order:
-    /// `weights` as 32 bytes, `scales` as 16 i16 lanes for `vpmaddwd` (lane `k` scales weight
-    /// bytes `2k` and `2k + 1`), `m_j` the minimum (0 without [`Self::MINS`]).
-    fn visit(&self, simd: V3, f: impl FnMut(usize, __m256i, __m256i, f32));
+    /// Calls `f(j, weights, scales)` for each of the [`SUBS`] sub-blocks in order: `weights`
+    /// as 32 bytes, `scales` as 16 i16 lanes for `vpmaddwd` (lane `k` scales weight bytes `2k`
+    /// and `2k + 1`). Returns `dmin·m_j` for the eight sub-blocks (zero without [`Self::MINS`]).
+    fn visit(&self, simd: V3, f: impl FnMut(usize, __m256i, __m256i)) -> __m256;
+}
+
+/// Q4_K/Q5_K scales: sub-block `j`'s 6-bit scale (byte `j` of `packed`) in all 16 i16 lanes.
+#[inline(always)]
+fn k4_scale(simd: V3, packed: __m128i, j: usize) -> __m256i {
+    // In range: j < 8.
+    let pick = simd.sse2._mm_set1_epi8(j as i8);
+    simd.avx2._mm256_cvtepu8_epi16(simd.ssse3._mm_shuffle_epi8(packed, pick))
+}
+
+/// `dmin·m_j` from the minimums in bytes 8..16 of `packed`.
+#[inline(always)]
+fn k4_mins(simd: V3, packed: __m128i, dmin: f32) -> __m256 {
+    let m = simd.avx2._mm256_cvtepu8_epi32(simd.sse2._mm_srli_si128::<8>(packed));
+    simd.avx._mm256_mul_ps(simd.avx._mm256_cvtepi32_ps(m), simd.avx._mm256_set1_ps(dmin))
 }
 
 #[inline(always)]
@@ -59,20 +73,17 @@ impl SimdBlock for BlockQ4K {
     fn d(&self) -> f32 {
         self.d.to_f32()
     }
-    fn dmin(&self) -> f32 {
-        self.dmin.to_f32()
-    }
     #[inline(always)]
-    fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i, f32)) {
-        let (sc, m) = scales_mins(&self.scales);
+    fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i)) -> __m256 {
+        let sm: __m128i = cast(scales_mins_packed(&self.scales));
         let qs: [[u8; 32]; 4] = cast(self.qs);
         for (g, packed) in qs.into_iter().enumerate() {
             let packed: __m256i = cast(packed);
             for (j, high) in [(2 * g, false), (2 * g + 1, true)] {
-                let scale = simd.avx._mm256_set1_epi16(i16::from(sc[j]));
-                f(j, nibbles(simd, packed, high), scale, f32::from(m[j]));
+                f(j, nibbles(simd, packed, high), k4_scale(simd, sm, j));
             }
         }
+        k4_mins(simd, sm, self.dmin.to_f32())
     }
 }
 
@@ -82,12 +93,9 @@ impl SimdBlock for BlockQ5K {
     fn d(&self) -> f32 {
         self.d.to_f32()
     }
-    fn dmin(&self) -> f32 {
-        self.dmin.to_f32()
-    }
     #[inline(always)]
-    fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i, f32)) {
-        let (sc, m) = scales_mins(&self.scales);
+    fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i)) -> __m256 {
+        let sm: __m128i = cast(scales_mins_packed(&self.scales));
         let qs: [[u8; 32]; 4] = cast(self.qs);
         let qh: __m256i = cast(self.qh);
         for (g, packed) in qs.into_iter().enumerate() {
@@ -98,10 +106,10 @@ impl SimdBlock for BlockQ5K {
                 let q = simd
                     .avx2
                     ._mm256_or_si256(nibbles(simd, packed, high), bit_to_16(simd, qh, mask));
-                let scale = simd.avx._mm256_set1_epi16(i16::from(sc[j]));
-                f(j, q, scale, f32::from(m[j]));
+                f(j, q, k4_scale(simd, sm, j));
             }
         }
+        k4_mins(simd, sm, self.dmin.to_f32())
     }
 }
 
@@ -111,11 +119,9 @@ impl SimdBlock for BlockQ6K {
     fn d(&self) -> f32 {
         self.d.to_f32()
     }
-    fn dmin(&self) -> f32 {
-        0.0
-    }
     #[inline(always)]
-    fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i, f32)) {
+    fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i)) -> __m256 {
+        let scales: __m128i = cast(self.scales);
         let ql: [[u8; 32]; 4] = cast(self.ql);
         let qh: [[u8; 32]; 2] = cast(self.qh);
         let (low4, m32) = (simd.avx._mm256_set1_epi8(0x0F), simd.avx._mm256_set1_epi8(32));
@@ -141,11 +147,17 @@ impl SimdBlock for BlockQ6K {
                 let j = 4 * half + k;
                 let q =
                     simd.avx2._mm256_sub_epi8(simd.avx2._mm256_or_si256(lows[k], highs[k]), m32);
-                let lo: __m128i = simd.sse2._mm_set1_epi16(i16::from(self.scales[2 * j]));
-                let hi: __m128i = simd.sse2._mm_set1_epi16(i16::from(self.scales[2 * j + 1]));
-                f(j, q, simd.avx._mm256_set_m128i(hi, lo), 0.0);
+                // Bytes 2j (eight times) and 2j + 1, sign-extended to i16.
+                // In range: 2j + 1 < 16.
+                let (lo, hi) = ((2 * j) as i8, (2 * j + 1) as i8);
+                let pick = simd
+                    .sse2
+                    ._mm_set_epi8(hi, hi, hi, hi, hi, hi, hi, hi, lo, lo, lo, lo, lo, lo, lo, lo);
+                let scale = simd.ssse3._mm_shuffle_epi8(scales, pick);
+                f(j, q, simd.avx2._mm256_cvtepi8_epi16(scale));
             }
         }
+        simd.avx._mm256_setzero_ps()
     }
 }
 
@@ -199,19 +211,21 @@ fn hsum(v: __m256) -> f32 {
 }
 
 /// One K-quant weight row (`w`) against `R` activation rows held back to back in `a`, `nba`
-/// blocks each. `R = 1` is generation, `R = ROWS` a group of prompt rows.
+/// blocks each, with their blocks' `s` in `sums` (empty without [`SimdBlock::MINS`]).
+/// `R = 1` is generation, `R = ROWS` a group of prompt rows.
 #[inline(always)]
 pub(crate) fn dots_k<B: SimdBlock, const R: usize>(
     simd: V3,
     w: &[B],
     a: &[ActBlock],
+    sums: &[f32],
     nba: usize,
 ) -> [f32; R] {
     let zero = simd.avx._mm256_setzero_ps();
-    let (mut acc, mut mins) = ([zero; R], [0f32; R]);
+    let (mut acc, mut mins) = ([zero; R], [zero; R]);
     for (s, wb) in w.iter().enumerate() {
-        let (mut even, mut odd, mut msum) = ([zero; R], [zero; R], [0f32; R]);
-        wb.visit(simd, |j, q, scales, m| {
+        let (mut even, mut odd) = ([zero; R], [zero; R]);
+        let dm = wb.visit(simd, |j, q, scales| {
             let q_abs = if B::SIGNED { simd.avx2._mm256_abs_epi8(q) } else { q };
             for i in 0..R {
                 let ab = &a[i * nba + s * SUBS + j];
@@ -223,21 +237,19 @@ pub(crate) fn dots_k<B: SimdBlock, const R: usize>(
                 } else {
                     odd[i] = simd.fma._mm256_fmadd_ps(l, da, odd[i]);
                 }
-                if B::MINS {
-                    msum[i] += m * ab.s;
-                }
             }
         });
         let d = simd.avx._mm256_set1_ps(wb.d());
-        let dmin = wb.dmin();
         for i in 0..R {
             acc[i] = simd.fma._mm256_fmadd_ps(simd.avx._mm256_add_ps(even[i], odd[i]), d, acc[i]);
             if B::MINS {
-                mins[i] += dmin * msum[i];
+                let at = i * nba + s * SUBS;
+                let sv: [f32; SUBS] = std::array::from_fn(|j| sums[at + j]);
+                mins[i] = simd.fma._mm256_fmadd_ps(dm, cast(sv), mins[i]);
             }
         }
     }
-    std::array::from_fn(|i| hsum(acc[i]) - mins[i])
+    std::array::from_fn(|i| hsum(acc[i]) - hsum(mins[i]))
 }
 
 /// Q5_0 weight row against `R` activation rows: [`dots_k`]'s shape with a scale per 32

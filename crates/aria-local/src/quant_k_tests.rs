@@ -336,6 +336,7 @@ fn avx2_sub_block_sums_equal_the_portable_integer_sums() {
     use super::k::simd::{SimdBlock, lane_sum, lanes, unpack_q5_0};
     use super::k::{BlockQ4K, BlockQ5K, BlockQ6K};
     use super::k::{sumi_q4k, sumi_q5_0, sumi_q5k, sumi_q6k};
+    use bytemuck::cast;
     let Some(s) = avx2() else { return };
     let n = 600;
     let acts = random_acts(n * SUBS, 40);
@@ -348,22 +349,24 @@ fn avx2_sub_block_sums_equal_the_portable_integer_sums() {
         let bytes = raw_blocks(GgmlDType::Q4K, n, 41, true);
         for (b, a) in k::parse_q4k(&bytes).zip(acts.chunks_exact(SUBS)) {
             let (sc, m) = scales_mins(&b.scales);
-            b.visit(s, |j, q, scales, mj| {
+            let mins = b.visit(s, |j, q, scales| {
                 check(0, lanes(s, BlockQ4K::SIGNED, q, scales, &a[j]), sumi_q4k(&b, &sc, j, &a[j]));
-                assert_eq!(mj, f32::from(m[j]));
             });
+            let want = m.map(|m| f32::from(m) * b.dmin.to_f32());
+            assert_eq!(cast::<_, [f32; 8]>(mins).map(f32::to_bits), want.map(f32::to_bits));
         }
         let bytes = raw_blocks(GgmlDType::Q5K, n, 42, true);
         for (b, a) in k::parse_q5k(&bytes).zip(acts.chunks_exact(SUBS)) {
             let (sc, m) = scales_mins(&b.scales);
-            b.visit(s, |j, q, scales, mj| {
+            let mins = b.visit(s, |j, q, scales| {
                 check(1, lanes(s, BlockQ5K::SIGNED, q, scales, &a[j]), sumi_q5k(&b, &sc, j, &a[j]));
-                assert_eq!(mj, f32::from(m[j]));
             });
+            let want = m.map(|m| f32::from(m) * b.dmin.to_f32());
+            assert_eq!(cast::<_, [f32; 8]>(mins).map(f32::to_bits), want.map(f32::to_bits));
         }
         let bytes = raw_blocks(GgmlDType::Q6K, n, 43, true);
         for (b, a) in k::parse_q6k(&bytes).zip(acts.chunks_exact(SUBS)) {
-            b.visit(s, |j, q, scales, _| {
+            b.visit(s, |j, q, scales| {
                 check(2, lanes(s, BlockQ6K::SIGNED, q, scales, &a[j]), sumi_q6k(&b, j, &a[j]));
             });
         }
@@ -380,12 +383,12 @@ fn avx2_sub_block_sums_equal_the_portable_integer_sums() {
     for a in [127i8, -127] {
         let act = ActBlock { d: 1.0, s: 0.0, qs: [a; QK] };
         let (sc, _) = scales_mins(&q4.scales);
-        q4.visit(s, |j, q, scales, _| {
+        q4.visit(s, |j, q, scales| {
             let want = 63 * 15 * i32::from(a) * 32;
             assert_eq!(lane_sum(lanes(s, false, q, scales, &act)), want);
             assert_eq!(sumi_q4k(&q4, &sc, j, &act), want);
         });
-        q6.visit(s, |j, q, scales, _| {
+        q6.visit(s, |j, q, scales| {
             let want = -128 * -32 * i32::from(a) * 32;
             assert_eq!(lane_sum(lanes(s, true, q, scales, &act)), want);
             assert_eq!(sumi_q6k(&q6, j, &act), want);
