@@ -9,6 +9,7 @@
 //! hits both alike: the Q4_1 matrix-vector kernel against candle's, the run-time selected
 //! kernels (AVX2 where the CPU has it) against the portable ones, and whole-model generation
 //! against candle's `quantized_llama` (what the provider ran on before).
+//! The K-quant and Q5_0 kernels are compared the same way, with candle's `QMatMul` as well.
 //! `ARIA_BENCH_KERNELS_ONLY=1` prints only the kernel lines (quick, no model needed). `uptime`'s load is
 //! printed with the figures: other builds on a small machine move them a lot.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a bench binary reports on stdout
@@ -140,6 +141,72 @@ fn kernel_vs_portable() {
     }
 }
 
+/// The K-quant and Q5_0 kernels at Qwen2.5-Coder's shapes (1.5B: Q4_K gate/up 8960x1536,
+/// Q6_K down 1536x8960, Q5_K 1536x1536; 0.5B: Q5_0 gate/up 4864x896): the run-time selected
+/// kernels (AVX2 where the CPU has it), the portable ones and candle's `QMatMul` on the same
+/// matrix, interleaved, best of three rounds; one activation row (generation) and 32 (a prompt
+/// chunk). GB/s is weight bytes read per second (the bound for generation), GMAC/s
+/// multiply-adds per second. Ours includes quantising the activations, as in the model.
+fn k_kernels() {
+    use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+    use candle_core::{Device, Module, Tensor};
+    let isa = quant::Isa::detect();
+    let kind = if matches!(isa, quant::Isa::Portable) { "portable" } else { "AVX2" };
+    for (dtype, rows, cols) in [
+        (GgmlDType::Q4K, 8960, 1536),
+        (GgmlDType::Q5K, 1536, 1536),
+        (GgmlDType::Q6K, 1536, 8960),
+        (GgmlDType::Q5_0, 4864, 896),
+    ] {
+        let vals: Vec<f32> =
+            (0..rows * cols).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect();
+        let w = Tensor::from_vec(vals, (rows, cols), &Device::Cpu).unwrap();
+        let q = QTensor::quantize(&w, dtype).unwrap();
+        let bytes = q.data().unwrap().len();
+        let mut ours = quant::QMatrix::with_capacity(dtype, rows, cols).unwrap();
+        ours.push_bytes(&q.data().unwrap());
+        let candle = QMatMul::from_qtensor(q).unwrap();
+        for m in [1, 32] {
+            let x: Vec<f32> = (0..cols * m).map(|i| (i as f32 * 0.37).sin()).collect();
+            let xt = Tensor::from_slice(&x, (m, cols), &Device::Cpu).unwrap();
+            let mut acts = Vec::new();
+            let mut out = vec![0f32; rows * m];
+            let iters = (200_000_000 / (rows * cols * m)).max(2);
+            let mut best = [f64::MAX; 3];
+            for _ in 0..3 {
+                for (k, kernels) in [isa, quant::Isa::Portable].into_iter().enumerate() {
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        quant::quantize_rows(&x, cols, &mut acts);
+                        let product = quant::Product { w: &ours, out_t: &mut out };
+                        quant::matmul_t_with(kernels, vec![product], &acts);
+                    }
+                    best[k] = best[k].min(t.elapsed().as_secs_f64() / iters as f64);
+                }
+                let t = Instant::now();
+                for _ in 0..iters {
+                    std::hint::black_box(candle.forward(&xt).unwrap());
+                }
+                best[2] = best[2].min(t.elapsed().as_secs_f64() / iters as f64);
+            }
+            let gbs = |s: f64| bytes as f64 / s / 1e9;
+            let gmacs = |s: f64| (rows * cols * m) as f64 / s / 1e9;
+            println!(
+                "{dtype:?} {rows}x{cols} x{m:<2}: {kind} {:>8.1} us ({:.1} GB/s, {:.1} GMAC/s), portable {:.1} us ({:.1} GMAC/s), candle {:.1} us ({:.1} GMAC/s): {:.2}x candle, {:.2}x portable",
+                best[0] * 1e6,
+                gbs(best[0]),
+                gmacs(best[0]),
+                best[1] * 1e6,
+                gmacs(best[1]),
+                best[2] * 1e6,
+                gmacs(best[2]),
+                best[2] / best[0],
+                best[1] / best[0]
+            );
+        }
+    }
+}
+
 /// candle's `quantized_llama` generating greedily on the same file, alternated with ours.
 fn candle_generation(gguf: &Path, chat: &LocalChatProvider, ours: &mut Vec<f64>) {
     use candle_core::quantized::gguf_file;
@@ -207,6 +274,7 @@ fn main() {
         println!("load average: {}", load_average());
         kernel_vs_candle();
         kernel_vs_portable();
+        k_kernels();
         return;
     }
     let dir = models_dir();
@@ -217,6 +285,7 @@ fn main() {
     println!("load average: {}", load_average());
     kernel_vs_candle();
     kernel_vs_portable();
+    k_kernels();
 
     let t = Instant::now();
     let chat = LocalChatProvider::load(
