@@ -365,9 +365,28 @@ fn agents_md_in_a_root_reaches_the_model_as_marked_project_notes() {
     assert!(doctor.contains("project notes") && doctor.contains("AGENTS.md"), "{doctor}");
 }
 
+/// Interactive `aria chat` with `input` on a pipe as its standard input.
+fn piped_chat(
+    aria: &Aria,
+    base_url: &str,
+    config: &std::path::Path,
+    input: &str,
+) -> std::process::Output {
+    use std::io::Write;
+    let mut child = aria
+        .cmd(base_url)
+        .args(["--config", config.to_str().unwrap(), "chat"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn chat_commands_stay_local_and_undo_rolls_back_the_conversations_last_change() {
-    use std::io::Write;
     let aria = Aria::new();
     let root = aria.root();
     std::fs::write(root.join("notes.txt"), "original\n").unwrap();
@@ -378,17 +397,8 @@ fn chat_commands_stay_local_and_undo_rolls_back_the_conversations_last_change() 
         MockTurn::text("Changed it."),
     ])
     .serve();
-    let mut child = aria
-        .cmd(&mock.base_url())
-        .args(["--config", config.to_str().unwrap(), "chat"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     let input = "/help\n/tools\n/bogus\n/mode\n/cost\nchange the notes\n/undo\n/exit\n";
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = piped_chat(&aria, &mock.base_url(), &config, input);
     let stderr = text(&out.stderr);
     assert_eq!(code(&out), 0, "{stderr}");
     for want in ["/undo", "memory_store", "unknown command /bogus", "mode governed", "spent today"]
@@ -405,7 +415,6 @@ fn chat_commands_stay_local_and_undo_rolls_back_the_conversations_last_change() 
 /// (exit 1), as in one-shot commands.
 #[test]
 fn piped_interactive_chat_exits_1_after_a_denial() {
-    use std::io::Write;
     let aria = Aria::new();
     let config = aria.dir.path().join("aria.toml");
     std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
@@ -413,16 +422,7 @@ fn piped_interactive_chat_exits_1_after_a_denial() {
     let mock =
         MockOpenAi::new(vec![MockTurn::tool_call("shell_execute", &args), MockTurn::text("ok")])
             .serve();
-    let mut child = aria
-        .cmd(&mock.base_url())
-        .args(["--config", config.to_str().unwrap(), "chat"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"run the tests\n/exit\n").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = piped_chat(&aria, &mock.base_url(), &config, "run the tests\n/exit\n");
     let stderr = text(&out.stderr);
     assert!(stderr.contains("denied: shell_execute"), "{stderr}");
     assert_eq!(code(&out), 1, "{stderr}");

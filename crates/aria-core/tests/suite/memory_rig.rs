@@ -187,35 +187,6 @@ impl MemoryBackend for FakeMemory {
     }
 }
 
-/// A rig whose tools are the memory tools over its own memory (`memory_store` and
-/// `memory_search`, private ones only when `local_model` is set by `tweak`), plus `tools`.
-pub fn mem_rig_with_memory_tools(
-    provider: FnProvider,
-    memory: FakeMemory,
-    mut tools: Vec<Arc<dyn aria_api::Tool>>,
-    tweak: impl FnOnce(&mut AgentConfig),
-) -> MemRig {
-    let mut config = AgentConfig::new("test-model", "You are a test.");
-    tweak(&mut config);
-    let journal = Arc::new(MemoryJournal::new());
-    let memory = Arc::new(memory);
-    tools.extend(aria_core::memory_tools(
-        memory.clone(),
-        Arc::new(TestRedactor),
-        config.local_model,
-    ));
-    let agent = Agent::new(
-        Arc::new(provider.clone()),
-        Arc::new(ToolRegistry::new(tools).unwrap()),
-        journal.clone(),
-        journal.clone(),
-        Arc::new(TestRedactor),
-        config,
-    )
-    .with_memory(memory.clone());
-    MemRig { provider, journal, memory, agent }
-}
-
 pub struct MemRig {
     pub provider: FnProvider,
     pub journal: Arc<MemoryJournal>,
@@ -229,10 +200,35 @@ pub fn mem_rig(
     tools: Vec<Arc<dyn aria_api::Tool>>,
     tweak: impl FnOnce(&mut AgentConfig),
 ) -> MemRig {
+    build(provider, memory, tools, false, tweak)
+}
+
+/// A rig whose tools are the memory tools over its own memory (`memory_store` and
+/// `memory_search`, private ones only when `local_model` is set by `tweak`), plus `tools`.
+pub fn mem_rig_with_memory_tools(
+    provider: FnProvider,
+    memory: FakeMemory,
+    tools: Vec<Arc<dyn aria_api::Tool>>,
+    tweak: impl FnOnce(&mut AgentConfig),
+) -> MemRig {
+    build(provider, memory, tools, true, tweak)
+}
+
+fn build(
+    provider: FnProvider,
+    memory: FakeMemory,
+    mut tools: Vec<Arc<dyn aria_api::Tool>>,
+    memory_tools: bool,
+    tweak: impl FnOnce(&mut AgentConfig),
+) -> MemRig {
     let journal = Arc::new(MemoryJournal::new());
     let memory = Arc::new(memory);
     let mut config = AgentConfig::new("test-model", "You are a test.");
     tweak(&mut config);
+    if memory_tools {
+        let redactor = Arc::new(TestRedactor);
+        tools.extend(aria_core::memory_tools(memory.clone(), redactor, config.local_model));
+    }
     let agent = Agent::new(
         Arc::new(provider.clone()),
         Arc::new(ToolRegistry::new(tools).unwrap()),
