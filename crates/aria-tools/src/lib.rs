@@ -43,6 +43,18 @@
 //! the root's directory handle without following links (`openat2(RESOLVE_BENEATH)` for reads,
 //! `openat(O_NOFOLLOW)` per component for writes) in `aria-sandbox`, the only crate allowed
 //! `unsafe`.
+//!
+//! Why the guards and the shell's parser and classifier live here and not in a crate of their
+//! own (issue #16 asked; decided 2026-11-24): the decisions are already separable where it
+//! matters — `shell::parse`/`shell::classify`, the secret and injection filters and the patch
+//! parser are pure functions over text, fuzzed alone (`fuzz/`: `shell_classify`,
+//! `path_guard`, `patch_parse`) and reachable alone through `aria check command|path|secrets|
+//! injection`. The path guard is not pure and should not be: its safety is that it resolves
+//! paths on the real filesystem, one component at a time, and hands tools the resolved path
+//! and directory handles, which ties it to the tools that open files. A crate boundary would
+//! split the guard from the only code allowed to use what it resolved, and add a public API
+//! surface between them that an attacker's path could cross. Revisit when a second consumer
+//! (the MCP server, the daemon's HTTP checks) needs the pure parts without the tools.
 
 pub mod confine;
 pub mod guard;
