@@ -64,12 +64,20 @@ pub fn untrusted_body(text: &str) -> Option<&str> {
 }
 
 /// `text` without any tool-output marker (`<<tool_output id=…>>`, `<</tool_output id=…>>`, with
-/// or without the id, or their defused `‹‹` forms): what a person is shown of a model's answer. A model that copies a
-/// marker into its answer (small models do) would otherwise show ARIA's plumbing to the user.
+/// or without the id, with one bracket, or their defused `‹‹` forms): what a person is shown of
+/// a model's answer. A model that copies a marker into its answer (small models do) would
+/// otherwise show ARIA's plumbing to the user.
 /// A marker alone on its line takes its line with it.
 pub fn strip_markers(text: &str) -> Cow<'_, str> {
-    const OPENERS: [&str; 4] =
-        ["<<tool_output", "<</tool_output", "‹‹tool_output", "‹‹/tool_output"];
+    const OPENERS: [&str; 6] = [
+        "<<tool_output",
+        "<</tool_output",
+        "‹‹tool_output",
+        "‹‹/tool_output",
+        // Small models copy the marker with one bracket.
+        "<tool_output",
+        "</tool_output",
+    ];
     if !OPENERS.iter().any(|o| text.contains(o)) {
         return Cow::Borrowed(text);
     }
@@ -86,13 +94,15 @@ pub fn strip_markers(text: &str) -> Cow<'_, str> {
             let id_len = after
                 .strip_prefix(" id=")
                 .map_or(0, |id| 4 + id.chars().take_while(char::is_ascii_alphanumeric).count());
-            if !after[id_len..].starts_with(">>") {
+            let single = !rest[at..].starts_with("<<") && !rest[at..].starts_with('‹');
+            let close = if single { ">" } else { ">>" };
+            if !after[id_len..].starts_with(close) {
                 kept.push_str(&rest[..at + len]);
                 rest = after;
                 continue;
             }
             kept.push_str(&rest[..at]);
-            rest = &after[id_len + 2..];
+            rest = &after[id_len + close.len()..];
             removed = true;
         }
         kept.push_str(rest);
@@ -214,6 +224,8 @@ mod strip_tests {
         assert_eq!(strip_markers("It says hi.\n<</tool_output>>"), "It says hi.");
         assert_eq!(strip_markers("<<tool_output>>x"), "x");
         assert_eq!(strip_markers("<<tool_outputs>>"), "<<tool_outputs>>");
+        assert_eq!(strip_markers("Here:\n<tool_output id=2dc2b745>\nbread"), "Here:\nbread");
+        assert_eq!(strip_markers("a <tool_output> b"), "a  b");
     }
 }
 
