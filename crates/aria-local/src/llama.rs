@@ -17,7 +17,7 @@ use candle_core::quantized::{QMatMul, gguf_file};
 use candle_core::{Device, Module, Tensor};
 
 use crate::hparams::{Hparams, MAX_CONTEXT};
-use crate::quant::{self, ActBlock, Product, QMatrix};
+use crate::quant::{self, ActBlock, ActBlockK, Product, QMatrix};
 use crate::rope::{Angles, Rope};
 
 /// Bytes read from the file at a time while filling a quantised matrix.
@@ -379,7 +379,7 @@ impl Llama {
         outs: &mut [(&Linear, &mut Vec<f32>)],
         x: &[f32],
         m: usize,
-        acts: &mut Vec<ActBlock>,
+        acts: &mut Acts,
         out_t: &mut Vec<f32>,
     ) -> Result<(), String> {
         let cols = outs.first().map_or(0, |(w, _)| w.cols());
@@ -391,7 +391,14 @@ impl Llama {
             })
             .collect();
         if !quantised.is_empty() {
-            quant::quantize_rows(x, cols, acts);
+            // K-quants alone take Q8_K activations (one integer sum per 256 weights); a call
+            // with other formats quantises in 32-value blocks, which every kernel takes.
+            let q8k = quantised.iter().all(|w| w.takes_q8k());
+            if q8k {
+                quant::q8k::quantize_rows_k(x, &mut acts.k);
+            } else {
+                quant::quantize_rows(x, cols, &mut acts.q8);
+            }
             let total: usize = quantised.iter().map(|w| w.rows() * m).sum();
             out_t.resize(total, 0.0);
             let mut rest = out_t.as_mut_slice();
@@ -401,7 +408,11 @@ impl Llama {
                 products.push(Product { w, out_t: mine });
                 rest = tail;
             }
-            quant::matmul_t(products, acts);
+            if q8k {
+                quant::matmul_t_k(products, &acts.k);
+            } else {
+                quant::matmul_t(products, &acts.q8);
+            }
         }
         let mut offset = 0;
         for (w, out) in outs.iter_mut() {
@@ -499,9 +510,16 @@ struct Scratch {
     o: Vec<f32>,
     g: Vec<f32>,
     u: Vec<f32>,
-    acts: Vec<ActBlock>,
+    acts: Acts,
     out_t: Vec<f32>,
     angles: Angles,
+}
+
+/// Quantised activations of one product's input, in the layout its weights take.
+#[derive(Default)]
+struct Acts {
+    q8: Vec<ActBlock>,
+    k: Vec<ActBlockK>,
 }
 
 /// Checks one layer's weights against the model's shape.

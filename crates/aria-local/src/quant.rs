@@ -33,6 +33,10 @@ mod simd;
 #[path = "quant_k.rs"]
 mod k;
 
+#[path = "quant_q8k.rs"]
+pub(crate) mod q8k;
+pub(crate) use q8k::ActBlockK;
+
 /// Values per quantisation block (Q4_1, Q8_0 and the activation blocks alike).
 pub(crate) const QK: usize = 32;
 const Q4_1_BYTES: usize = 20;
@@ -396,14 +400,36 @@ pub(crate) fn matmul_t(products: Vec<Product<'_>>, acts: &[ActBlock]) {
 
 /// [`matmul_t`] with the kernels of `isa` (the tests and the bench compare them).
 pub(crate) fn matmul_t_with(isa: Isa, products: Vec<Product<'_>>, acts: &[ActBlock]) {
-    let Some(first) = products.first() else {
-        return;
-    };
-    let nb = first.w.cols / QK;
+    let nb = products.first().map_or(0, |p| p.w.cols / QK);
     if nb == 0 {
         return;
     }
-    let m = acts.len() / nb;
+    run_tasks(products, acts.len() / nb, |w, row0, out| w.task_dots(isa, row0, acts, out));
+}
+
+/// [`matmul_t`] for K-quant weights ([`QMatrix::takes_q8k`]) against activations quantised as
+/// Q8_K ([`q8k::quantize_rows_k`]): one integer sum per 256 weights. Does nothing unless every
+/// product takes Q8_K activations.
+pub(crate) fn matmul_t_k(products: Vec<Product<'_>>, acts: &[ActBlockK]) {
+    matmul_t_k_with(Isa::detect(), products, acts);
+}
+
+/// [`matmul_t_k`] with the kernels of `isa`.
+pub(crate) fn matmul_t_k_with(isa: Isa, products: Vec<Product<'_>>, acts: &[ActBlockK]) {
+    let nb = products.first().map_or(0, |p| p.w.cols / k::QK_K);
+    if nb == 0 || products.iter().any(|p| !p.w.takes_q8k()) {
+        return;
+    }
+    run_tasks(products, acts.len() / nb, |w, row0, out| w.task_dots_q8k(isa, row0, acts, out));
+}
+
+/// Splits the products into tasks of [`ROWS_PER_TASK`] weight rows and runs `dots(w, row0,
+/// out)` for each across the cores (on the calling thread if the work is small).
+fn run_tasks(
+    products: Vec<Product<'_>>,
+    m: usize,
+    dots: impl Fn(&QMatrix, usize, &mut [f32]) + Sync,
+) {
     struct Task<'a> {
         w: &'a QMatrix,
         row0: usize,
@@ -411,9 +437,10 @@ pub(crate) fn matmul_t_with(isa: Isa, products: Vec<Product<'_>>, acts: &[ActBlo
     }
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let mut work = 0usize;
+    let cols = products.first().map_or(0, |p| p.w.cols);
     for p in products {
         work += p.w.rows * p.w.cols * m;
-        debug_assert_eq!(p.w.cols / QK, nb, "fused products share their input");
+        debug_assert_eq!(p.w.cols, cols, "fused products share their input");
         debug_assert_eq!(p.out_t.len(), p.w.rows * m);
         for (t, out) in p.out_t.chunks_mut(ROWS_PER_TASK * m).enumerate() {
             tasks.push(Task { w: p.w, row0: t * ROWS_PER_TASK, out: Mutex::new(out) });
@@ -422,7 +449,7 @@ pub(crate) fn matmul_t_with(isa: Isa, products: Vec<Product<'_>>, acts: &[ActBlo
     let run = |task: &Task<'_>| {
         // A task is run once, by one thread: the lock is never contended.
         let mut out = task.out.lock().unwrap_or_else(PoisonError::into_inner);
-        task.w.task_dots(isa, task.row0, acts, &mut out);
+        dots(task.w, task.row0, &mut out);
     };
     if tasks.len() == 1 || work < SERIAL_WORK {
         tasks.iter().for_each(run);
@@ -459,3 +486,7 @@ mod tests;
 #[cfg(test)]
 #[path = "quant_k_tests.rs"]
 mod k_tests;
+
+#[cfg(test)]
+#[path = "quant_q8k_tests.rs"]
+mod q8k_tests;

@@ -46,7 +46,7 @@ fn layout(dtype: GgmlDType) -> (&'static [usize], std::ops::Range<usize>, std::o
 /// minimum) with the smallest subnormal f16 scales; all quants 0xFF (at its maximum); every byte 0xFF with `d = dmin = f16::MAX`
 /// (largest sub-block scales and minimums); `d = -f16::MAX` and the smallest subnormal
 /// `dmin`; `d = dmin = 0`. With `extreme_scales` false the last three keep ordinary f16 scales.
-fn raw_blocks(dtype: GgmlDType, n: usize, seed: u64, extreme_scales: bool) -> Vec<u8> {
+pub(super) fn raw_blocks(dtype: GgmlDType, n: usize, seed: u64, extreme_scales: bool) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let (halves, scales, quants) = layout(dtype);
     let mut bytes = Vec::new();
@@ -77,7 +77,12 @@ fn raw_blocks(dtype: GgmlDType, n: usize, seed: u64, extreme_scales: bool) -> Ve
     bytes
 }
 
-fn from_raw(dtype: GgmlDType, rows: usize, cols: usize, bytes: &[u8]) -> (QTensor, QMatrix) {
+pub(super) fn from_raw(
+    dtype: GgmlDType,
+    rows: usize,
+    cols: usize,
+    bytes: &[u8],
+) -> (QTensor, QMatrix) {
     let q = qtensor_from_ggml(dtype, bytes, vec![rows, cols], &Device::Cpu).unwrap();
     let mut ours = QMatrix::with_capacity(dtype, rows, cols).unwrap();
     ours.push_bytes(bytes);
