@@ -1,16 +1,95 @@
-//! Prompt and generation speed of one GGUF chat model, by path:
-//! `cargo run --release -p aria-local --example gguf_speed -- MODEL.gguf [ROUNDS]`.
-//! Prints tokens/s for a ~300-token prompt and for 128 greedy tokens, best of ROUNDS (default 3).
-//! For comparing the embedded engine with llama.cpp on the same file; asserts nothing.
+//! Prompt and generation speed of one GGUF chat model, by path, optionally side by side with
+//! llama.cpp on the same file:
+//! `cargo run --release -p aria-local --example gguf_speed -- MODEL.gguf [ROUNDS]`
+//! (or `ARIA_BENCH_GGUF=MODEL.gguf`). Prints tokens/s for a ~300-token prompt and for 128 greedy
+//! tokens, best of ROUNDS (default 3), with the load average of the moment.
+//!
+//! With `LLAMA_CPP_PY=DIR` (a directory holding the `xllamacpp` package: the PyPI wheel
+//! extracted, e.g. `unzip xllamacpp-*.whl -d DIR`), each round also runs llama.cpp through a
+//! Python child on the same GGUF, the same prompts and the same thread count, interleaved with
+//! ours so machine load hits both alike, and prints the ratios. llama.cpp ignores EOS and
+//! generates exactly 128 tokens; ours stops at EOS, so generation is compared as tokens per
+//! second over the tokens each produced. llama.cpp is only ever run from here, as a yardstick;
+//! it is not a dependency of ARIA. Asserts nothing.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a measuring tool
+
+use std::process::{Command, Stdio};
 
 use aria_api::{ChatRequest, Message};
 use aria_local::{LocalChatOptions, LocalChatProvider};
 
+const FILLER: &str = "The quick brown fox jumps over the lazy dog while the river keeps flowing. ";
+const STORY: &str = "Write a long story about a robot who learns to paint.";
+/// Tokens generated per round.
+const GENERATE: usize = 128;
+
+/// llama.cpp's side, one round: prints `prompt_tps gen_tps prompt_n gen_n`.
+/// The prompts are ours rendered by the same chat template (system prompt included), so both
+/// engines see the same tokens (the token counts are printed to check it).
+const LLAMA_PY: &str = r#"
+import sys
+import xllamacpp as xlc
+model, threads, n_gen, filler, story = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+p = xlc.CommonParams()
+p.model.path = model
+p.n_ctx = 2048
+p.cpuparams.n_threads = threads
+p.cpuparams_batch.n_threads = threads
+p.n_parallel = 1
+server = xlc.Server(p)
+sysp = "<|im_start|>system\nYou are ARIA, a helpful AI assistant.<|im_end|>\n<|im_start|>user\n"
+long = sysp + filler + " Summarise this text.<|im_end|>\n<|im_start|>assistant\n"
+gen = sysp + story + "<|im_end|>\n<|im_start|>assistant\n"
+if True:
+    import os
+    a = server.handle_completions({"prompt": long, "n_predict": 1, "temperature": 0.0, "cache_prompt": False})["timings"]
+    b = server.handle_completions({"prompt": gen, "n_predict": n_gen, "temperature": 0.0, "top_k": 1,
+                                   "samplers": ["top_k"], "ignore_eos": True, "cache_prompt": False})["timings"]
+    print(a["prompt_per_second"], b["predicted_per_second"], a["prompt_n"], b["predicted_n"], flush=True)
+    os._exit(0)
+"#;
+
+/// Runs one llama.cpp round in a fresh Python child (its server thread keeps a core busy
+/// while idle, so none may outlive its round): (prompt tokens/s, generation tokens/s, prompt
+/// tokens, generated tokens).
+fn llama_round(dir: &str, model: &str, threads: usize) -> (f64, f64, usize, usize) {
+    let out = Command::new(std::env::var("PYTHON").unwrap_or_else(|_| "python3".into()))
+        .env("PYTHONPATH", dir)
+        .args(["-c", LLAMA_PY, model, &threads.to_string(), &GENERATE.to_string()])
+        .args([FILLER.repeat(18).as_str(), STORY])
+        .stderr(Stdio::null())
+        .output()
+        .expect("start python3 with xllamacpp");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<f64> = text.split_whitespace().map(|v| v.parse().unwrap()).collect();
+    assert_eq!(f.len(), 4, "llama.cpp said {text:?} (is LLAMA_CPP_PY right?)");
+    (f[0], f[1], f[2] as usize, f[3] as usize)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn request(text: String, max_tokens: usize) -> ChatRequest {
+    ChatRequest {
+        model: "local".into(),
+        messages: vec![Message::user(text)],
+        tools: vec![],
+        max_tokens: Some(max_tokens as u32),
+        temperature: Some(0.0),
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: gguf_speed MODEL.gguf [ROUNDS]");
+    let path = args
+        .next()
+        .or_else(|| std::env::var("ARIA_BENCH_GGUF").ok())
+        .expect("usage: gguf_speed MODEL.gguf [ROUNDS] (or ARIA_BENCH_GGUF=MODEL.gguf)");
     let rounds: usize = args.next().map_or(3, |r| r.parse().expect("ROUNDS is a number"));
+    let threads = candle_core::utils::get_num_threads();
     let options = LocalChatOptions {
         temperature: 0.0,
         repeat_penalty: 1.0,
@@ -18,23 +97,11 @@ fn main() {
         ..LocalChatOptions::default()
     };
     let model = LocalChatProvider::load(std::path::Path::new(&path), options).unwrap();
-    println!("loaded {path} in {:.2} s", model.load_time().as_secs_f64());
-    let filler = "The quick brown fox jumps over the lazy dog while the river keeps flowing. ";
-    let long = ChatRequest {
-        model: "local".into(),
-        messages: vec![Message::user(format!("{} Summarise this text.", filler.repeat(18)))],
-        tools: vec![],
-        max_tokens: Some(1),
-        temperature: Some(0.0),
-    };
-    let story = ChatRequest {
-        model: "local".into(),
-        messages: vec![Message::user("Write a long story about a robot who learns to paint.")],
-        tools: vec![],
-        max_tokens: Some(128),
-        temperature: Some(0.0),
-    };
-    let (mut prompt_best, mut gen_best) = (0f64, 0f64);
+    println!("loaded {path} in {:.2} s; {threads} threads", model.load_time().as_secs_f64());
+    let llama = std::env::var("LLAMA_CPP_PY").ok();
+    let long = request(format!("{} Summarise this text.", FILLER.repeat(18)), 1);
+    let story = request(STORY.into(), GENERATE);
+    let (mut ours_best, mut theirs_best) = ((0f64, 0f64), (0f64, 0f64));
     for round in 0..rounds {
         // A fresh provider state per round: no cached prefix to reuse.
         let fresh =
@@ -44,11 +111,35 @@ fn main() {
         let (_, g) = fresh.generate_blocking(&story).unwrap();
         let gen_tps = g.generated_tokens as f64 / g.generation_secs;
         println!(
-            "round {round}: prompt {} tokens {prompt_tps:.1} tokens/s; generation {} tokens {gen_tps:.1} tokens/s",
-            p.prompt_tokens, g.generated_tokens
+            "round {round} ours:      prompt {} tokens {prompt_tps:6.1} tokens/s; generation {} tokens {gen_tps:5.1} tokens/s (load {})",
+            p.prompt_tokens,
+            g.generated_tokens,
+            load_average()
         );
-        prompt_best = prompt_best.max(prompt_tps);
-        gen_best = gen_best.max(gen_tps);
+        ours_best = (ours_best.0.max(prompt_tps), ours_best.1.max(gen_tps));
+        if let Some(dir) = &llama {
+            let (pt, gt, pn, gn) = llama_round(dir, &path, threads);
+            println!(
+                "round {round} llama.cpp: prompt {pn} tokens {pt:6.1} tokens/s; generation {gn} tokens {gt:5.1} tokens/s (load {})",
+                load_average()
+            );
+            theirs_best = (theirs_best.0.max(pt), theirs_best.1.max(gt));
+        }
     }
-    println!("best: prompt {prompt_best:.1} tokens/s, generation {gen_best:.1} tokens/s");
+    println!(
+        "best of {rounds}, ours:      prompt {:6.1} tokens/s, generation {:5.1} tokens/s",
+        ours_best.0, ours_best.1
+    );
+    if llama.is_some() {
+        println!(
+            "best of {rounds}, llama.cpp: prompt {:6.1} tokens/s, generation {:5.1} tokens/s",
+            theirs_best.0, theirs_best.1
+        );
+        println!(
+            "ours / llama.cpp: prompt {:.2}x, generation {:.2}x (load {})",
+            ours_best.0 / theirs_best.0,
+            ours_best.1 / theirs_best.1,
+            load_average()
+        );
+    }
 }
