@@ -113,7 +113,10 @@ def run_task(aria: str, model: str, task: dict, models_dir: Path, timeout: int, 
         cmd = [aria, "--backend", "local", "--model", model, "run", "--json", "--task", task["prompt"]]
         started = time.monotonic()
         try:
-            out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=timeout)
+            out = subprocess.run(
+                cmd, capture_output=True, text=True, env=env, cwd=root, timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
             code, stdout, stderr = out.returncode, out.stdout, out.stderr
         except subprocess.TimeoutExpired:
             code, stdout, stderr = -1, "", f"timed out after {timeout} s"
