@@ -92,6 +92,8 @@ pub(crate) struct Run<'a> {
     /// Milliseconds from the latest model request to its first text or tool call (the latency
     /// a person waits before anything appears), audited with the response.
     first_output_ms: Option<u64>,
+    /// Whether the model was already told once that it described a call instead of making it.
+    nudged: bool,
     cost_warned: bool,
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
@@ -144,6 +146,7 @@ impl<'a> Run<'a> {
             tainted: None,
             changed: false,
             first_output_ms: None,
+            nudged: false,
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
@@ -204,6 +207,19 @@ impl<'a> Run<'a> {
         }
         loop {
             let response = self.plan().await?;
+            if response.tool_calls.is_empty()
+                && let Some(tool) = self.described_call(&response.text)
+            {
+                // Small models write "you can use the `file_list` function" instead of calling
+                // it: told once (in this run's context only, not the conversation), they call.
+                self.nudged = true;
+                self.audit("model.nudged", json!({ "tool": tool }))?;
+                self.history.push(Message::user(format!(
+                    "[ARIA] You described calling `{tool}` but did not call it. If the task needs \
+                     it, call `{tool}` now; otherwise give your final answer."
+                )));
+                continue;
+            }
             if response.tool_calls.is_empty() {
                 match self.governed(&response.text).await? {
                     governed::Governed::Nothing => return self.complete(response.text),
@@ -241,6 +257,42 @@ impl<'a> Run<'a> {
             self.update(results)?;
             self.transition(SessionState::Planning)?;
         }
+    }
+
+    /// The tool a text answer describes calling instead of calling it ("you can use the
+    /// `file_list` function"), when nothing was called yet in this turn and the model was not
+    /// told already.
+    fn described_call(&self, text: &str) -> Option<String> {
+        if self.nudged {
+            return None;
+        }
+        let called = self
+            .history
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .any(|m| !m.tool_calls.is_empty());
+        if called {
+            return None;
+        }
+        let lower = text.to_lowercase();
+        const DESCRIBES: [&str; 7] = [
+            "you can use",
+            "use the",
+            "i would use",
+            "i will use",
+            "i'll use",
+            "let me use",
+            "i can use",
+        ];
+        if !DESCRIBES.iter().any(|d| lower.contains(d)) {
+            return None;
+        }
+        self.agent.tools.specs().into_iter().map(|t| t.name).find(|name| {
+            [format!("`{name}`"), format!("{name} function"), format!("{name} tool")]
+                .iter()
+                .any(|form| lower.contains(form.as_str()))
+        })
     }
 
     /// A resumed run whose model had already given its final answer only needs finishing.

@@ -462,3 +462,40 @@ async fn a_change_that_did_not_happen_fails_the_run_with_the_models_answer() {
     let r = rig(vec![Turn::text("It multiplies.")], End::Fail, vec![], |_| {});
     assert_eq!(r.run("What does calc.py do?").await.0.unwrap().state, Done);
 }
+
+/// Issue #18: small models describe the call ("you can use the `file_read` tool") instead of
+/// making it. Told once, in the run's context only, they call it.
+#[tokio::test]
+async fn a_described_call_gets_one_nudge_and_then_runs() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![
+            Turn::text("You can use the `file_read` tool to read notes.txt."),
+            Turn::tool("file_read", json!({"path": "notes.txt"})),
+            Turn::text("It says hi."),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what does notes.txt say?").await.0.unwrap();
+    assert_eq!((s.state, s.answer.as_deref()), (Done, Some("It says hi.")));
+    assert_eq!(tool.count(), 1);
+    let nudge = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(nudge.contains("did not call it"), "{nudge}");
+    assert!(r.journal.audit_kinds().contains(&"model.nudged".to_string()));
+
+    // Only once a run; and an answer after a call is never nudged.
+    let r = rig(
+        vec![
+            Turn::text("You can use the `file_read` tool."),
+            Turn::text("You can use the `file_read` tool."),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("how would I read a file?").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    assert_eq!(r.provider.requests().len(), 2);
+}
