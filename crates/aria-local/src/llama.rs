@@ -328,9 +328,12 @@ impl Llama {
                 &mut s.acts,
                 &mut s.out_t,
             )?;
-            for (g, u) in s.g.iter_mut().zip(&s.u) {
-                *g = silu(*g) * u;
-            }
+            let ff = layer.gate.rows();
+            quant::par_chunks_mut(&mut s.g, ff, |i, g| {
+                for (g, u) in g.iter_mut().zip(&s.u[i * ff..(i + 1) * ff]) {
+                    *g = silu(*g) * u;
+                }
+            });
             self.project(&mut [(&layer.down, &mut s.o)], &s.g, m, &mut s.acts, &mut s.out_t)?;
             add_into(&mut x, &s.o);
         }

@@ -336,9 +336,7 @@ pub(crate) fn quantize_row(x: &[f32], out: &mut [ActBlock]) {
 /// Quantises `m` rows of `cols` values each (row-major) into `out`, resizing it.
 pub(crate) fn quantize_rows(x: &[f32], cols: usize, out: &mut Vec<ActBlock>) {
     out.resize(x.len() / QK, ActBlock::default());
-    for (x, o) in x.chunks_exact(cols).zip(out.chunks_exact_mut(cols / QK)) {
-        quantize_row(x, o);
-    }
+    par_chunks_mut(out, cols / QK, |i, o| quantize_row(&x[i * cols..(i + 1) * cols], o));
 }
 
 /// Σ over blocks of `d_w·d_a·Σ q_w q_a + m_w·s_a` (ggml's `vec_dot_q4_1_q8_1`). Written as
@@ -466,18 +464,50 @@ fn run_tasks(
 /// thread: waking the other cores costs more than it saves.
 const SERIAL_WORK: usize = 16 * 1024;
 
-/// `out[i * rows + r]` from `out_t[r * m + i]`.
+/// `out[i * rows + r]` from `out_t[r * m + i]`, across the cores for prompts.
 pub(crate) fn transpose_into(out_t: &[f32], rows: usize, m: usize, out: &mut [f32]) {
     if m == 1 {
         out[..rows].copy_from_slice(&out_t[..rows]);
         return;
     }
-    for (r, col) in out_t.chunks_exact(m).enumerate() {
-        for (i, v) in col.iter().enumerate() {
-            out[i * rows + r] = *v;
+    // Eight output rows per chunk: the reads of a weight row's results stay sequential.
+    const BAND: usize = 8;
+    par_chunks_mut(&mut out[..rows * m], rows * BAND, |c, band| {
+        let i0 = c * BAND;
+        let n = band.len() / rows;
+        for (r, col) in out_t.chunks_exact(m).enumerate() {
+            for (k, v) in col[i0..i0 + n].iter().enumerate() {
+                band[k * rows + r] = *v;
+            }
         }
-    }
+    });
 }
+
+/// Runs `f(index, chunk)` for the `chunk`-long pieces of `data` across the cores (on the
+/// calling thread when `data` is short: waking the other cores would cost more).
+pub(crate) fn par_chunks_mut<T: Send>(
+    data: &mut [T],
+    chunk: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if std::mem::size_of_val(data) < PARALLEL_BYTES || data.len() <= chunk {
+        for (c, piece) in data.chunks_mut(chunk.max(1)).enumerate() {
+            f(c, piece);
+        }
+        return;
+    }
+    let pieces: Vec<Mutex<&mut [T]>> = data.chunks_mut(chunk.max(1)).map(Mutex::new).collect();
+    candle_core::utils::barrier_pool().execute_chunked(pieces.len(), |range| {
+        for c in range {
+            // Each piece is taken by one thread: the lock is never contended.
+            let mut piece = pieces[c].lock().unwrap_or_else(PoisonError::into_inner);
+            f(c, &mut piece);
+        }
+    });
+}
+
+/// Below this many bytes of data [`par_chunks_mut`] runs on the calling thread.
+const PARALLEL_BYTES: usize = 128 * 1024;
 
 #[cfg(test)]
 #[path = "quant_tests.rs"]

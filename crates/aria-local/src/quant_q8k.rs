@@ -41,20 +41,26 @@ impl ActBlockK {
 /// Quantises `m` rows of `cols` values (a multiple of 256) into `out`, resizing it.
 pub(crate) fn quantize_rows_k(x: &[f32], out: &mut Vec<ActBlockK>) {
     out.resize(x.len() / QK_K, ActBlockK::default());
-    for (x, o) in x.chunks_exact(QK_K).zip(out.iter_mut()) {
-        let amax = x.iter().fold(0f32, |a, v| a.max(v.abs()));
-        let d = amax / 127.0;
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-        for (q, v) in o.qs.iter_mut().zip(x) {
-            // In range: |v * id| <= 127 by construction of `id`.
-            *q = (v * id).round() as i8;
-        }
-        for (s, q) in o.sums.iter_mut().zip(o.qs.chunks_exact(QK)) {
-            // In range: |Σ| <= 32 * 127.
-            *s = q.iter().map(|&q| i32::from(q)).sum::<i32>() as i16;
-        }
-        o.d = d;
+    super::par_chunks_mut(out, 16, |c, blocks| {
+        let x = &x[c * 16 * QK_K..];
+        blocks.iter_mut().zip(x.chunks_exact(QK_K)).for_each(|(o, x)| quantize_block(x, o));
+    });
+}
+
+/// One block of [`quantize_rows_k`].
+fn quantize_block(x: &[f32], o: &mut ActBlockK) {
+    let amax = x.iter().fold(0f32, |a, v| a.max(v.abs()));
+    let d = amax / 127.0;
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    for (q, v) in o.qs.iter_mut().zip(x) {
+        // In range: |v * id| <= 127 by construction of `id`.
+        *q = (v * id).round() as i8;
     }
+    for (s, q) in o.sums.iter_mut().zip(o.qs.chunks_exact(QK)) {
+        // In range: |Σ| <= 32 * 127.
+        *s = q.iter().map(|&q| i32::from(q)).sum::<i32>() as i16;
+    }
+    o.d = d;
 }
 
 #[inline(always)]
