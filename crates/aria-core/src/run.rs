@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use aria_api::{
     AuditEvent, ChatEvent, ChatRequest, ChatResponse, JournalError, Message, MessageMeta,
-    ProviderError, Role, SessionRecord, SessionState, Tier, Tool, ToolCall, ToolContext, ToolError,
+    ProviderError, SessionRecord, SessionState, Tier, Tool, ToolCall, ToolContext, ToolError,
     TraceKind, TraceRecord, Usage,
 };
 use futures::StreamExt;
@@ -27,6 +27,8 @@ mod context_step;
 mod dry;
 #[path = "run_governed.rs"]
 mod governed;
+#[path = "run_habits.rs"]
+mod habits;
 #[path = "run_profiles.rs"]
 mod profiles;
 
@@ -259,42 +261,6 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The tool a text answer describes calling instead of calling it ("you can use the
-    /// `file_list` function"), when nothing was called yet in this turn and the model was not
-    /// told already.
-    fn described_call(&self, text: &str) -> Option<String> {
-        if self.nudged {
-            return None;
-        }
-        let called = self
-            .history
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .any(|m| !m.tool_calls.is_empty());
-        if called {
-            return None;
-        }
-        let lower = text.to_lowercase();
-        const DESCRIBES: [&str; 7] = [
-            "you can use",
-            "use the",
-            "i would use",
-            "i will use",
-            "i'll use",
-            "let me use",
-            "i can use",
-        ];
-        if !DESCRIBES.iter().any(|d| lower.contains(d)) {
-            return None;
-        }
-        self.agent.tools.specs().into_iter().map(|t| t.name).find(|name| {
-            [format!("`{name}`"), format!("{name} function"), format!("{name} tool")]
-                .iter()
-                .any(|form| lower.contains(form.as_str()))
-        })
-    }
-
     /// A resumed run whose model had already given its final answer only needs finishing.
     fn pending_final_answer(&self) -> Option<String> {
         let last = self.history.last()?;
@@ -313,40 +279,6 @@ impl<'a> Run<'a> {
         }
         self.transition(SessionState::Done)?;
         self.audit_end()
-    }
-
-    /// Why the run must not end `done`: the task asked for files to change and nothing did
-    /// (the model answered in text, copied a tool result, refused, or said nothing). Not in a
-    /// dry run or read-only mode, where nothing changes by design.
-    fn unfulfilled(&self, answer: &str) -> Option<String> {
-        let config = &self.agent.config;
-        if self.changed || config.dry_run || config.mode == aria_api::ApprovalMode::ReadOnly {
-            return None;
-        }
-        let task = self
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map_or("", |m| m.content.as_str());
-        if !crate::tool_select::asks_for_file_change(task) {
-            return None;
-        }
-        let said = answer.split_whitespace().collect::<Vec<_>>().join(" ");
-        let said = if said.is_empty() {
-            "nothing".to_owned()
-        } else {
-            let clipped: String = said.chars().take(160).collect();
-            if clipped.len() < said.len() {
-                format!("«{clipped}…»")
-            } else {
-                format!("«{clipped}»")
-            }
-        };
-        Some(format!(
-            "the task asked for a change to files, but no change was made (the model answered \
-             {said}); try again with a larger model, or ask for the change more precisely"
-        ))
     }
 
     fn finish(&mut self, state: SessionState, reason: String) -> Result<(), JournalError> {
@@ -689,52 +621,6 @@ impl<'a> Run<'a> {
             slots.push(Slot { call, plan });
         }
         Ok(slots)
-    }
-
-    /// The id of the same call (name and arguments) in the model's previous step of this turn:
-    /// small models repeat a call whose result they already have instead of answering.
-    fn repeated_call(&self, call: &ToolCall) -> Option<String> {
-        let previous = self
-            .history
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
-            .nth(1)?;
-        let args = |raw: &str| serde_json::from_str::<Value>(raw).ok();
-        previous
-            .tool_calls
-            .iter()
-            .find(|c| {
-                c.name == call.name
-                    && (c.arguments == call.arguments
-                        || args(&c.arguments).is_some_and(|a| Some(a) == args(&call.arguments)))
-            })
-            .map(|c| c.id.clone())
-    }
-
-    /// Whether this run's turn (from the latest user message) may have shown the model a file.
-    fn turn_read_files(&self) -> bool {
-        let start = self.history.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
-        crate::memory_policy::turn_read_files(&self.history[start..])
-    }
-
-    /// Why the conversation does not justify the memory a `memory_store` call wants to keep.
-    fn unjustified_memory(&self, args: &Value) -> Option<String> {
-        let content = args["content"].as_str().unwrap_or_default();
-        let by = |role: Role| -> Vec<&str> {
-            self.history.iter().filter(|m| m.role == role).map(|m| m.content.as_str()).collect()
-        };
-        let conversation = crate::Conversation {
-            user: by(Role::User),
-            tool_output: by(Role::Tool),
-            instructions: vec![
-                &self.agent.config.system_prompt,
-                crate::context::PROFILE_FRAMING,
-                crate::context::MEMORY_FRAMING,
-            ],
-        };
-        crate::unjustified(content, &conversation)
     }
 
     /// Whether the user already approved this exact call for the session and that approval
