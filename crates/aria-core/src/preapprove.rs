@@ -62,6 +62,13 @@ impl Preapproval {
         self.yes.then(|| "--yes".to_owned())
     }
 
+    /// The pattern that `argv` starts with, if one does.
+    fn covering(&self, argv: &[&str]) -> Option<&Vec<String>> {
+        self.patterns
+            .iter()
+            .find(|p| p.len() <= argv.len() && p.iter().zip(argv).all(|(a, b)| a == b))
+    }
+
     /// The pattern(s) that cover every simple command of `line`.
     fn command(&self, line: &str) -> Option<String> {
         let script = aria_tools::shell::parse(line).ok()?;
@@ -70,10 +77,7 @@ impl Preapproval {
         for cmd in script.commands() {
             any = true;
             let argv: Vec<&str> = cmd.argv().collect();
-            let p = self
-                .patterns
-                .iter()
-                .find(|p| p.len() <= argv.len() && p.iter().zip(&argv).all(|(a, b)| a == b))?;
+            let p = self.covering(&argv)?;
             let rule = format!("--allow {:?}", p.join(" "));
             if !used.contains(&rule) {
                 used.push(rule);
@@ -97,10 +101,7 @@ impl Preapproval {
         {
             for cmd in script.commands() {
                 let argv: Vec<&str> = cmd.argv().collect();
-                let covered = self
-                    .patterns
-                    .iter()
-                    .any(|p| p.len() <= argv.len() && p.iter().zip(&argv).all(|(a, b)| a == b));
+                let covered = self.covering(&argv).is_some();
                 let pattern = format!(
                     "--allow {:?}",
                     argv.iter().take(2).copied().collect::<Vec<_>>().join(" ")

@@ -553,39 +553,22 @@ impl<'a> Run<'a> {
         let config = &self.agent.config;
         let mut slots = Vec::with_capacity(calls.len());
         for call in calls {
-            let plan = match self.agent.tools.validate(&call.name, &call.arguments) {
-                Err(e) => {
+            let validated = self.agent.tools.validate(&call.name, &call.arguments);
+            // Answered without running: a repeated read, an unjustified memory.
+            let screened = match &validated {
+                Ok((tool, args)) => self.screen(&call, tool.as_ref(), args)?,
+                Err(_) => None,
+            };
+            let plan = match (validated, screened) {
+                (Err(e), _) => {
                     self.audit(
                         "tool.invalid",
                         json!({"call_id": call.id, "name": call.name, "arguments": call.arguments, "error": e.to_string()}),
                     )?;
                     Plan::Answered(format!("error: {e}"))
                 }
-                // A read repeated as it was in the previous step returns what it returned.
-                Ok((tool, args))
-                    if tool.tier(&args) == Tier::Read && self.repeated_call(&call).is_some() =>
-                {
-                    let earlier = self.repeated_call(&call).unwrap_or_default();
-                    self.audit(
-                        "tool.repeated",
-                        json!({"call_id": call.id, "name": call.name, "earlier_call_id": earlier}),
-                    )?;
-                    Plan::Answered(format!(
-                        "not run again: you already have this result (the same `{}` call just \
-                         answered, call {earlier}); answer the user from it, or call with \
-                         different arguments",
-                        call.name
-                    ))
-                }
-                Ok((_, args))
-                    if call.name == crate::memory_tools::MEMORY_STORE
-                        && self.unjustified_memory(&args).is_some() =>
-                {
-                    let reason = self.unjustified_memory(&args).unwrap_or_default();
-                    self.audit_refusal(&call, &args, Tier::RecoverableWrite, "memory", &reason)?;
-                    Plan::Answered(format!("refused: {reason}"))
-                }
-                Ok((tool, mut args)) => {
+                (Ok(_), Some(answer)) => Plan::Answered(answer),
+                (Ok((tool, mut args)), None) => {
                     // What the model keeps from a turn that read files stays on this machine
                     // (set here, after the schema check: the model cannot set it).
                     if call.name == crate::memory_tools::MEMORY_STORE && self.turn_read_files() {

@@ -2,12 +2,44 @@
 //! and #18): a call described instead of made, a read repeated as it was, a change asked for
 //! and not made, and the checks a `memory_store` call must pass.
 
-use aria_api::{Role, ToolCall};
-use serde_json::Value;
+use aria_api::{Role, Tier, Tool, ToolCall};
+use serde_json::{Value, json};
 
-use super::Run;
+use super::{Run, Stop};
 
 impl Run<'_> {
+    /// The answer to a validated call that is not run: a read repeated as it was in the
+    /// previous step (it returns what it returned), or a `memory_store` the conversation does
+    /// not justify. Each is audited.
+    pub(super) fn screen(
+        &self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: &Value,
+    ) -> Result<Option<String>, Stop> {
+        if tool.tier(args) == Tier::Read
+            && let Some(earlier) = self.repeated_call(call)
+        {
+            self.audit(
+                "tool.repeated",
+                json!({"call_id": call.id, "name": call.name, "earlier_call_id": earlier}),
+            )?;
+            return Ok(Some(format!(
+                "not run again: you already have this result (the same `{}` call just \
+                 answered, call {earlier}); answer the user from it, or call with different \
+                 arguments",
+                call.name
+            )));
+        }
+        if call.name == crate::memory_tools::MEMORY_STORE
+            && let Some(reason) = self.unjustified_memory(args)
+        {
+            self.audit_refusal(call, args, Tier::RecoverableWrite, "memory", &reason)?;
+            return Ok(Some(format!("refused: {reason}")));
+        }
+        Ok(None)
+    }
+
     /// The tool a text answer describes calling instead of calling it ("you can use the
     /// `file_list` function"), when nothing was called yet in this turn and the model was not
     /// told already.
@@ -80,7 +112,7 @@ impl Run<'_> {
 
     /// The id of the same call (name and arguments) in the model's previous step of this turn:
     /// small models repeat a call whose result they already have instead of answering.
-    pub(super) fn repeated_call(&self, call: &ToolCall) -> Option<String> {
+    fn repeated_call(&self, call: &ToolCall) -> Option<String> {
         let previous = self
             .history
             .iter()
@@ -107,7 +139,7 @@ impl Run<'_> {
     }
 
     /// Why the conversation does not justify the memory a `memory_store` call wants to keep.
-    pub(super) fn unjustified_memory(&self, args: &Value) -> Option<String> {
+    fn unjustified_memory(&self, args: &Value) -> Option<String> {
         let content = args["content"].as_str().unwrap_or_default();
         let by = |role: Role| -> Vec<&str> {
             self.history.iter().filter(|m| m.role == role).map(|m| m.content.as_str()).collect()
