@@ -75,8 +75,10 @@ impl Store {
             Some(id) => {
                 let found = tx
                     .execute(
-                        "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
-                        params![id, now],
+                        // A conversation created empty takes its title from its first task.
+                        "UPDATE conversations SET updated_at = ?2, \
+                         title = CASE WHEN title = '' THEN ?3 ELSE title END WHERE id = ?1",
+                        params![id, now, title_from_task(&new.task)],
                     )
                     .map_err(sql("touching the conversation"))?;
                 if found == 0 {
@@ -411,10 +413,12 @@ fn corrupt(what: String) -> StoreError {
     StoreError::Corrupt { what }
 }
 
-const SUMMARY: &str = "SELECT c.id, c.title, c.created_at, c.updated_at, \
+pub(crate) const SUMMARY: &str = "SELECT c.id, c.title, c.created_at, c.updated_at, \
     (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) FROM conversations c";
 
-fn read_summary(r: &Row<'_>) -> rusqlite::Result<Result<ConversationSummary, StoreError>> {
+pub(crate) fn read_summary(
+    r: &Row<'_>,
+) -> rusqlite::Result<Result<ConversationSummary, StoreError>> {
     let (id, title, created_at, updated_at) = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
     let count: i64 = r.get(4)?;
     Ok(to_u64("message_count", count).map(|message_count| ConversationSummary {

@@ -61,6 +61,7 @@
 mod audit;
 mod canonical;
 mod chain;
+mod conversations;
 mod error;
 mod ids;
 mod journal;
@@ -78,6 +79,7 @@ mod verify_chain;
 pub use audit::{AuditBundle, AuditRecordRow, BUNDLE_FORMAT, HASH_ALGORITHM, render_text};
 pub use canonical::{canonical_json, write_canonical_json};
 pub use chain::ZERO_HASH;
+pub use conversations::{ConversationPage, StoredApproval};
 pub use error::StoreError;
 pub use ids::{IdKind, MIN_PREFIX};
 pub use journal::{ConversationSummary, StoredMessage, StoredTrace};

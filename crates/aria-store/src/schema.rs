@@ -149,6 +149,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "private memories (never sent to a model off this machine)",
         statements: crate::memory_schema::PRIVATE_MEMORIES,
     },
+    Migration {
+        version: 7,
+        description: "approval questions asked through the daemon",
+        statements: crate::conversations::APPROVALS,
+    },
 ];
 
 /// The version this build writes.

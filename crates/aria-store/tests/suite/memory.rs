@@ -141,7 +141,7 @@ fn an_older_database_gains_the_memory_tables() {
         drop(store);
         conn.execute_batch(
             "DROP TABLE memory_state; DROP TABLE memory_embeddings; DROP TABLE memories_fts; \
-             DROP TABLE memories; PRAGMA user_version = 3;",
+             DROP TABLE memories; DROP TABLE approvals; PRAGMA user_version = 3;",
         )
         .unwrap();
     }
