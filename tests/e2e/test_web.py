@@ -1,0 +1,546 @@
+"""End-to-end tests of the web UI that `aria serve` serves, in a real browser.
+
+The daemon runs against a scripted OpenAI-compatible model (`fake_openai.py`) and a throwaway
+git repository as its root; every test drives the page with Playwright and then checks what
+really happened: files on disk, the API's state, and what ARIA sent to the model.
+
+Run: `python3 -m pytest tests/e2e -q` (after `cargo build -p aria-cli`). Needs `pip install
+playwright pytest` and a Chromium at /usr/bin/chromium (`apt-get install -y chromium`; Playwright's
+own browser download is not used). `ARIA_BIN` overrides the binary, `CHROMIUM` the browser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_openai import FakeOpenAI  # noqa: E402
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+ARIA_BIN = Path(os.environ.get("ARIA_BIN") or REPO / "target" / "debug" / "aria")
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+RUN_TIMEOUT_MS = 30_000
+
+pytestmark = pytest.mark.skipif(not ARIA_BIN.exists(),
+                                reason=f"{ARIA_BIN} is missing: run `cargo build -p aria-cli`")
+
+
+# -----------------------------------------------------------------------------------------------
+# The daemon and its helpers
+# -----------------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=E2E", "-c",
+                           "user.email=e2e@example.invalid", "-c", "commit.gpgsign=false", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+class Daemon:
+    """One `aria serve` process with its own $ARIA_HOME and root."""
+
+    def __init__(self, base: Path, model: FakeOpenAI, token: str | None = None):
+        self.home = base / "home"
+        self.root = base / "repo"
+        self.home.mkdir(parents=True)
+        self.root.mkdir(parents=True)
+        self.token = token
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = base / "daemon.log"
+        self.proc: subprocess.Popen | None = None
+        self.model = model
+        # The repository the scripted model works in: each test uses its own files.
+        for name, text in {"notes.txt": "original notes\n", "delete-me.txt": "to be deleted\n",
+                           "keep-me.txt": "must survive\n", "plan.txt": "version one\n"}.items():
+            (self.root / name).write_text(text)
+        git(self.root, "init", "-q", "-b", "main")
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", "Initial files")
+        # No embedder download in tests: memories are searched by full text only.
+        self.config = base / "aria.toml"
+        self.config.write_text('[memory]\nembedder = "none"\n')
+
+    def start(self) -> "Daemon":
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ARIA_", "OPENAI_", "ANTHROPIC_", "OLLAMA_"))}
+        env.update({
+            "ARIA_HOME": str(self.home), "ARIA_CONFIG": str(self.config),
+            "OPENAI_BASE_URL": self.model.base_url, "ARIA_PROVIDER": "openai",
+            "ARIA_MODEL": "scripted", "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "xdg"),
+            "NO_COLOR": "1",
+        })
+        if self.token:
+            env["ARIA_API_TOKEN"] = self.token
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [str(ARIA_BIN), "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root)],
+            env=env, cwd=str(self.root), stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"aria serve exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "/api/v1/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"aria serve did not answer /api/v1/health within 60 s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if getattr(self, "log", None):
+            self.log.close()
+
+    def log_tail(self, n: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no log)"
+
+    # -- the API, as a test checks it (bearer token when one is set) --------------------------
+    def api(self, method: str, path: str, body=None, expect_status: int | None = None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + "/api/v1" + path, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                status, raw = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read()
+        if expect_status is not None:
+            assert status == expect_status, f"{method} {path}: {status} {raw[:500]!r}"
+        return status, (json.loads(raw) if raw.strip() else None)
+
+    def get(self, path: str):
+        status, value = self.api("GET", path)
+        assert status == 200, f"GET {path}: {status} {value}"
+        return value
+
+
+def items(page):
+    return page if isinstance(page, list) else (page or {}).get("items", [])
+
+
+def wait_until(check, timeout: float = 15, what: str = "condition"):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+@pytest.fixture(scope="session")
+def model():
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def daemon(model, tmp_path_factory):
+    d = Daemon(tmp_path_factory.mktemp("aria"), model).start()
+    yield d
+    d.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def open_page(browser, base_url: str, **context_args):
+    context = browser.new_context(base_url=base_url, **context_args)
+    page = context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors  # uncaught exceptions in the page
+    return context, page
+
+
+@pytest.fixture
+def page(browser, daemon):
+    context, page = open_page(browser, daemon.url, viewport={"width": 1280, "height": 860})
+    yield page
+    errors = list(page.errors)
+    context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def send(page: Page, text: str) -> None:
+    box = page.get_by_test_id("message-input")
+    box.fill(text)
+    box.press("Enter")
+
+
+def wait_run_end(page: Page) -> None:
+    """The run is over when the Stop button is gone and Send is enabled again."""
+    expect(page.get_by_test_id("stop")).to_be_hidden(timeout=RUN_TIMEOUT_MS)
+    expect(page.get_by_test_id("send")).to_be_enabled()
+
+
+def conversation_id(page: Page) -> str:
+    m = re.search(r"#/c/([^/?#]+)$", page.url)
+    assert m, f"the page does not show a conversation: {page.url}"
+    return m.group(1)
+
+
+def tool_messages(request: dict) -> list[str]:
+    return [str(m.get("content")) for m in request.get("messages", []) if m.get("role") == "tool"]
+
+
+# -----------------------------------------------------------------------------------------------
+# Tests
+# -----------------------------------------------------------------------------------------------
+
+ANSWER = ("Hello from **ARIA**.\n\n- first item\n- second item\n\n"
+          "```python\ndef greet():\n    return 'hi'\n```\n\n"
+          "Model text is data: <img src=x onerror=\"window.__xss=1\"> stays text.")
+
+
+def test_streamed_answer_is_rendered_and_stored(page, daemon, model):
+    model.set_script([{"text": ANSWER, "chunk": 6, "delay": 0.01}])
+    page.goto("/")
+    send(page, "Say hello, please")
+    answer = page.get_by_test_id("assistant-message").last
+    expect(answer).to_contain_text("Hello from ARIA.")
+    wait_run_end(page)
+    # Markdown, rendered from escaped text.
+    expect(answer.locator("strong")).to_have_text("ARIA")
+    expect(answer.locator("li")).to_have_text(["first item", "second item"])
+    expect(answer.locator("pre code .tok-k").first).to_have_text("def")
+    expect(answer).to_contain_text('<img src=x onerror="window.__xss=1">')
+    assert answer.locator("img").count() == 0
+    assert page.evaluate("window.__xss") is None
+    expect(page.get_by_test_id("user-message").last).to_have_text("Say hello, please")
+    expect(page.get_by_test_id("run-state")).to_have_text("done")
+
+    # What the model was asked, and what the server kept.
+    assert any(m.get("role") == "user" and "Say hello, please" in str(m.get("content"))
+               for m in model.requests[0]["messages"]), model.requests[0]["messages"]
+    cid = conversation_id(page)
+    conv = daemon.get(f"/conversations/{cid}")
+    roles = [(m["role"], m["content"]) for m in conv["messages"]]
+    assert ("user", "Say hello, please") in roles
+    assert any(r == "assistant" and c and "Hello from **ARIA**." in c for r, c in roles), roles
+    # The sidebar lists it, and search finds it by message text.
+    expect(page.locator(f'[data-testid="conversation-row"][data-id="{cid}"]')).to_be_visible()
+    page.get_by_test_id("conversation-search").fill("Say hello")
+    expect(page.get_by_test_id("conversation-row")).to_have_count(1)
+    page.get_by_test_id("conversation-search").fill("no such words anywhere")
+    expect(page.get_by_test_id("conversation-row")).to_have_count(0)
+
+    # Reloading shows the same conversation from the server.
+    page.reload()
+    expect(page.get_by_test_id("assistant-message").last.locator("strong")).to_have_text("ARIA")
+
+
+def test_approve_then_deny_an_irreversible_command(page, daemon, model):
+    tools = {t["name"]: t for t in items(daemon.get("/tools"))}
+    assert "shell_execute" in tools, sorted(tools)
+    target, survivor = daemon.root / "delete-me.txt", daemon.root / "keep-me.txt"
+    assert target.exists() and survivor.exists()
+
+    # 1. Approved: the file is gone and the model saw the command's result.
+    model.set_script([{"tool_calls": [{"name": "shell_execute", "arguments": {"command": "rm delete-me.txt"}}]},
+                      "I deleted delete-me.txt."])
+    page.goto("/")
+    send(page, "Delete delete-me.txt")
+    card = page.get_by_test_id("approval").last
+    expect(card).to_be_visible()
+    expect(card).to_contain_text("shell_execute")
+    expect(card).to_contain_text("rm delete-me.txt")
+    expect(card).to_contain_text("irreversible")
+    pending = items(daemon.get("/approvals"))
+    assert [(a["tool"], a["tier"]) for a in pending] == [("shell_execute", "irreversible")], pending
+    assert target.exists(), "the command ran before it was approved"
+    card.get_by_test_id("approve").click()
+    expect(card.get_by_test_id("approval-decision")).to_have_text("Approved once.")
+    wait_run_end(page)
+    step = page.get_by_test_id("tool-step").last
+    expect(step.get_by_test_id("tool-name")).to_have_text("shell_execute")
+    expect(step.get_by_test_id("tool-outcome")).not_to_have_text(re.compile("running|denied"))
+    expect(page.get_by_test_id("assistant-message").last).to_contain_text("I deleted delete-me.txt.")
+    assert not target.exists()
+    assert items(daemon.get("/approvals")) == []
+    assert len(model.requests) == 2 and tool_messages(model.requests[1]), model.requests
+
+    # 2. Denied: the file stays, the step says so, and the model is told.
+    model.set_script([{"tool_calls": [{"name": "shell_execute", "arguments": {"command": "rm keep-me.txt"}}]},
+                      "Understood, I left keep-me.txt alone."])
+    page.get_by_test_id("new-conversation").click()
+    send(page, "Delete keep-me.txt")
+    card = page.get_by_test_id("approval").last
+    expect(card).to_contain_text("rm keep-me.txt")
+    card.get_by_test_id("deny").click()
+    expect(card.get_by_test_id("approval-decision")).to_have_text("Denied.")
+    wait_run_end(page)
+    step = page.get_by_test_id("tool-step").last
+    expect(step.get_by_test_id("tool-outcome")).to_have_text("denied")
+    expect(page.get_by_test_id("assistant-message").last).to_contain_text("I left keep-me.txt alone.")
+    assert survivor.read_text() == "must survive\n"
+    told = tool_messages(model.requests[1])
+    assert told and any("den" in t.lower() for t in told), told
+
+
+def test_stop_cancels_a_run_in_flight(page, daemon, model):
+    model.set_script([{"text": "counting " * 150, "chunk": 9, "delay": 0.1}])
+    page.goto("/")
+    send(page, "Count slowly")
+    answer = page.get_by_test_id("assistant-message").last
+    expect(answer).to_contain_text("counting counting")
+    expect(page.get_by_test_id("stop")).to_be_visible()
+    page.get_by_test_id("message-input").press("Escape")  # Esc stops, like the button
+    wait_run_end(page)
+    expect(page.get_by_test_id("run-state")).to_have_text("cancelled")
+    cid = conversation_id(page)
+    sessions = daemon.get(f"/conversations/{cid}")["sessions"]
+    states = [s.get("state") for s in sessions]
+    assert states == ["cancelled"], sessions
+    assert not any(s.get("running") for s in sessions)
+    assert answer.inner_text().count("counting") < 150
+
+
+def test_memory_edit_is_persisted(page, daemon):
+    status, created = daemon.api("POST", "/memories", {"content": "The user's favourite editor is vim."})
+    assert status == 201, created
+    mid = created["id"]
+    status, gone = daemon.api("POST", "/memories", {"content": "The user once lived in Lisbon."})
+    assert status == 201, gone
+
+    page.goto("/")
+    page.get_by_test_id("nav-memories").click()
+    row = page.locator(f'[data-testid="memory-row"][data-id="{mid}"]')
+    expect(row.get_by_test_id("memory-content")).to_have_text("The user's favourite editor is vim.")
+    row.get_by_test_id("memory-edit").click()
+    row.get_by_test_id("memory-editor").fill("The user's favourite editor is helix.")
+    row.get_by_test_id("memory-save").click()
+    expect(row.get_by_test_id("memory-content")).to_have_text("The user's favourite editor is helix.")
+    assert daemon.get(f"/memories/{mid}")["content"] == "The user's favourite editor is helix."
+
+    # Search finds it by its new words (full-text; no embedder in tests).
+    page.get_by_test_id("memory-search").fill("helix")
+    page.get_by_test_id("memory-search").press("Enter")
+    expect(page.get_by_test_id("memory-row")).to_have_count(1)
+    expect(page.get_by_test_id("memory-row")).to_have_attribute("data-id", mid)
+
+    # Forget the other one, confirming in the dialog.
+    page.get_by_test_id("memory-search").fill("")
+    page.get_by_test_id("memory-search").press("Enter")
+    other = page.locator(f'[data-testid="memory-row"][data-id="{gone["id"]}"]')
+    other.get_by_test_id("memory-forget").click()
+    page.get_by_test_id("confirm-ok").click()
+    expect(other).to_have_count(0)
+    listed = [m["id"] for m in items(daemon.get("/memories?limit=500"))]
+    assert gone["id"] not in listed and mid in listed
+    status, after = daemon.api("GET", f"/memories/{gone['id']}")
+    assert status == 404 or after.get("status") == "deleted", (status, after)
+
+    # A reload reads the edit back from the server.
+    page.reload()
+    expect(page.locator(f'[data-testid="memory-row"][data-id="{mid}"]')).to_contain_text("helix")
+
+
+def test_snapshot_rollback_restores_the_file(page, daemon, model):
+    plan = daemon.root / "plan.txt"
+    assert plan.read_text() == "version one\n"
+    model.set_script([{"tool_calls": [{"name": "file_write",
+                                       "arguments": {"path": "plan.txt", "content": "version two\n"}}]},
+                      "I rewrote plan.txt."])
+    page.goto("/")
+    send(page, "Rewrite plan.txt")
+    wait_run_end(page)
+    expect(page.get_by_test_id("assistant-message").last).to_contain_text("I rewrote plan.txt.")
+    assert plan.read_text() == "version two\n"
+    snaps = [s for s in items(daemon.get("/snapshots"))
+             if any("plan.txt" in f for f in (s.get("targets") or []) + (s.get("files_changed") or []))]
+    assert snaps, daemon.get("/snapshots")
+
+    page.get_by_test_id("nav-snapshots").click()
+    row = page.locator(f'[data-testid="snapshot-row"][data-id="{snaps[0]["id"]}"]')
+    expect(row).to_contain_text("plan.txt")
+    row.get_by_test_id("rollback").click()
+    expect(page.get_by_test_id("confirm")).to_be_visible()
+    page.get_by_test_id("confirm-ok").click()
+    expect(row.get_by_test_id("rollback-result")).to_contain_text("Rolled back")
+    assert plan.read_text() == "version one\n"
+
+
+def test_conversations_rename_and_delete(page, daemon):
+    _, keep = daemon.api("POST", "/conversations", {"title": "Alpha plans"}, expect_status=201)
+    _, drop = daemon.api("POST", "/conversations", {"title": "Beta scratch"}, expect_status=201)
+    page.goto("/")
+    page.get_by_test_id("conversation-search").fill("Alpha")
+    rows = page.get_by_test_id("conversation-row")
+    expect(rows).to_have_count(1)
+    row = page.locator(f'[data-testid="conversation-row"][data-id="{keep["id"]}"]')
+    row.get_by_test_id("conversation-rename").click()
+    title = page.get_by_test_id("conversation-title-input")
+    title.fill("Alpha plans, renamed")
+    title.press("Enter")
+    expect(page.locator(f'[data-testid="conversation-row"][data-id="{keep["id"]}"]')
+           .get_by_test_id("conversation-title")).to_have_text("Alpha plans, renamed")
+    assert daemon.get(f"/conversations/{keep['id']}")["title"] == "Alpha plans, renamed"
+
+    page.get_by_test_id("conversation-search").fill("Beta")
+    row = page.locator(f'[data-testid="conversation-row"][data-id="{drop["id"]}"]')
+    row.get_by_test_id("conversation-delete").click()
+    page.get_by_test_id("confirm-ok").click()
+    expect(row).to_have_count(0)
+    daemon.api("GET", f"/conversations/{drop['id']}", expect_status=404)
+    daemon.api("GET", f"/conversations/{keep['id']}", expect_status=200)
+
+
+def test_cost_and_tools_pages_show_the_api(page, daemon):
+    page.goto("/#/tools")
+    tools = items(daemon.get("/tools"))
+    expect(page.get_by_test_id("tool-row")).to_have_count(len(tools))
+    shell = page.locator('[data-testid="tool-row"][data-tool="shell_execute"]')
+    expect(shell).to_contain_text(next(t["tier"] for t in tools if t["name"] == "shell_execute"))
+    page.get_by_test_id("nav-cost").click()
+    cost = daemon.get("/cost")
+    expect(page.get_by_test_id("cost")).not_to_be_empty()
+    scalars = [k for k, v in cost.items() if not isinstance(v, (dict, list))] if isinstance(cost, dict) else []
+    for k in scalars:
+        expect(page.get_by_test_id(f"cost-{k}")).to_be_visible()
+
+
+def test_theme_toggle_is_remembered(browser, daemon):
+    context, page = open_page(browser, daemon.url, color_scheme="dark")
+    try:
+        page.goto("/")
+        bg = lambda: page.evaluate("getComputedStyle(document.body).backgroundColor")  # noqa: E731
+        assert bg() == "rgb(21, 24, 28)", bg()  # dark by default: the system prefers it
+        page.get_by_test_id("theme-toggle").click()
+        assert page.evaluate("document.documentElement.dataset.theme") == "light"
+        assert bg() == "rgb(255, 255, 255)"
+        page.reload()
+        expect(page.get_by_test_id("message-input")).to_be_visible()
+        assert page.evaluate("localStorage.getItem('aria-theme')") == "light"
+        assert bg() == "rgb(255, 255, 255)"
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+def test_phone_screen(browser, daemon, model):
+    context, page = open_page(browser, daemon.url, viewport={"width": 375, "height": 740},
+                              is_mobile=True, has_touch=True)
+    try:
+        page.goto("/")
+        box = page.get_by_test_id("message-input")
+        expect(box).to_be_visible()
+        # Nothing wider than the screen; the sidebar is folded away behind the menu button.
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        sidebar = page.locator("#sidebar")
+        assert not in_view(page, sidebar)
+        page.get_by_test_id("menu").click()
+        page.wait_for_timeout(300)  # the slide-in transition
+        assert in_view(page, sidebar)
+        page.get_by_test_id("nav-memories").click()
+        expect(page.locator("#view-memories")).to_be_visible()
+        page.wait_for_timeout(300)
+        assert not in_view(page, sidebar)
+        # A whole exchange at phone size.
+        model.set_script(["Short answer for a small screen."])
+        page.get_by_test_id("menu").click()
+        page.get_by_test_id("nav-chat").click()
+        send(page, "Hi from a phone")
+        expect(page.get_by_test_id("assistant-message").last).to_contain_text("Short answer for a small screen.")
+        wait_run_end(page)
+        for testid in ("message-input", "send"):
+            b = page.get_by_test_id(testid).bounding_box()
+            assert b and b["x"] >= 0 and b["x"] + b["width"] <= 375, (testid, b)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+def in_view(page: Page, locator) -> bool:
+    b = locator.bounding_box()
+    return bool(b) and b["x"] + b["width"] > 1 and b["x"] < page.viewport_size["width"]
+
+
+@pytest.fixture
+def token_daemon(model, tmp_path):
+    d = Daemon(tmp_path, model, token="e2e-token-" + os.urandom(8).hex()).start()
+    yield d
+    d.stop()
+
+
+def test_login_with_token_and_csrf(browser, token_daemon, model):
+    d = token_daemon
+    # Without credentials the API refuses, and the page asks for the token.
+    req = urllib.request.Request(d.url + "/api/v1/conversations")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=10)
+    assert refused.value.code == 401
+    context, page = open_page(browser, d.url)
+    try:
+        page.goto("/")
+        expect(page.get_by_test_id("login-token")).to_be_visible()
+        expect(page.get_by_test_id("message-input")).to_be_hidden()
+        page.get_by_test_id("login-token").fill("wrong-token")
+        page.get_by_test_id("login-submit").click()
+        expect(page.get_by_test_id("login-error")).to_be_visible()
+        page.get_by_test_id("login-token").fill(d.token)
+        page.get_by_test_id("login-submit").click()
+        expect(page.get_by_test_id("message-input")).to_be_visible()
+        cookies = {c["name"]: c for c in context.cookies()}
+        assert "aria_session" in cookies and cookies["aria_session"]["httpOnly"], cookies
+        assert "aria_csrf" in cookies, cookies
+        # A state-changing request from the page (new conversation, message) passes the CSRF check.
+        model.set_script(["Signed in and answering."])
+        send(page, "Hello after login")
+        expect(page.get_by_test_id("assistant-message").last).to_contain_text("Signed in and answering.")
+        wait_run_end(page)
+        cid = conversation_id(page)
+        conv = d.get(f"/conversations/{cid}")
+        assert any(m["role"] == "user" and m["content"] == "Hello after login" for m in conv["messages"])
+        assert not page.errors, page.errors
+    finally:
+        context.close()
