@@ -21,7 +21,7 @@ mod notes;
 mod progress;
 mod providers;
 mod render;
-mod runlock;
+use aria_store::runlock;
 #[cfg(feature = "local")]
 mod speed;
 

@@ -284,6 +284,40 @@ impl Store {
         )
     }
 
+    /// Sessions newest first, `offset` of them skipped, and how many there are in all.
+    pub fn session_page(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<SessionRecord>, u64), StoreError> {
+        let total: i64 = self
+            .conn()
+            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+            .map_err(sql("counting sessions"))?;
+        let items = self.query_sessions(
+            &format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC \
+                 LIMIT ?1 OFFSET ?2"
+            ),
+            [limit_param(limit), limit_param(offset)],
+        )?;
+        Ok((items, u64::try_from(total).unwrap_or(0)))
+    }
+
+    /// The sessions (runs) of one conversation, oldest first.
+    pub fn sessions_in_conversation(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        self.query_sessions(
+            &format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?1 \
+                 ORDER BY created_at, id"
+            ),
+            [conversation_id],
+        )
+    }
+
     /// Sessions interrupted mid-run: any state but `idle` (never started) and the terminal
     /// `done`, `failed`, `cancelled`. Newest first. These are what `aria` offers to resume after
     /// a crash; failed runs are resumable too but are listed by [`Store::list_sessions`].

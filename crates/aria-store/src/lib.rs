@@ -69,6 +69,7 @@ mod memory;
 mod memory_index;
 mod memory_schema;
 mod memory_search;
+pub mod runlock;
 mod schema;
 mod spend;
 mod store;

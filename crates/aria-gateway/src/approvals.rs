@@ -1,0 +1,192 @@
+//! Approval questions asked through the daemon: sent to the channel that started the run,
+//! persisted until answered, denied when nobody can be asked, when the time runs out (the
+//! agent loop applies `approval_timeout_secs`) or when the daemon stops.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use aria_core::{ApprovalAnswer, ApprovalRequest, Approver};
+use aria_store::{Store, StoredApproval};
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::oneshot;
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, ApiResult};
+use crate::runs::{Event, Runs};
+
+/// The answer to an approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call once.
+    Approve,
+    /// Run this call, and the same call with the same arguments for the rest of the session
+    /// (at most 15 minutes).
+    ApproveSession,
+    Deny,
+}
+
+impl Decision {
+    fn answer(self) -> ApprovalAnswer {
+        match self {
+            Decision::Approve => ApprovalAnswer::Once,
+            Decision::ApproveSession => ApprovalAnswer::Session,
+            Decision::Deny => ApprovalAnswer::Deny,
+        }
+    }
+
+    fn status(self) -> &'static str {
+        match self {
+            Decision::Approve => "approved",
+            Decision::ApproveSession => "approved_session",
+            Decision::Deny => "denied",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Arc<Store>,
+    runs: Arc<Runs>,
+    timeout: Duration,
+    pending: Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>,
+}
+
+/// The daemon's [`Approver`].
+#[derive(Debug, Clone)]
+pub struct Approvals(Arc<Inner>);
+
+impl Approvals {
+    pub fn new(store: Arc<Store>, runs: Arc<Runs>, timeout: Duration) -> Approvals {
+        Approvals(Arc::new(Inner { store, runs, timeout, pending: Mutex::default() }))
+    }
+
+    fn pending(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalAnswer>>> {
+        self.0.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Answers a pending question. Unknown ids are 404; one already answered (or expired) 409.
+    pub fn answer(&self, id: &str, decision: Decision) -> ApiResult<StoredApproval> {
+        let Some(sender) = self.pending().remove(id) else {
+            return Err(match self.0.store.approval(id)? {
+                Some(a) => ApiError::conflict(
+                    format!("approval {id} was already settled: {}", a.status),
+                    "list the questions still waiting with GET /api/v1/approvals",
+                ),
+                None => ApiError::not_found(
+                    format!("no approval question {id}"),
+                    "list the questions still waiting with GET /api/v1/approvals",
+                ),
+            });
+        };
+        let settled = self.0.store.approval_settle(id, decision.status())?.ok_or_else(|| {
+            ApiError::conflict(format!("approval {id} was already settled"), "nothing to do")
+        })?;
+        // The run may have stopped waiting in the meantime (timeout, cancel): then this changes
+        // nothing, and the stored status says what was answered.
+        let _ = sender.send(decision.answer());
+        if let Some(hub) = self.0.runs.session(&settled.session_id) {
+            hub.publish(Event::new(
+                "approval_result",
+                json!({ "id": id, "status": settled.status, "tool": settled.tool }),
+            ));
+        }
+        Ok(settled)
+    }
+
+    async fn ask_inner(self, request: ApprovalRequest) -> ApprovalAnswer {
+        let store = &self.0.store;
+        // The run's conversation is known before it starts; the session id is not.
+        let hub = match store.session(&request.session_id) {
+            Ok(Some(s)) => self.0.runs.in_conversation(&s.conversation_id),
+            _ => None,
+        };
+        let Some(hub) = hub.filter(|h| h.channel.can_ask()) else {
+            return ApprovalAnswer::Deny;
+        };
+        let id = uuid::Uuid::now_v7().to_string();
+        let tier = request.tier.as_str().to_owned();
+        let record = StoredApproval {
+            id: id.clone(),
+            session_id: request.session_id.clone(),
+            tool: request.tool.clone(),
+            arguments: request.arguments.clone(),
+            tier: tier.clone(),
+            reason: request.reason.clone(),
+            channel: hub.channel.as_str().to_owned(),
+            status: "pending".into(),
+            created_at: now_rfc3339(),
+            answered_at: None,
+        };
+        if let Err(e) = store.approval_insert(&record) {
+            tracing::error!("cannot record an approval question, so it is denied: {e}");
+            return ApprovalAnswer::Deny;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending().insert(id.clone(), tx);
+        let expires = time_after(self.0.timeout);
+        hub.publish(Event::new(
+            "approval",
+            json!({
+                "id": id,
+                "session_id": request.session_id,
+                "tool": request.tool,
+                "arguments": request.arguments,
+                "tier": tier,
+                "reason": request.reason,
+                "expires_at": expires,
+            }),
+        ));
+        // If the loop stops waiting (timeout, cancel, shutdown), the question expires.
+        let guard = Expire { approvals: self.clone(), id: id.clone() };
+        let answer = rx.await.unwrap_or(ApprovalAnswer::Deny);
+        std::mem::forget(guard);
+        answer
+    }
+}
+
+/// Settles a question nobody answered.
+struct Expire {
+    approvals: Approvals,
+    id: String,
+}
+
+impl Drop for Expire {
+    fn drop(&mut self) {
+        if self.approvals.pending().remove(&self.id).is_some() {
+            let _ = self.approvals.0.store.approval_settle(&self.id, "expired");
+            if let Ok(Some(a)) = self.approvals.0.store.approval(&self.id)
+                && let Some(hub) = self.approvals.0.runs.session(&a.session_id)
+            {
+                hub.publish(Event::new(
+                    "approval_result",
+                    json!({ "id": self.id, "status": "expired", "tool": a.tool }),
+                ));
+            }
+        }
+    }
+}
+
+impl Approver for Approvals {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
+        Box::pin(self.clone().ask_inner(request))
+    }
+}
+
+fn now_rfc3339() -> String {
+    time_after(Duration::ZERO)
+}
+
+/// RFC 3339 UTC of now plus `after`.
+fn time_after(after: Duration) -> String {
+    let t = time::OffsetDateTime::now_utc() + after;
+    t.replace_nanosecond(0)
+        .unwrap_or(t)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

@@ -1,0 +1,124 @@
+//! ARIA's front ends in the daemon: the HTTP API under `/api/v1` (REST, Server-Sent Events,
+//! WebSocket), the OpenAI-compatible `/v1/chat/completions`, and the web UI at `/`.
+//!
+//! Every front end talks to one shared [`aria_core::Agent`] through [`runs::Runs`]: a message
+//! starts a run, whose events go to every follower of that run; approval questions go to the
+//! channel that started it ([`approvals::Approvals`]). The agent, the store and the models are
+//! built once by `aria serve` (in `aria-cli`) and handed in as a [`Gateway`].
+//!
+//! The listener's security is one middleware ([`security`]): on a loopback listener a `Host`
+//! that is not a loopback name is refused (DNS rebinding), a state-changing request from a
+//! foreign `Origin` is refused everywhere, bodies must be JSON, a configured token is required
+//! (bearer, or the cookie of a web login plus a CSRF header), and each client is rate-limited.
+//! The contract is `docs/http-api.md`; `GET /api/v1/openapi.json` is generated from the handlers.
+
+pub mod approvals;
+pub mod error;
+mod extract;
+pub mod openapi;
+mod routes;
+pub mod runs;
+pub mod security;
+mod sse;
+mod ui;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use aria_api::Provider;
+use aria_core::{Agent, MemoryBackend};
+use aria_store::Store;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use approvals::{Approvals, Decision};
+pub use error::{ApiError, ApiResult};
+pub use runs::{Channel, Event, Reply, Runs};
+pub use security::{Security, token_matches};
+
+/// The largest request body accepted (bytes).
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// A model a request may name as `BACKEND/MODEL`: a plain pass-through, no tools of ARIA's.
+pub type PassThrough = Arc<dyn Fn(&str, &str) -> Result<Arc<dyn Provider>, String> + Send + Sync>;
+
+/// What the endpoints beyond conversations use, built by the composition root.
+#[derive(Clone, Default)]
+pub struct Services {
+    /// Long-term memory (hybrid search, remembering with embeddings).
+    pub memory: Option<Arc<dyn MemoryBackend>>,
+    /// The git restore points under the roots.
+    pub snapshots: Option<Arc<aria_tools::Snapshots>>,
+    /// The effective configuration with secrets redacted.
+    pub config: Value,
+    /// The agent's own model (for OpenAI-compatible requests that bring their own tools).
+    pub provider: Option<(Arc<dyn Provider>, String)>,
+    /// Other backends, by name, for `BACKEND/MODEL`.
+    pub pass_through: Option<PassThrough>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("memory", &self.memory.is_some())
+            .field("snapshots", &self.snapshots.is_some())
+            .field("provider", &self.provider.as_ref().map(|(_, m)| m))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything the daemon's front ends share.
+#[derive(Debug)]
+pub struct Gateway {
+    pub agent: Arc<Agent>,
+    pub store: Arc<Store>,
+    pub runs: Arc<Runs>,
+    pub approvals: Approvals,
+    /// `$ARIA_HOME`: where the run locks live.
+    pub data_dir: PathBuf,
+    pub services: Services,
+    pub security: Security,
+    /// Cancelled when the daemon begins to stop: no new runs from then on.
+    pub shutdown: CancellationToken,
+}
+
+impl Gateway {
+    /// Refuses new work once the daemon is stopping.
+    pub fn accepting(&self) -> ApiResult<()> {
+        if self.shutdown.is_cancelled() {
+            return Err(ApiError::unavailable("the daemon is stopping and takes no new runs"));
+        }
+        Ok(())
+    }
+}
+
+/// The whole HTTP face: API, OpenAI-compatible endpoints, web UI, behind the security layer.
+pub fn router(gateway: Arc<Gateway>) -> axum::Router {
+    let (api, spec) = openapi::api_router().split_for_parts();
+    let spec = Arc::new(spec);
+    api.route(
+        "/api/v1/openapi.json",
+        axum::routing::get(move || {
+            let spec = spec.clone();
+            async move { axum::Json(spec.as_ref().clone()) }
+        }),
+    )
+    .merge(ui::routes())
+    .fallback(routes::not_found)
+    .method_not_allowed_fallback(routes::method_not_allowed)
+    .layer(axum::middleware::from_fn_with_state(gateway.clone(), security::guard))
+    .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+    .with_state(gateway)
+}
+
+/// Serves until `shutdown` resolves, then stops taking connections and waits for open ones.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    gateway: Arc<Gateway>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(gateway).into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await
+}
