@@ -204,6 +204,24 @@ pub fn agent(
     approver: Option<Arc<dyn Approver>>,
     one_shot: bool,
 ) -> CliResult<Agent> {
+    Ok(agent_parts(config, store, redactor, approver, one_shot)?.agent)
+}
+
+/// The agent and what the daemon shares with it: its long-term memory and its model.
+pub struct AgentParts {
+    pub agent: Agent,
+    pub memory: Arc<dyn MemoryBackend>,
+    pub provider: Arc<dyn aria_api::Provider>,
+}
+
+/// Builds the agent, keeping its memory and model at hand (for `aria serve`).
+pub fn agent_parts(
+    config: &Config,
+    store: Arc<Store>,
+    redactor: Arc<dyn Redact>,
+    approver: Option<Arc<dyn Approver>>,
+    one_shot: bool,
+) -> CliResult<AgentParts> {
     let p = &config.provider;
     // The tools (and so the roots) first: a root that does not exist is an error before the
     // embedded model is fetched or loaded.
@@ -272,6 +290,7 @@ pub fn agent(
         .context_window
         .or(p.num_ctx)
         .or_else(|| aria_models::known_model(&p.model).map(|m| m.context_window));
+    let provider = built.provider.clone();
     let agent = Agent::new(
         built.provider,
         Arc::new(registry),
@@ -280,9 +299,10 @@ pub fn agent(
         redactor,
         agent_config,
     )
-    .with_memory(memory);
-    Ok(match approver {
+    .with_memory(memory.clone());
+    let agent = match approver {
         Some(a) => agent.with_approver(a),
         None => agent,
-    })
+    };
+    Ok(AgentParts { agent, memory, provider })
 }

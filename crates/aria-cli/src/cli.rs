@@ -101,6 +101,29 @@ pub enum Command {
     /// re-embed everything after changing the embedder ([memory] embedder).
     #[command(subcommand)]
     Memories(MemoriesCommand),
+    /// The always-on ARIA: a daemon with the HTTP API, the OpenAI-compatible endpoint and the
+    /// web UI (http://127.0.0.1:8080/). Runs in the foreground; Ctrl-C or SIGTERM stops it
+    /// gracefully.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Listen on ADDR:PORT (default `[server] listen`, else 127.0.0.1:8080). An address that
+    /// is not loopback needs an API token and --insecure.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+    /// Serve on a non-loopback address over plain HTTP (the token crosses the network
+    /// unencrypted: prefer a loopback listener behind `tailscale serve` or a Cloudflare Tunnel).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Make a new API token, store it in $ARIA_HOME/api-token (mode 0600), print it once, and
+    /// exit. From then on every request needs it.
+    #[arg(long, conflicts_with = "install")]
+    pub new_token: bool,
+    /// Write a systemd user unit that runs `aria serve` (and print how to enable it), then exit.
+    #[arg(long)]
+    pub install: bool,
 }
 
 #[derive(Debug, Subcommand)]

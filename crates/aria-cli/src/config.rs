@@ -14,6 +14,8 @@ pub use dotenv::{Pinned, load_dotenv};
 mod memory;
 pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
 mod provider;
+mod server;
+pub use server::{RawServer, ServerConfig, parse_listen};
 mod show;
 use provider::resolve_provider;
 pub use provider::{
@@ -54,6 +56,7 @@ pub struct RawConfig {
     pub snapshots: Option<RawSnapshots>,
     pub memory: Option<RawMemory>,
     pub web: Option<RawWeb>,
+    pub server: Option<RawServer>,
 }
 
 /// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
@@ -252,6 +255,7 @@ pub struct Config {
     pub snapshots: SnapshotConfig,
     pub memory: MemoryConfig,
     pub web: WebConfig,
+    pub server: ServerConfig,
 }
 
 /// `[web]`, checked: every allowed host parses.
@@ -436,6 +440,7 @@ pub fn resolve(
     let snapshots = resolve_snapshots(raw.snapshots.unwrap_or_default())?;
     let memory = resolve_memory(raw.memory.unwrap_or_default(), &provider)?;
     let web = resolve_web(raw.web.unwrap_or_default())?;
+    let server = server::resolve_server(raw.server.unwrap_or_default())?;
     Ok(Config {
         source,
         config_dir: config_dir(env),
@@ -459,6 +464,7 @@ pub fn resolve(
         snapshots,
         memory,
         web,
+        server,
     })
 }
 

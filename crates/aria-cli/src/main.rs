@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         Command::Snapshots(c) => commands::snapshots::snapshots(&cli.global, c),
         Command::Rollback(args) => commands::rollback::rollback(&cli.global, args),
         Command::Memories(c) => commands::memories::memories(&cli.global, c),
+        Command::Serve(args) => commands::serve::serve(&cli.global, args),
     };
     match result {
         Ok(code) => exit::code(code),

@@ -10,5 +10,6 @@ pub mod model;
 pub mod models;
 pub mod rollback;
 pub mod run;
+pub mod serve;
 pub mod slash;
 pub mod snapshots;

@@ -111,6 +111,7 @@ impl Config {
                 allow_private: Some(self.web.allow_private),
                 allowed_hosts: Some(self.web.allowed_hosts.clone()),
             }),
+            server: Some(self.server.to_raw()),
         }
     }
 }

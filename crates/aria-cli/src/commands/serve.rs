@@ -1,0 +1,344 @@
+//! `aria serve`: the daemon. One process owns the agent, the store and the models; the HTTP
+//! API, the OpenAI-compatible endpoint and the web UI are its front ends (`aria-gateway`).
+//! It refuses a second instance on the same `$ARIA_HOME`, refuses a non-loopback listener
+//! without a token and `--insecure`, and stops gracefully on SIGINT/SIGTERM: no new runs, runs
+//! in flight get `[server] shutdown_grace_secs` to finish and are then stopped where they are
+//! (interrupted, resumable), background work is flushed, the database is closed.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use aria_gateway::{Approvals, Gateway, Runs, Security, Services};
+use aria_store::runlock::DaemonLock;
+use tokio_util::sync::CancellationToken;
+
+use super::run::Context;
+use crate::app;
+use crate::cli::{GlobalArgs, ServeArgs};
+use crate::config::{self, Config};
+use crate::exit::{CliError, CliResult, OK, USAGE};
+
+/// Where `aria serve --new-token` keeps the token.
+pub fn token_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("api-token")
+}
+
+fn usage(message: String) -> CliError {
+    CliError { code: USAGE, error: anyhow!(message) }
+}
+
+pub fn serve(global: &GlobalArgs, args: ServeArgs) -> CliResult<u8> {
+    let mut ctx = Context::load(global)?;
+    if args.new_token {
+        return new_token(&ctx.config.data_dir);
+    }
+    let listen = match &args.listen {
+        Some(text) => config::parse_listen(text).map_err(|e| usage(format!("--listen: {e}")))?,
+        None => ctx.config.server.listen,
+    };
+    if args.install {
+        return install(&ctx.config, listen, &args, global);
+    }
+    let token = api_token(&ctx.config.data_dir)?;
+    check_exposure(listen, token.is_some(), args.insecure)?;
+    let _instance = DaemonLock::acquire(&ctx.config.data_dir, &listen.to_string())
+        .map_err(|e| usage(e.to_string()))?;
+    app::settle_local_model(&mut ctx.config)?;
+    let runtime = super::run::runtime()?;
+    runtime.block_on(run_daemon(ctx, listen, token))
+}
+
+/// A non-loopback listener needs a token and an explicit `--insecure` (plain HTTP).
+fn check_exposure(listen: SocketAddr, has_token: bool, insecure: bool) -> CliResult<()> {
+    if listen.ip().is_loopback() {
+        return Ok(());
+    }
+    let remote = "for remote access keep ARIA on loopback (--listen 127.0.0.1:8080) and put \
+                  `tailscale serve 8080` or a Cloudflare Tunnel in front of it";
+    if !has_token {
+        return Err(usage(format!(
+            "{listen} is not a loopback address, and anyone who can reach it could use ARIA: \
+             create an API token first with `aria serve --new-token` (or set ARIA_API_TOKEN); \
+             {remote}"
+        )));
+    }
+    if !insecure {
+        return Err(usage(format!(
+            "{listen} is not a loopback address and ARIA speaks plain HTTP, so the API token \
+             would cross the network unencrypted: add --insecure if that network is trusted; \
+             {remote}"
+        )));
+    }
+    Ok(())
+}
+
+/// `ARIA_API_TOKEN`, else the token file; an unreadable or empty file is an error.
+fn api_token(data_dir: &Path) -> CliResult<Option<String>> {
+    if let Ok(token) = std::env::var("ARIA_API_TOKEN")
+        && !token.trim().is_empty()
+    {
+        return Ok(Some(token.trim().to_owned()));
+    }
+    let path = token_path(data_dir);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => Ok(Some(text.trim().to_owned())),
+        Ok(_) => Err(usage(format!(
+            "the API token file {} is empty; make a new token with `aria serve --new-token`",
+            path.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CliError::failed(anyhow!("cannot read {}: {e}", path.display()))),
+    }
+}
+
+fn new_token(data_dir: &Path) -> CliResult<u8> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(|e| CliError::failed(anyhow!("cannot read random bytes: {e}")))?;
+    let token = format!("aria_{}", hex_encode(&bytes));
+    let path = token_path(data_dir);
+    let tmp = path.with_extension("tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options
+        .open(&tmp)
+        .and_then(|mut f| writeln!(f, "{token}").and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    written.map_err(|e| CliError::failed(anyhow!("cannot write {}: {e}", path.display())))?;
+    println!("{token}");
+    eprintln!(
+        "A new API token is stored in {} (mode 0600); the old one, if any, no longer works. \
+         Every request to `aria serve` now needs it: `Authorization: Bearer TOKEN`, or log in \
+         on the web page. Restart a running daemon to apply it.",
+        path.display()
+    );
+    Ok(OK)
+}
+
+fn hex_encode(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `aria serve --install`: a systemd user unit.
+fn install(
+    config: &Config,
+    listen: SocketAddr,
+    args: &ServeArgs,
+    global: &GlobalArgs,
+) -> CliResult<u8> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failed(anyhow!("cannot tell where the aria binary is: {e}")))?;
+    let mut command = format!("{} serve --listen {listen}", exe.display());
+    if args.insecure {
+        command.push_str(" --insecure");
+    }
+    for root in &config.roots {
+        command.push_str(&format!(" --root {}", systemd_quote(&root.display().to_string())));
+    }
+    if let Some(file) = &global.config {
+        command.push_str(&format!(" --config {}", systemd_quote(&file.display().to_string())));
+    }
+    let grace = config.server.shutdown_grace_secs + 10;
+    let unit = format!(
+        "[Unit]\nDescription=ARIA, the local AI agent (aria serve)\nAfter=network.target\n\n\
+         [Service]\nType=simple\nExecStart={command}\nEnvironment=ARIA_HOME={home}\n\
+         Restart=on-failure\nRestartSec=5\nKillSignal=SIGTERM\nTimeoutStopSec={grace}\n\n\
+         [Install]\nWantedBy=default.target\n",
+        home = systemd_quote(&config.data_dir.display().to_string()),
+    );
+    let dir = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .ok_or_else(|| CliError::failed(anyhow!("neither XDG_CONFIG_HOME nor HOME is set")))?
+        .join("systemd/user");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::failed(anyhow!("cannot create {}: {e}", dir.display())))?;
+    let path = dir.join("aria.service");
+    let existed = path.exists();
+    std::fs::write(&path, unit)
+        .map_err(|e| CliError::failed(anyhow!("cannot write {}: {e}", path.display())))?;
+    println!(
+        "{} {}\nEnable and start it:\n  systemctl --user daemon-reload\n  systemctl --user enable \
+         --now aria\nKeep it running after you log out:\n  loginctl enable-linger \"$USER\"\nIts \
+         log: journalctl --user -u aria -f",
+        if existed { "replaced" } else { "wrote" },
+        path.display()
+    );
+    Ok(OK)
+}
+
+/// A word for a systemd unit line (quoted when it has spaces or quotes).
+fn systemd_quote(text: &str) -> String {
+    if text.chars().all(|c| c.is_alphanumeric() || "/._-+=:,@".contains(c)) {
+        text.to_owned()
+    } else {
+        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> CliResult<u8> {
+    let Context { config, store, redactor } = ctx;
+    for a in store.approvals_interrupt_pending()? {
+        eprintln!(
+            "note: the approval question for {} in session {} was still open when the daemon \
+             stopped; it counts as denied",
+            a.tool, a.session_id
+        );
+    }
+    let runs = Arc::new(Runs::new());
+    let approvals = Approvals::new(store.clone(), runs.clone(), config.approval_timeout);
+    let parts = app::agent_parts(
+        &config,
+        store.clone(),
+        redactor.clone(),
+        Some(Arc::new(approvals.clone())),
+        false,
+    )?;
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        usage(format!(
+            "cannot listen on {listen}: {e}; pick another address with --listen ADDR:PORT"
+        ))
+    })?;
+    let address = listener.local_addr().unwrap_or(listen);
+    let mut config_json = serde_json::to_value(&config).unwrap_or_default();
+    aria_api::redact_json(redactor.as_ref(), &mut config_json);
+    let pass_config = config.clone();
+    let services = Services {
+        memory: Some(parts.memory),
+        snapshots: Some(Arc::new(app::snapshots(&config)?)),
+        config: config_json,
+        provider: Some((parts.provider, config.provider.model.clone())),
+        pass_through: Some(Arc::new(move |backend: &str, model: &str| {
+            if !matches!(backend, "ollama" | "openai" | "anthropic") {
+                return Err(format!(
+                    "no backend `{backend}`: name ollama, openai or anthropic (BACKEND/MODEL), \
+                     or use the model `aria`"
+                ));
+            }
+            crate::providers::backend(&pass_config, backend, model)
+                .map(|b| b.provider())
+                .map_err(|e| format!("{:#}", e.error))
+        })),
+    };
+    let security = Security::new(
+        token,
+        listen.ip().is_loopback(),
+        config.server.allowed_origins.clone(),
+        config.server.rate_limit_per_minute,
+    );
+    let gateway = Arc::new(Gateway {
+        agent: Arc::new(parts.agent),
+        store: store.clone(),
+        runs: runs.clone(),
+        approvals,
+        data_dir: config.data_dir.clone(),
+        services,
+        security,
+        shutdown: CancellationToken::new(),
+    });
+    let interrupted = store
+        .unfinished_sessions()?
+        .into_iter()
+        .filter(|s| !aria_store::runlock::is_running(&config.data_dir, &s.id));
+    let interrupted = interrupted.count();
+    if interrupted > 0 {
+        eprintln!(
+            "note: {interrupted} run(s) were interrupted earlier; see them with `aria sessions \
+             list` and resume one with POST /api/v1/runs/ID/resume or `aria run --resume ID`"
+        );
+    }
+    eprintln!(
+        "ARIA is serving on http://{address}/ (web UI), API under http://{address}/api/v1 \
+         ({}); model {} ({}). Ctrl-C stops it.",
+        if gateway.security.token.is_some() { "token required" } else { "no token: loopback only" },
+        config.provider.model,
+        config.provider.name,
+    );
+    let stop = CancellationToken::new();
+    let server = {
+        let stop = stop.clone();
+        tokio::spawn(aria_gateway::serve(listener, gateway.clone(), async move {
+            stop.cancelled().await;
+        }))
+    };
+    let signal = wait_for_signal().await;
+    eprintln!(
+        "{signal}: stopping (no new runs; runs in flight get {}s)…",
+        config.server.shutdown_grace_secs
+    );
+    gateway.shutdown.cancel();
+    let stopped = runs.drain(Duration::from_secs(config.server.shutdown_grace_secs)).await;
+    if stopped > 0 {
+        eprintln!("stopped {stopped} run(s) in flight; they are interrupted and can be resumed");
+    }
+    stop.cancel();
+    // Open connections (a follower of a stopped run, a WebSocket) get a moment to close.
+    match tokio::time::timeout(Duration::from_secs(5), server).await {
+        Ok(Ok(Err(e))) => eprintln!("warning: the HTTP server ended with an error: {e}"),
+        Err(_) => eprintln!("warning: some connections did not close in 5 s; closing them"),
+        _ => {}
+    }
+    if !gateway.agent.finish_background(Duration::from_secs(10)).await {
+        eprintln!("warning: memory extraction did not finish in 10 s and was dropped");
+    }
+    eprintln!("stopped");
+    Ok(OK)
+}
+
+/// Waits for SIGINT or SIGTERM and names it.
+async fn wait_for_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return "interrupt";
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => "interrupt",
+            _ = term.recv() => "terminate",
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "interrupt"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_public_listener_needs_a_token_and_insecure() {
+        let public: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        assert!(check_exposure(loopback, false, false).is_ok());
+        let no_token = check_exposure(public, false, true).unwrap_err();
+        assert_eq!(no_token.code, USAGE);
+        assert!(no_token.error.to_string().contains("--new-token"));
+        let no_flag = check_exposure(public, true, false).unwrap_err();
+        assert!(no_flag.error.to_string().contains("--insecure"));
+        assert!(check_exposure(public, true, true).is_ok());
+    }
+
+    #[test]
+    fn unit_words_are_quoted_when_needed() {
+        assert_eq!(systemd_quote("/home/a/aria"), "/home/a/aria");
+        assert_eq!(systemd_quote("/home/a b/x\"y"), "\"/home/a b/x\\\"y\"");
+    }
+}

@@ -1,0 +1,123 @@
+//! `[server]`: where `aria serve` listens and how it protects the listener.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+use super::ConfigError;
+
+/// The address `aria serve` listens on without `--listen` (seed 004 FR-041).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// `[server]` as written.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    /// `ADDR:PORT`; loopback by default. Any other address needs a token and `--insecure`.
+    pub listen: Option<String>,
+    /// Origins besides the daemon's own that may make state-changing requests (a proxy's
+    /// public name, e.g. `https://aria.tailnet.ts.net`).
+    pub allowed_origins: Option<Vec<String>>,
+    /// Requests per minute per client address (0: no limit).
+    pub rate_limit_per_minute: Option<u32>,
+    /// How long a stopping daemon waits for runs in flight before it stops them (they stay
+    /// resumable).
+    pub shutdown_grace_secs: Option<u64>,
+}
+
+/// `[server]`, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    pub allowed_origins: Vec<String>,
+    pub rate_limit_per_minute: u32,
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        resolve_server(RawServer::default()).unwrap_or(ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            allowed_origins: Vec::new(),
+            rate_limit_per_minute: 600,
+            shutdown_grace_secs: 10,
+        })
+    }
+}
+
+impl ServerConfig {
+    pub fn to_raw(&self) -> RawServer {
+        RawServer {
+            listen: Some(self.listen.to_string()),
+            allowed_origins: Some(self.allowed_origins.clone()),
+            rate_limit_per_minute: Some(self.rate_limit_per_minute),
+            shutdown_grace_secs: Some(self.shutdown_grace_secs),
+        }
+    }
+}
+
+/// An `ADDR:PORT` for the listener, with a message that says what is wrong.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse::<SocketAddr>().map_err(|_| {
+        format!(
+            "`{text}` is not ADDR:PORT; write an IP address and a port, e.g. 127.0.0.1:8080 or \
+             [::1]:8080"
+        )
+    })
+}
+
+pub fn resolve_server(raw: RawServer) -> Result<ServerConfig, ConfigError> {
+    let listen = parse_listen(raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN))
+        .map_err(|e| ConfigError::Invalid(format!("[server] listen: {e}")))?;
+    let allowed_origins = raw.allowed_origins.unwrap_or_default();
+    for origin in &allowed_origins {
+        let ok = (origin.starts_with("http://") || origin.starts_with("https://"))
+            && !origin.trim_end_matches('/').contains(['?', '#'])
+            && origin.splitn(4, '/').nth(3).is_none_or(str::is_empty);
+        if !ok {
+            return Err(ConfigError::Invalid(format!(
+                "[server] allowed_origins: `{origin}` is not an origin; write scheme://host[:port] \
+                 with nothing after it, e.g. https://aria.example.ts.net"
+            )));
+        }
+    }
+    Ok(ServerConfig {
+        listen,
+        allowed_origins: allowed_origins
+            .into_iter()
+            .map(|o| o.trim_end_matches('/').to_owned())
+            .collect(),
+        rate_limit_per_minute: raw.rate_limit_per_minute.unwrap_or(600),
+        shutdown_grace_secs: raw.shutdown_grace_secs.unwrap_or(10),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_loopback_8080_and_bad_values_say_how_to_fix_them() {
+        let d = resolve_server(RawServer::default()).unwrap();
+        assert_eq!(d.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(d.rate_limit_per_minute, 600);
+        let bad =
+            resolve_server(RawServer { listen: Some("localhost".into()), ..Default::default() })
+                .unwrap_err()
+                .to_string();
+        assert!(bad.contains("[server] listen") && bad.contains("127.0.0.1:8080"), "{bad}");
+        let origin = resolve_server(RawServer {
+            allowed_origins: Some(vec!["https://a.example/path".into()]),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(origin.contains("not an origin"), "{origin}");
+        let fine = resolve_server(RawServer {
+            allowed_origins: Some(vec!["https://a.example:8443/".into()]),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(fine.allowed_origins, ["https://a.example:8443"]);
+    }
+}
