@@ -313,10 +313,28 @@ impl Runs {
                 break;
             }
         }
-        let tasks = std::mem::take(&mut self.tables().tasks);
+        let (tasks, hubs) = {
+            let mut t = self.tables();
+            let hubs: Vec<Arc<RunHub>> = t.by_conversation.values().cloned().collect();
+            (std::mem::take(&mut t.tasks), hubs)
+        };
         let stopped = tasks.iter().filter(|t| !t.is_finished()).count();
         for task in tasks {
             task.abort();
+        }
+        // Followers of a stopped run hear why, and their streams end.
+        for hub in hubs.iter().filter(|h| !h.is_finished()) {
+            let id = hub.session_id().unwrap_or_default();
+            hub.publish(Event::new(
+                "error",
+                json!({
+                    "code": "interrupted",
+                    "message": "the daemon stopped before this run ended; it is interrupted, \
+                                with everything up to its last step saved",
+                    "hint": format!("resume it with POST /api/v1/runs/{id}/resume or `aria run --resume {id}`"),
+                }),
+            ));
+            hub.finish(None);
         }
         stopped
     }

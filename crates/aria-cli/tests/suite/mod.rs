@@ -11,4 +11,5 @@ mod memory_recall;
 mod models;
 mod runs;
 mod sandbox_attacks;
+mod serve;
 mod snapshots;
