@@ -1,0 +1,249 @@
+//! A running `aria serve` for the process tests: started on a free loopback port, spoken to
+//! over plain HTTP/1.1, its SSE streams read as they come.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::harness::Aria;
+
+/// A running daemon and the address it printed.
+pub struct Daemon {
+    pub child: Child,
+    pub address: String,
+    stderr: std::sync::mpsc::Receiver<String>,
+}
+
+impl Daemon {
+    pub fn start(aria: &Aria, base_url: &str, extra: &[&str]) -> Daemon {
+        let mut child = aria
+            .cmd(base_url)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("the daemon says where it serves");
+            if let Some(rest) = line.split("serving on http://").nth(1) {
+                let address = rest.split('/').next().unwrap().to_owned();
+                return Daemon { child, address, stderr: rx };
+            }
+        }
+    }
+
+    /// One HTTP/1.1 request; the status and the body.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> (u16, String) {
+        let body = body.map(Value::to_string);
+        let mut all = headers.to_vec();
+        if body.is_some() {
+            all.push(("Content-Type", "application/json"));
+        }
+        self.request_raw(method, path, body.as_deref(), &all)
+    }
+
+    /// A request with exactly this body and these headers (`Host` defaults to the daemon's
+    /// address unless given).
+    pub fn request_raw(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let body = body.unwrap_or_default();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            head.push_str(&format!("Host: {}\r\n", self.address));
+        }
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        // A server that refuses early may close before reading everything: not an error here.
+        let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        let raw = String::from_utf8_lossy(&raw).into_owned();
+        let status = raw.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let body = raw.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+        (status, body)
+    }
+
+    pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let (status, body) = self.request(method, path, body, &[]);
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
+    pub fn signal(&self, name: &str) {
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    pub fn said(&self) -> String {
+        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn new_conversation(daemon: &Daemon) -> String {
+    let (status, c) = daemon.json("POST", "/api/v1/conversations", Some(&json!({})));
+    assert_eq!(status, 201, "{c}");
+    c["id"].as_str().unwrap().to_owned()
+}
+
+/// Starts a message in the background, streaming, and returns the thread that collects the
+/// event names it hears.
+pub fn stream_message(
+    daemon: &Daemon,
+    conversation: &str,
+    content: &str,
+) -> std::thread::JoinHandle<String> {
+    let address = daemon.address.clone();
+    let path = format!("/api/v1/conversations/{conversation}/messages");
+    let body = json!({ "content": content, "stream": true }).to_string();
+    std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(&address).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: \
+             application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = String::new();
+        let _ = stream.read_to_string(&mut raw);
+        raw
+    })
+}
+
+/// An SSE response read as it comes: `(event name, data)` in order.
+pub struct Events {
+    rx: std::sync::mpsc::Receiver<(String, Value)>,
+    pub seen: Vec<(String, Value)>,
+}
+
+impl Events {
+    /// Sends `body` with `stream: true` and follows the answer.
+    pub fn post(daemon: &Daemon, path: &str, body: &Value) -> Events {
+        let mut stream = TcpStream::connect(&daemon.address).unwrap();
+        let body = body.to_string();
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: \
+             application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            daemon.address,
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        Events::read(stream)
+    }
+
+    /// Follows `GET path`.
+    pub fn get(daemon: &Daemon, path: &str) -> Events {
+        let mut stream = TcpStream::connect(&daemon.address).unwrap();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", daemon.address);
+        stream.write_all(request.as_bytes()).unwrap();
+        Events::read(stream)
+    }
+
+    fn read(stream: TcpStream) -> Events {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut name = String::new();
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                // Chunked transfer: size lines are skipped, the event lines read.
+                if let Some(n) = line.strip_prefix("event: ") {
+                    name = n.to_owned();
+                } else if let Some(data) = line.strip_prefix("data: ") {
+                    let value = serde_json::from_str(data).unwrap_or(Value::Null);
+                    if tx.send((std::mem::take(&mut name), value)).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        Events { rx, seen: Vec::new() }
+    }
+
+    /// The next event called `name` (the others before it are kept in `seen`).
+    pub fn next_named(&mut self, name: &str) -> Value {
+        loop {
+            let (n, data) = self
+                .rx
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no `{name}` event; heard {:?}", self.names()));
+            self.seen.push((n.clone(), data.clone()));
+            if n == name {
+                return data;
+            }
+        }
+    }
+
+    /// Everything until the stream ends.
+    pub fn rest(&mut self) -> &[(String, Value)] {
+        while let Ok(event) = self.rx.recv_timeout(Duration::from_secs(30)) {
+            self.seen.push(event);
+        }
+        &self.seen
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.seen.iter().map(|(n, _)| n.as_str()).collect()
+    }
+}
+
+/// `{"content": …, "stream": true}` to a conversation, followed.
+pub fn message_events(daemon: &Daemon, conversation: &str, content: &str) -> Events {
+    Events::post(
+        daemon,
+        &format!("/api/v1/conversations/{conversation}/messages"),
+        &json!({ "content": content, "stream": true }),
+    )
+}
