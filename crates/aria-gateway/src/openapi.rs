@@ -22,6 +22,12 @@ use crate::Gateway;
         (name = "conversations", description = "conversations and messages"),
         (name = "runs", description = "runs (sessions)"),
         (name = "approvals", description = "approval questions"),
+        (name = "memories", description = "long-term memories"),
+        (name = "tools", description = "the agent's tools"),
+        (name = "snapshots", description = "git restore points and rollback"),
+        (name = "audit", description = "the audit log: records, verification, export"),
+        (name = "cost", description = "model spend"),
+        (name = "config", description = "the effective configuration"),
     )
 )]
 struct ApiDoc;
@@ -32,6 +38,8 @@ pub fn api_router() -> OpenApiRouter<Arc<Gateway>> {
         .merge(crate::routes::meta::routes())
         .merge(crate::routes::conversations::routes())
         .merge(crate::routes::runs::routes())
+        .merge(crate::routes::memories::routes())
+        .merge(crate::routes::resources::routes())
 }
 
 /// The document alone (for tests and `aria serve --openapi`).

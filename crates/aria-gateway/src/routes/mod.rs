@@ -1,7 +1,9 @@
 //! The API's handlers, one module per resource.
 
 pub mod conversations;
+pub mod memories;
 pub mod meta;
+pub mod resources;
 pub mod runs;
 
 use axum::http::{StatusCode, Uri};

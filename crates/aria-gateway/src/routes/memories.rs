@@ -1,0 +1,454 @@
+//! Long-term memories: list, search, remember, read, edit, forget.
+//!
+//! The same store calls as `aria memories`: every write is the user's ([`Writer::USER`]) and
+//! the store audits it in the write's own transaction (`memory.store`, `memory.update`,
+//! `memory.forget`). A new memory goes through the agent's [`aria_core::MemoryBackend`] when
+//! the daemon has one, so it is embedded (vector search finds it) and a memory that says the
+//! same thing is updated instead of duplicated; search goes through it too (hybrid: BM25 and
+//! vectors). Without one, the store is used directly and search is BM25 only.
+//!
+//! Forgotten memories keep their row (the audit log refers to them) but are gone for the API:
+//! reading, editing or forgetting one again is a 404.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use aria_store::{Memory, MemoryKind, MemoryQuery, MemoryStatus, MemoryUpdate, StoreError, Writer};
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::resources::blocking;
+use crate::Gateway;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::extract::{ApiJson, ApiPath, ApiQuery, Paging};
+
+pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(search))
+        .routes(routes!(get_one, edit, forget))
+}
+
+/// The statuses a listing shows: everything but forgotten memories (as `aria memories list`).
+const LISTED: &[MemoryStatus] = &[MemoryStatus::Active, MemoryStatus::Archived];
+/// Rows read per query when a listing filters by kind.
+const SCAN: usize = 500;
+/// Search results by default, and at most.
+const SEARCH_DEFAULT: u32 = 10;
+const SEARCH_MAX: u32 = 100;
+
+/// One memory as the API shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MemoryBody {
+    pub id: String,
+    pub content: String,
+    /// `fact`, `preference`, `event`, `skill` or `document`.
+    pub kind: String,
+    pub categories: Vec<String>,
+    /// 0 to 1.
+    pub importance: f32,
+    /// 0 to 1.
+    pub confidence: f32,
+    /// `active` or `archived` (forgotten memories are not shown).
+    pub status: String,
+    /// A person wrote or confirmed it.
+    pub verified: bool,
+    /// Never sent to a model off this machine.
+    pub private: bool,
+    pub access_count: u64,
+    pub accessed_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Where it came from: `{conversation_id, message_ids, extracted_at, extracted_by}`.
+    #[schema(value_type = Object)]
+    pub provenance: Value,
+}
+
+impl From<Memory> for MemoryBody {
+    fn from(m: Memory) -> MemoryBody {
+        MemoryBody {
+            provenance: serde_json::to_value(&m.provenance).unwrap_or_default(),
+            id: m.id,
+            content: m.content,
+            kind: m.kind.as_str().to_owned(),
+            categories: m.categories,
+            importance: m.importance,
+            confidence: m.confidence,
+            status: m.status.as_str().to_owned(),
+            verified: m.verified,
+            private: m.private,
+            access_count: m.access_count,
+            accessed_at: m.accessed_at,
+            created_at: m.created_at,
+            updated_at: m.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryPage {
+    pub items: Vec<MemoryBody>,
+    pub limit: usize,
+    pub offset: usize,
+    pub total: u64,
+}
+
+fn unknown(id: &str) -> ApiError {
+    ApiError::not_found(
+        format!("no memory {id}"),
+        "list them with GET /api/v1/memories, or search with GET /api/v1/memories/search?q=TEXT",
+    )
+}
+
+/// A memory the API can show: it exists and was not forgotten.
+fn live(gw: &Gateway, id: &str) -> ApiResult<Memory> {
+    match gw.store.memory_get(id)? {
+        Some(m) if m.status != MemoryStatus::Deleted => Ok(m),
+        Some(_) => Err(ApiError::not_found(
+            format!("memory {id} was forgotten"),
+            "list the memories ARIA still has with GET /api/v1/memories",
+        )),
+        None => Err(unknown(id)),
+    }
+}
+
+/// A store error of a memory write: unknown ids are 404, rejected content 400.
+fn write_error(e: StoreError, id: &str) -> ApiError {
+    match e {
+        StoreError::UnknownMemory(_) => unknown(id),
+        StoreError::InvalidMemory(why) => {
+            ApiError::bad_request(format!("the memory was not stored: {why}"), "fix `content`")
+        }
+        other => ApiError::from(other),
+    }
+}
+
+fn parse_kind(kind: &str) -> ApiResult<MemoryKind> {
+    MemoryKind::from_str(kind.trim()).map_err(|e| {
+        ApiError::bad_request(e, "`kind` is one of fact, preference, event, skill, document")
+    })
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only memories of this kind: `fact`, `preference`, `event`, `skill` or `document`.
+    pub kind: Option<String>,
+    /// How many items (1–500, default 50).
+    pub limit: Option<u32>,
+    /// How many to skip (default 0).
+    pub offset: Option<u32>,
+}
+
+/// Memories ARIA has (active and archived), most recently updated first.
+#[utoipa::path(get, path = "/api/v1/memories", tag = "memories", params(ListQuery),
+    responses((status = 200, body = MemoryPage), (status = 400, body = ErrorBody)))]
+async fn list(
+    State(gw): State<Arc<Gateway>>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<MemoryPage>> {
+    let paging = Paging { limit: query.limit, offset: query.offset };
+    let (limit, offset) = (paging.limit(), paging.offset());
+    let kind = query.kind.as_deref().filter(|k| !k.trim().is_empty()).map(parse_kind);
+    let (items, total) = match kind.transpose()? {
+        None => {
+            let items = gw.store.memory_list(LISTED, limit, offset)?;
+            let (active, archived, _) = gw.store.memory_counts()?;
+            (items, active + archived)
+        }
+        Some(kind) => {
+            let store = gw.store.clone();
+            blocking("listing memories", move || Ok(of_kind(&store, kind, limit, offset)?)).await?
+        }
+    };
+    Ok(Json(MemoryPage {
+        items: items.into_iter().map(MemoryBody::from).collect(),
+        limit,
+        offset,
+        total,
+    }))
+}
+
+/// One page of the listed memories of `kind`, and how many there are. The store lists by
+/// status only, so this reads the listing through once (in chunks) and counts as it goes.
+fn of_kind(
+    store: &aria_store::Store,
+    kind: MemoryKind,
+    limit: usize,
+    offset: usize,
+) -> Result<(Vec<Memory>, u64), StoreError> {
+    let mut page = Vec::new();
+    let mut seen = 0usize;
+    let mut from = 0usize;
+    loop {
+        let chunk = store.memory_list(LISTED, SCAN, from)?;
+        let read = chunk.len();
+        for m in chunk.into_iter().filter(|m| m.kind == kind) {
+            if seen >= offset && page.len() < limit {
+                page.push(m);
+            }
+            seen += 1;
+        }
+        if read < SCAN {
+            return Ok((page, u64::try_from(seen).unwrap_or(u64::MAX)));
+        }
+        from += read;
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// What to look for.
+    pub q: Option<String>,
+    /// How many results (1–100, default 10).
+    pub limit: Option<u32>,
+}
+
+/// One search result.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchHit {
+    pub memory: MemoryBody,
+    /// The fused rank score (reciprocal rank fusion of BM25 and vector ranks): higher is
+    /// better; only the order matters.
+    pub score: f64,
+    /// Cosine similarity of the memory's vector to the query's, when vector search found it.
+    pub similarity: Option<f64>,
+    /// Whether the full-text search matched the query's words.
+    pub text_match: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResults {
+    /// Best first.
+    pub items: Vec<SearchHit>,
+}
+
+/// Hybrid search of the active memories (BM25 and, when an embedder is configured, vectors),
+/// private ones included: the results go to the user, not to a model.
+#[utoipa::path(get, path = "/api/v1/memories/search", tag = "memories", params(SearchQuery),
+    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
+async fn search(
+    State(gw): State<Arc<Gateway>>,
+    ApiQuery(query): ApiQuery<SearchQuery>,
+) -> ApiResult<Json<SearchResults>> {
+    let Some(q) = query.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) else {
+        return Err(ApiError::bad_request(
+            "nothing to search for",
+            "say what to look for in `q`, e.g. GET /api/v1/memories/search?q=editor",
+        ));
+    };
+    let limit = query.limit.unwrap_or(SEARCH_DEFAULT).clamp(1, SEARCH_MAX) as usize;
+    let items = match &gw.services.memory {
+        Some(memory) => {
+            let scope = aria_core::SearchScope { limit, private: true };
+            let hits = memory.search(q, scope).await.map_err(memory_error)?;
+            let mut items = Vec::with_capacity(hits.len());
+            for hit in hits {
+                // The hit has no dates or status; the API shows the whole memory.
+                if let Some(m) = gw.store.memory_get(&hit.id)? {
+                    items.push(SearchHit {
+                        memory: m.into(),
+                        score: hit.score,
+                        similarity: hit.similarity,
+                        text_match: hit.text_match,
+                    });
+                }
+            }
+            items
+        }
+        None => {
+            // No backend (no embedder either): BM25 over the store, as `aria memories search`.
+            let hits = gw.store.memory_search(&MemoryQuery::new(q, None, limit))?;
+            let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
+            gw.store.memory_touch(&ids)?;
+            hits.into_iter()
+                .map(|h| SearchHit {
+                    text_match: h.text_rank.is_some(),
+                    similarity: h.similarity.map(f64::from),
+                    score: h.score,
+                    memory: h.memory.into(),
+                })
+                .collect()
+        }
+    };
+    Ok(Json(SearchResults { items }))
+}
+
+fn memory_error(e: aria_core::MemoryError) -> ApiError {
+    match e {
+        aria_core::MemoryError::Invalid(why) => ApiError::bad_request(why, "fix `content`"),
+        aria_core::MemoryError::Embed(why) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            format!("the memory could not be embedded: {why}"),
+            "check that the embedding model of `[memory] embedder` is reachable (`aria doctor`), \
+             then try again",
+        ),
+        aria_core::MemoryError::Store(why) => ApiError::internal("the memory store failed", why),
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemoryBody {
+    /// What to remember.
+    pub content: String,
+    /// `fact` (default), `preference`, `event`, `skill` or `document`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Never send it to a model off this machine (default false).
+    #[serde(default)]
+    pub private: bool,
+}
+
+/// Remembers something. 201 with the new memory; 200 with the existing one when ARIA already
+/// had a memory that says the same thing (it is updated, not duplicated).
+#[utoipa::path(post, path = "/api/v1/memories", tag = "memories", request_body = NewMemoryBody,
+    responses((status = 201, body = MemoryBody), (status = 200, body = MemoryBody),
+              (status = 400, body = ErrorBody), (status = 415, body = ErrorBody)))]
+async fn create(
+    State(gw): State<Arc<Gateway>>,
+    ApiJson(body): ApiJson<NewMemoryBody>,
+) -> ApiResult<Response> {
+    let content = body.content.trim().to_owned();
+    if content.is_empty() {
+        return Err(ApiError::bad_request(
+            "the memory is empty",
+            "say what to remember in `content`",
+        ));
+    }
+    let kind = body.kind.as_deref().map(parse_kind).transpose()?.unwrap_or(MemoryKind::Fact);
+    let (id, created) = match &gw.services.memory {
+        Some(memory) => {
+            let new = aria_core::NewMemory {
+                content,
+                kind: core_kind(kind),
+                categories: Vec::new(),
+                importance: 0.5,
+                confidence: 1.0,
+                private: body.private,
+                provenance: aria_core::Provenance {
+                    source: "user".to_owned(),
+                    ..aria_core::Provenance::default()
+                },
+            };
+            match memory.remember(new).await.map_err(memory_error)? {
+                aria_core::Stored::Inserted(id) => (id, true),
+                aria_core::Stored::Updated(id) => (id, false),
+            }
+        }
+        None => {
+            let mut new = aria_store::NewMemory::new(content);
+            new.kind = kind;
+            new.private = body.private;
+            new.verified = true; // a person typed it
+            let m = gw
+                .store
+                .memory_insert(&new, None, Writer::USER)
+                .map_err(|e| write_error(e, "(new)"))?;
+            (m.id, true)
+        }
+    };
+    let m = gw.store.memory_get(&id)?.ok_or_else(|| unknown(&id))?;
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(MemoryBody::from(m))).into_response())
+}
+
+fn core_kind(kind: MemoryKind) -> aria_core::MemoryKind {
+    match kind {
+        MemoryKind::Fact => aria_core::MemoryKind::Fact,
+        MemoryKind::Preference => aria_core::MemoryKind::Preference,
+        MemoryKind::Event => aria_core::MemoryKind::Event,
+        MemoryKind::Skill => aria_core::MemoryKind::Skill,
+        MemoryKind::Document => aria_core::MemoryKind::Document,
+    }
+}
+
+/// One memory.
+#[utoipa::path(get, path = "/api/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "memory id")),
+    responses((status = 200, body = MemoryBody), (status = 404, body = ErrorBody)))]
+async fn get_one(
+    State(gw): State<Arc<Gateway>>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<MemoryBody>> {
+    Ok(Json(live(&gw, &id)?.into()))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditMemory {
+    /// The new text.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// The new kind: `fact`, `preference`, `event`, `skill` or `document`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Whether it may be sent to a model off this machine (`true`: never).
+    #[serde(default)]
+    pub private: Option<bool>,
+}
+
+/// Edits a memory's text, kind or privacy. Fields left out stay as they are; a body that
+/// changes nothing answers the memory as it is and writes nothing. A new text drops the old
+/// vectors (they described the old text) until `aria memories reindex` embeds it again.
+#[utoipa::path(patch, path = "/api/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "memory id")), request_body = EditMemory,
+    responses((status = 200, body = MemoryBody), (status = 400, body = ErrorBody),
+              (status = 404, body = ErrorBody)))]
+async fn edit(
+    State(gw): State<Arc<Gateway>>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<EditMemory>,
+) -> ApiResult<Json<MemoryBody>> {
+    if body.content.is_none() && body.kind.is_none() && body.private.is_none() {
+        return Err(ApiError::bad_request(
+            "the edit changes nothing",
+            "send at least one of `content`, `kind` or `private`",
+        ));
+    }
+    let content = body.content.map(|c| c.trim().to_owned());
+    if content.as_deref().is_some_and(str::is_empty) {
+        return Err(ApiError::bad_request(
+            "the new text is empty",
+            "send the new text in `content`, or forget the memory with DELETE",
+        ));
+    }
+    let kind = body.kind.as_deref().map(parse_kind).transpose()?;
+    let old = live(&gw, &id)?;
+    let update = MemoryUpdate {
+        content: content.filter(|c| *c != old.content),
+        kind: kind.filter(|k| *k != old.kind),
+        private: body.private.filter(|p| *p != old.private),
+        ..MemoryUpdate::default()
+    };
+    if update == MemoryUpdate::default() {
+        return Ok(Json(old.into()));
+    }
+    let m = gw
+        .store
+        .memory_update(&id, &update, None, Writer::USER)
+        .map_err(|e| write_error(e, &id))?;
+    Ok(Json(m.into()))
+}
+
+/// Forgets a memory: it is no longer recalled or listed (the audit log keeps its record).
+#[utoipa::path(delete, path = "/api/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "memory id")),
+    responses((status = 204, description = "forgotten"), (status = 404, body = ErrorBody)))]
+async fn forget(
+    State(gw): State<Arc<Gateway>>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<StatusCode> {
+    live(&gw, &id)?;
+    gw.store.memory_forget(&id, Writer::USER).map_err(|e| write_error(e, &id))?;
+    Ok(StatusCode::NO_CONTENT)
+}
