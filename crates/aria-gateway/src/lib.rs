@@ -15,12 +15,14 @@
 pub mod approvals;
 pub mod error;
 mod extract;
+pub mod openai;
 pub mod openapi;
 mod routes;
 pub mod runs;
 pub mod security;
 mod sse;
 mod ui;
+mod ws;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -109,6 +111,8 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
     .method_not_allowed_fallback(routes::method_not_allowed)
     .layer(axum::middleware::from_fn_with_state(gateway.clone(), security::guard))
     .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+    // Outside the security layer, so its refusals under /v1/ get OpenAI's error shape too.
+    .layer(axum::middleware::from_fn(openai::error_shape))
     .with_state(gateway)
 }
 

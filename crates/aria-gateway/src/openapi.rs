@@ -40,6 +40,8 @@ pub fn api_router() -> OpenApiRouter<Arc<Gateway>> {
         .merge(crate::routes::runs::routes())
         .merge(crate::routes::memories::routes())
         .merge(crate::routes::resources::routes())
+        .merge(crate::ws::routes())
+        .merge(crate::openai::routes())
 }
 
 /// The document alone (for tests and `aria serve --openapi`).
