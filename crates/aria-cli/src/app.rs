@@ -211,6 +211,8 @@ pub fn agent(
 pub struct AgentParts {
     pub agent: Agent,
     pub memory: Arc<dyn MemoryBackend>,
+    /// Memory's embedder (the same instance the agent uses), if any.
+    pub embedder: Option<Arc<dyn aria_api::Embedder>>,
     pub provider: Arc<dyn aria_api::Provider>,
 }
 
@@ -304,5 +306,5 @@ pub fn agent_parts(
         Some(a) => agent.with_approver(a),
         None => agent,
     };
-    Ok(AgentParts { agent, memory, provider })
+    Ok(AgentParts { agent, memory, embedder, provider })
 }

@@ -192,7 +192,13 @@ impl MemoryBackend for StoreMemory {
             let embedding =
                 embedded.as_ref().map(|(model, v)| Embedding { model, vector: v.as_slice() });
             let session = memory.provenance.session_id.as_deref();
-            let actor = if memory.provenance.source == "tool" { "agent" } else { "system" };
+            // The user's own words (the HTTP API, the web page) are theirs and verified; the
+            // model's `memory_store` calls are the agent's; extraction is the system's.
+            let (actor, verified) = match memory.provenance.source.as_str() {
+                "user" => ("user", true),
+                "tool" => ("agent", false),
+                _ => ("system", false),
+            };
             let by = Writer { actor, session_id: session };
             let duplicate = self
                 .store
@@ -229,7 +235,7 @@ impl MemoryBackend for StoreMemory {
                 categories: memory.categories,
                 importance: memory.importance.clamp(0.0, 1.0) as f32,
                 confidence: memory.confidence.clamp(0.0, 1.0) as f32,
-                verified: false,
+                verified,
                 private: memory.private,
                 provenance: aria_store::Provenance {
                     conversation_id: memory.provenance.conversation_id,

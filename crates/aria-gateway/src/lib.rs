@@ -50,6 +50,8 @@ pub type PassThrough = Arc<dyn Fn(&str, &str) -> Result<Arc<dyn Provider>, Strin
 pub struct Services {
     /// Long-term memory (hybrid search, remembering with embeddings).
     pub memory: Option<Arc<dyn MemoryBackend>>,
+    /// The embedder memory uses (re-embeds a memory whose text is edited).
+    pub embedder: Option<Arc<dyn aria_api::Embedder>>,
     /// The git restore points under the roots.
     pub snapshots: Option<Arc<aria_tools::Snapshots>>,
     /// The effective configuration with secrets redacted.

@@ -215,6 +215,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     let pass_config = config.clone();
     let services = Services {
         memory: Some(parts.memory),
+        embedder: parts.embedder,
         snapshots: Some(Arc::new(app::snapshots(&config)?)),
         config: config_json,
         provider: Some((parts.provider, config.provider.model.clone())),

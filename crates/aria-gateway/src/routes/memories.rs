@@ -398,8 +398,8 @@ pub struct EditMemory {
 }
 
 /// Edits a memory's text, kind or privacy. Fields left out stay as they are; a body that
-/// changes nothing answers the memory as it is and writes nothing. A new text drops the old
-/// vectors (they described the old text) until `aria memories reindex` embeds it again.
+/// changes nothing answers the memory as it is and writes nothing. A new text is embedded again
+/// (with no embedder configured its old vectors are dropped until `aria memories reindex`).
 #[utoipa::path(patch, path = "/api/v1/memories/{id}", tag = "memories",
     params(("id" = String, Path, description = "memory id")), request_body = EditMemory,
     responses((status = 200, body = MemoryBody), (status = 400, body = ErrorBody),
@@ -433,9 +433,22 @@ async fn edit(
     if update == MemoryUpdate::default() {
         return Ok(Json(old.into()));
     }
+    // A new text gets a new vector now when an embedder is configured, so similarity search
+    // finds it at once; without one it waits for `aria memories reindex`.
+    let vector = match (&update.content, &gw.services.embedder) {
+        (Some(text), Some(embedder)) => embedder
+            .embed(std::slice::from_ref(text))
+            .await
+            .map_err(|e| tracing::warn!("the edited memory keeps no vector until reindexed: {e}"))
+            .ok()
+            .and_then(|mut v| v.pop())
+            .map(|v| (embedder.model_id().to_owned(), v)),
+        _ => None,
+    };
+    let embedding = vector.as_ref().map(|(model, v)| aria_store::Embedding { model, vector: v });
     let m = gw
         .store
-        .memory_update(&id, &update, None, Writer::USER)
+        .memory_update(&id, &update, embedding, Writer::USER)
         .map_err(|e| write_error(e, &id))?;
     Ok(Json(m.into()))
 }
