@@ -77,7 +77,8 @@ fn an_irreversible_call_asks_the_page_and_is_approved_or_denied_over_http() {
     .serve();
     // Memory extraction after a turn would take the script's next turn.
     std::fs::create_dir_all(aria.dir.path().join("config/aria")).unwrap();
-    std::fs::write(aria.dir.path().join("config/aria/aria.toml"), "[memory]\nextract = false\n").unwrap();
+    std::fs::write(aria.dir.path().join("config/aria/aria.toml"), "[memory]\nextract = false\n")
+        .unwrap();
     let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
     let conversation = new_conversation(&daemon);
 
