@@ -520,6 +520,19 @@ async fn models_lists_aria_and_the_models_that_can_be_named() {
         body["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["aria", "scripted/test-model", "mock/m2"]);
     assert!(body["data"].as_array().unwrap().iter().all(|m| m["object"] == "model"));
+    // The endpoints are in the API's OpenAPI document.
+    let spec: Value = h
+        .http
+        .get(format!("{}/api/v1/openapi.json", h.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for path in ["/v1/chat/completions", "/v1/models", "/api/v1/ws"] {
+        assert!(spec["paths"][path].is_object(), "{path} is not documented");
+    }
     // The agent's own model, named as listed, passes through to it.
     let own =
         Harness::start(Script { own: vec![Turn::text("Direct.")], ..Script::default() }).await;
