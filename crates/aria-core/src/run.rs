@@ -91,6 +91,8 @@ pub(crate) struct Run<'a> {
     tainted: Option<String>,
     /// Whether a call above the read tier ran to success in this run (something changed).
     changed: bool,
+    /// Calls denied in this run (they may be why a change did not happen).
+    denials: std::sync::atomic::AtomicUsize,
     /// Milliseconds from the latest model request to its first text or tool call (the latency
     /// a person waits before anything appears), audited with the response.
     first_output_ms: Option<u64>,
@@ -147,6 +149,7 @@ impl<'a> Run<'a> {
             approved: HashMap::new(),
             tainted: None,
             changed: false,
+            denials: std::sync::atomic::AtomicUsize::new(0),
             first_output_ms: None,
             nudged: false,
             cost_warned: false,
@@ -683,6 +686,7 @@ impl<'a> Run<'a> {
 
     /// Tells the front end that a call was denied: why, and how the user could allow it.
     fn report_denial(&self, call: &ToolCall, args: &Value) {
+        self.denials.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let reason = match &self.agent.approver {
             None => "it needs approval and this run has no one to ask (`aria run` never asks, \
                      nor does a command without a terminal)"

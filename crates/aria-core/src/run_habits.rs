@@ -93,6 +93,13 @@ impl Run<'_> {
         if !crate::tool_select::asks_for_file_change(task) {
             return None;
         }
+        let denied = self.denials.load(std::sync::atomic::Ordering::Relaxed);
+        if denied > 0 {
+            return Some(format!(
+                "the task asked for a change to files, but no change was made: {denied} call(s) \
+                 that needed approval were denied (see above for how to allow them)"
+            ));
+        }
         let said = answer.split_whitespace().collect::<Vec<_>>().join(" ");
         let said = if said.is_empty() {
             "nothing".to_owned()

@@ -461,6 +461,20 @@ async fn a_change_that_did_not_happen_fails_the_run_with_the_models_answer() {
     assert_eq!(write.count(), 1);
     let r = rig(vec![Turn::text("It multiplies.")], End::Fail, vec![], |_| {});
     assert_eq!(r.run("What does calc.py do?").await.0.unwrap().state, Done);
+
+    // When the write was denied, the failure says so rather than blaming the model.
+    let write = TestTool::new("file_write", Tier::Irreversible, Behaviour::Echo);
+    let r = rig(
+        vec![Turn::tool("file_write", json!({"path": "calc.py"})), Turn::text("I could not.")],
+        End::Fail,
+        vec![write.clone()],
+        |_| {},
+    );
+    let s = r.run("Rename multiply to mul in calc.py").await.0.unwrap();
+    assert_eq!((s.state, write.count()), (Failed, 0));
+    let error = s.error.unwrap();
+    assert!(error.contains("1 call(s) that needed approval were denied"), "{error}");
+    assert!(!error.contains("larger model"), "{error}");
 }
 
 /// Issue #18: small models describe the call ("you can use the `file_read` tool") instead of
