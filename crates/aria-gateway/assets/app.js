@@ -11,9 +11,7 @@ const state = {
   tools: null, memOffset: 0, memQuery: '', searchTimer: 0,
 };
 
-// ---------------------------------------------------------------------------------------------
-// Small helpers
-// ---------------------------------------------------------------------------------------------
+// ==== Small helpers
 
 /** el('div', {class: 'x', testid: 'y', onclick: f}, child, 'text', …) */
 function el(tag, attrs, ...children) {
@@ -51,9 +49,7 @@ function cookie(name) {
   return null;
 }
 
-// ---------------------------------------------------------------------------------------------
-// API
-// ---------------------------------------------------------------------------------------------
+// ==== API
 
 class ApiError extends Error {
   constructor(status, code, message, hint) {
@@ -132,9 +128,7 @@ function confirmAction(text) {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Markdown: escape first, then add a fixed set of tags. Links only to http(s), mailto, / and #.
-// ---------------------------------------------------------------------------------------------
+// ==== Markdown: escape first, then add a fixed set of tags. Links only to http(s), mailto, / and #.
 
 const LIST_ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const FENCE = /^\s*(`{3,}|~{3,})\s*([\w+#.-]*)/;
@@ -266,9 +260,7 @@ function highlight(code, lang) {
   return out + esc(code.slice(last));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Conversations (sidebar)
-// ---------------------------------------------------------------------------------------------
+// ==== Conversations (sidebar)
 
 async function loadConversations() {
   const q = $('conversation-search').value.trim();
@@ -324,9 +316,7 @@ async function deleteConversation(c) {
   loadConversations();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Chat: history and the live run
-// ---------------------------------------------------------------------------------------------
+// ==== Chat: history and the live run
 
 function resetChat(title) {
   state.convId = null;
@@ -421,7 +411,7 @@ function setResult(turn, data) {
   s.outcome.className = 'outcome ' + (/^(ok|success|done|completed)$/i.test(outcome) ? 'ok' : 'bad');
   s.step.dataset.outcome = outcome;
   let text = data.summary ?? data.content ?? '';
-  if (data.reason) text += (text ? '\n' : '') + data.reason;
+  if (data.reason && data.reason !== text) text += (text ? '\n' : '') + data.reason;
   if (data.hint) text += '\n' + data.hint;
   s.result.textContent = text || '(no output)';
 }
@@ -432,6 +422,17 @@ function notice(turn, kind, message, hint) {
   endSegment(turn);
   turn.box.append(n);
   scrollDown();
+}
+
+/** The governed workflow's checks after an edit, and the files it put back when one failed. */
+function workflowNotice(turn, w) {
+  if (w.event === 'restored') {
+    const files = (w.files || []).join(', ') || 'the files';
+    notice(turn, 'warning', `${w.check || 'A check'} failed after the edit: ${files} put back as before.`,
+      w.snapshot ? `Restore point ${String(w.snapshot).slice(0, 12)}` : '');
+  } else if (Array.isArray(w.checks) && w.checks.length) {
+    notice(turn, 'info', 'Checks after the edit: ' + w.checks.map((c) => `${c.check}: ${c.note || c.judgement || c.after}`).join('; '));
+  }
 }
 
 function addApproval(turn, a) {
@@ -452,7 +453,8 @@ function addApproval(turn, a) {
     decision);
   const deadline = a.expires_at ? new Date(a.expires_at).getTime() : NaN;
   const timer = isNaN(deadline) ? 0 : setInterval(() => {
-    const left = Math.round((deadline - Date.now()) / 1000);
+    let left = Math.round((deadline - Date.now()) / 1000);
+    if (card.dataset.decision) left = 0;
     if (left > 0) { expires.textContent = `answer within ${left} s`; return; }
     clearInterval(timer);
     if (!decision.textContent) { decision.textContent = 'Expired: the call was denied.'; buttons.forEach((b) => { b.disabled = true; }); }
@@ -470,6 +472,17 @@ function addApproval(turn, a) {
   turn.box.append(card);
   scrollDown(true);
   buttons[0].focus({ preventScroll: true });
+}
+
+/** An approval answered (here, on another page or channel, or by its timeout). */
+function settleApproval(r) {
+  const card = [...document.querySelectorAll('[data-testid="approval"]')].find((c) => c.dataset.approvalId === r.id);
+  if (!card || card.dataset.decision) return;
+  card.dataset.decision = r.status || 'answered';
+  card.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+  card.querySelector('[data-testid="approval-expires"]').textContent = '';
+  card.querySelector('[data-testid="approval-decision"]').textContent =
+    { approved: 'Approved.', approved_session: 'Approved for this session.', denied: 'Denied.', expired: 'Expired: the call was denied.' }[r.status] || `Answered: ${r.status}.`;
 }
 
 function finishTurn(turn, done) {
@@ -499,9 +512,11 @@ function handleEvent(turn, name, data) {
     case 'tool_call': addStep(turn, { id: data.call_id, name: data.name, arguments: data.arguments, tier: data.tier }); break;
     case 'tool_result': setResult(turn, data); break;
     case 'approval': addApproval(turn, data); break;
+    case 'approval_result': settleApproval(data); break;
     case 'warning': notice(turn, 'warning', data.message || 'warning'); break;
     case 'error': notice(turn, 'error', data.message || data.code || 'error', data.hint); break;
     case 'usage': break; // summed up in `done`
+    case 'workflow': workflowNotice(turn, data); break;
     case 'done':
       finishTurn(turn, data);
       $('run-state').textContent = String(data.state || 'done').replace(/_/g, ' ');
@@ -606,9 +621,9 @@ async function stopRun() {
   $('stop').disabled = true;
   const controller = state.controller;
   if (!state.sessionId) { controller && controller.abort(); return; }
+  $('run-state').textContent = 'cancelling…';
   try {
     await api('POST', `/runs/${encodeURIComponent(state.sessionId)}/cancel`);
-    $('run-state').textContent = 'cancelling…';
     // The stream ends with `done` (state cancelled); stop listening if it does not come soon.
     setTimeout(() => { if (state.controller === controller && controller) controller.abort(); }, 10000);
   } catch (e) {
@@ -666,9 +681,7 @@ function autosize() {
   t.style.height = Math.min(t.scrollHeight + 2, window.innerHeight * 0.4) + 'px';
 }
 
-// ---------------------------------------------------------------------------------------------
-// Pages: memories, snapshots, cost, tools
-// ---------------------------------------------------------------------------------------------
+// ==== Pages: memories, snapshots, cost, tools
 
 const KINDS = ['fact', 'preference', 'event', 'skill', 'document'];
 
@@ -770,7 +783,7 @@ function snapshotRow(s) {
   const result = el('div', { class: 'result', testid: 'rollback-result', 'aria-live': 'polite' });
   const button = el('button', { type: 'button', class: 'btn small danger', testid: 'rollback', text: 'Roll back', onclick: rollback });
   const li = el('li', { testid: 'snapshot-row', 'data-id': s.id },
-    el('div', {}, el('strong', { text: s.operation || 'snapshot' }), ' ', el('code', { text: String(s.id).slice(0, 12), title: s.id })),
+    el('div', {}, el('strong', { text: s.operation || 'snapshot' }), ' ', el('code', { text: String(s.id).replace(/^snapshot\//, '') })),
     el('div', { class: 'meta', text: [when(s.time || s.created_at), s.session ? 'session ' + String(s.session).slice(0, 8) : '', s.repository].filter(Boolean).join(' · ') }),
     files.length ? el('div', { class: 'meta', text: 'files: ' + files.join(', ') }) : null,
     el('div', { class: 'actions' }, button), result);
@@ -803,7 +816,7 @@ function fmt(key, v) {
   if (typeof v === 'number') return money(key) ? usd(v) : v.toLocaleString();
   if (v === null || v === undefined) return '—';
   if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  return /^\d{4}-\d\d-\d\dT\d\d:/.test(v) ? when(v) : String(v);
 }
 
 /** Renders any JSON answer readably: numbers as figures, objects as sections, lists as tables. */
@@ -849,9 +862,7 @@ async function loadTools() {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Routing, theme, auth, start-up
-// ---------------------------------------------------------------------------------------------
+// ==== Routing, theme, auth, start-up
 
 function showView(name) {
   for (const v of document.querySelectorAll('.view')) v.hidden = v.dataset.view !== name;
