@@ -320,8 +320,15 @@ def test_approve_then_deny_an_irreversible_command(page, daemon, model):
     wait_run_end(page)
     step = page.get_by_test_id("tool-step").last
     expect(step.get_by_test_id("tool-outcome")).to_have_text("denied")
+    expect(step.get_by_test_id("tier")).to_have_text("irreversible")
     expect(page.get_by_test_id("assistant-message").last).to_contain_text("I left keep-me.txt alone.")
     assert survivor.read_text() == "must survive\n"
+    # After a reload the step comes back from the stored conversation, with what the model was told.
+    page.reload()
+    step = page.get_by_test_id("tool-step").last
+    expect(step.get_by_test_id("tool-name")).to_have_text("shell_execute")
+    expect(step.get_by_test_id("tool-outcome")).to_have_text("refused")
+    expect(step.get_by_test_id("tool-result")).to_contain_text("did not approve")
     told = tool_messages(model.requests[1])
     assert told and any(re.search(r"refused|denied|did not approve", t) for t in told), told
 
@@ -463,8 +470,11 @@ def test_cost_and_tools_pages_show_the_api(page, daemon):
     page.goto("/#/tools")
     tools = items(daemon.get("/tools"))
     expect(page.get_by_test_id("tool-row")).to_have_count(len(tools))
-    shell = page.locator('[data-testid="tool-row"][data-tool="shell_execute"]')
-    expect(shell).to_contain_text(next(t["tier"] for t in tools if t["name"] == "shell_execute"))
+    for t in tools:  # each tool's tier; `by-arguments` when its calls' tiers differ (shell_execute)
+        want = "by-arguments" if t.get("tier_depends_on_arguments") else t["tier"]
+        row = page.locator(f'[data-testid="tool-row"][data-tool="{t["name"]}"]')
+        expect(row.get_by_test_id("tier")).to_have_text(want)
+    assert next(t for t in tools if t["name"] == "shell_execute").get("tier_depends_on_arguments")
     page.get_by_test_id("nav-cost").click()
     cost = daemon.get("/cost")
     expect(page.get_by_test_id("cost")).not_to_be_empty()

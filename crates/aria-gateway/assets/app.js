@@ -371,10 +371,13 @@ function endSegment(turn) {
   turn.seg = null;
 }
 
+/** A tool's tier as the tools list gives it; `by-arguments` when each call's own tier differs. */
+const staticTier = (t) => (t.tier_depends_on_arguments ? 'by-arguments' : t.tier);
+
 function toolTier(name, tier) {
   if (tier) return tier;
   const t = state.tools && state.tools.find((x) => x.name === name);
-  return t ? t.tier : '';
+  return t ? staticTier(t) : '';
 }
 
 function addStep(turn, call) {
@@ -405,10 +408,12 @@ function findStep(turn, callId, name) {
 }
 
 function setResult(turn, data) {
-  const s = findStep(turn, data.call_id, data.name) || addStep(turn, { id: data.call_id, name: data.name || 'tool' });
+  // A denied call has no tool_call event: its step starts here, with the tier it was asked at.
+  const asked = turn.asked && turn.asked.tool === data.name ? turn.asked.tier : undefined;
+  const s = findStep(turn, data.call_id, data.name) || addStep(turn, { id: data.call_id, name: data.name || 'tool', tier: asked });
   const outcome = data.outcome || 'done';
   s.outcome.textContent = outcome;
-  s.outcome.className = 'outcome ' + (/^(ok|success|done|completed)$/i.test(outcome) ? 'ok' : 'bad');
+  s.outcome.className = 'outcome ' + (/^(ok|success|done|completed)$/i.test(outcome) ? 'ok' : outcome === 'answered' ? '' : 'bad');
   s.step.dataset.outcome = outcome;
   let text = data.summary ?? data.content ?? '';
   if (data.reason && data.reason !== text) text += (text ? '\n' : '') + data.reason;
@@ -437,6 +442,7 @@ function workflowNotice(turn, w) {
 
 function addApproval(turn, a) {
   endSegment(turn);
+  turn.asked = { tool: a.tool, tier: a.tier };
   const decision = el('div', { class: 'decision', testid: 'approval-decision', 'aria-live': 'polite' });
   const expires = el('span', { class: 'why', testid: 'approval-expires' });
   const buttons = [
@@ -645,6 +651,8 @@ async function openConversation(id) {
   markCurrent();
   const c = await attempt(() => api('GET', `/conversations/${encodeURIComponent(id)}`));
   if (!c || state.convId !== id) { if (!c) resetChat(); return; }
+  await state.toolsReady; // for the tier badges of past calls
+  if (state.convId !== id) return;
   $('chat-title').textContent = c.title || 'Untitled conversation';
   renderHistory(c.messages || []);
   const live = (c.sessions || []).find((s) => s.running);
@@ -664,7 +672,8 @@ function renderHistory(messages) {
       if (m.content) { turnText(turn, m.content); endSegment(turn); }
       for (const call of m.tool_calls || []) addStep(turn, call);
     } else {
-      setResult(turn, { call_id: m.tool_call_id, name: '', outcome: 'done', summary: m.content });
+      // The stored result does not say how the call ended, only what the model was told.
+      setResult(turn, { call_id: m.tool_call_id, name: '', outcome: /^refused\b/.test(m.content || '') ? 'refused' : 'answered', summary: m.content });
     }
   }
   if (turn) endSegment(turn);
@@ -856,7 +865,8 @@ async function loadTools() {
   list.replaceChildren();
   for (const t of state.tools) {
     list.append(el('li', { testid: 'tool-row', 'data-tool': t.name },
-      el('div', {}, el('strong', { class: 'tool-name', text: t.name }), ' ', el('span', { class: `badge tier-${t.tier}`, text: t.tier })),
+      el('div', {}, el('strong', { class: 'tool-name', text: t.name }), ' ', el('span', { class: `badge tier-${staticTier(t)}`, testid: 'tier', text: staticTier(t),
+        title: t.tier_depends_on_arguments ? `each call's own tier (without arguments: ${t.tier})` : null })),
       el('div', { class: 'meta', text: t.description || '' }),
       el('details', {}, el('summary', { text: 'Arguments' }), el('pre', { class: 'plain', text: pretty(t.parameters ?? {}) }))));
   }
@@ -946,7 +956,7 @@ function startApp() {
     window.addEventListener('hashchange', route);
   }
   loadConversations();
-  api('GET', '/tools').then((t) => { state.tools = items(t); }).catch(() => {});
+  state.toolsReady = api('GET', '/tools').then((t) => { state.tools = items(t); }).catch(() => {});
   route();
 }
 
