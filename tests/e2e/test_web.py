@@ -437,7 +437,7 @@ def test_snapshot_rollback_restores_the_file(page, daemon, model):
     row.get_by_test_id("rollback").click()
     expect(page.get_by_test_id("confirm")).to_be_visible()
     page.get_by_test_id("confirm-ok").click()
-    expect(row.get_by_test_id("rollback-result")).to_contain_text("Rolled back")
+    expect(row.get_by_test_id("rollback-result")).to_contain_text("Rolled back: plan.txt")
     assert plan.read_text() == "version one\n"
 
 

@@ -804,10 +804,10 @@ function snapshotRow(s) {
     const r = await attempt(() => api('POST', `/snapshots/${encodeURIComponent(s.id)}/rollback`, body));
     button.disabled = false;
     if (!r) return;
-    const restored = r.files || r.restored || r.files_restored;
+    const put = Array.isArray(r.files) ? r.files : null;
     result.className = 'result ok';
-    result.textContent = 'Rolled back' + (Array.isArray(restored) && restored.length ? ': ' + restored.join(', ') : '.') +
-      (r.commit ? ` (${String(r.commit).slice(0, 10)})` : '');
+    result.textContent = put && !put.length ? 'Nothing to put back: the files already match this restore point.'
+      : 'Rolled back' + (put ? ': ' + put.join(', ') : '.') + (r.commit ? ` (recorded as ${String(r.commit).slice(0, 10)})` : '');
     li.dataset.rolledBack = 'true';
   }
   return li;
