@@ -264,8 +264,9 @@ function highlight(code, lang) {
 
 async function loadConversations() {
   const q = $('conversation-search').value.trim();
+  const seq = (state.convSeq = (state.convSeq || 0) + 1);
   const page = await attempt(() => api('GET', '/conversations?limit=200' + (q ? '&q=' + encodeURIComponent(q) : '')));
-  if (!page) return;
+  if (!page || seq !== state.convSeq) return; // a later search has been sent since
   const list = $('conversations');
   list.replaceChildren();
   for (const c of items(page)) list.append(conversationRow(c));
@@ -277,7 +278,7 @@ function conversationRow(c) {
   const li = el('li', { testid: 'conversation-row', 'data-id': c.id, class: c.id === state.convId ? 'current' : '' });
   const open = el('button', { class: 'open', title, onclick: () => { location.hash = '#/c/' + c.id; } },
     el('span', { testid: 'conversation-title', text: title }),
-    el('small', { text: `${c.message_count ?? 0} messages · ${when(c.updated_at)}` }));
+    el('small', { text: `${c.message_count ?? 0} message${c.message_count === 1 ? '' : 's'} · ${when(c.updated_at)}` }));
   const rename = el('button', { class: 'icon-btn', testid: 'conversation-rename', 'aria-label': `Rename ${title}`, text: '✎',
     onclick: () => startRename(li, c) });
   const del = el('button', { class: 'icon-btn', testid: 'conversation-delete', 'aria-label': `Delete ${title}`, text: '×',
