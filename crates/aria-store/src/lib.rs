@@ -13,7 +13,8 @@
 //! (loaded from SQLite), scanned first, and the best candidates rescored with the exact `f32`
 //! vectors (in memory, or read back from SQLite: [`Residence`]) under an error bound that makes
 //! the answer the exact top-k.
-//! Jobs, caches and the outbox will arrive as later migrations.
+//! The outbox of the chat channels (`outbox.rs`): written first, sent after, never sent twice
+//! after a recorded success. Jobs and caches will arrive as later migrations.
 //!
 //! The key design decision: **the audit chain is defined on bytes, not on a serde data
 //! model.** A record's hash covers a canonical JSON text that this crate writes itself
@@ -69,6 +70,7 @@ mod memory;
 mod memory_index;
 mod memory_schema;
 mod memory_search;
+mod outbox;
 pub mod runlock;
 mod schema;
 mod spend;
@@ -92,6 +94,7 @@ pub use memory_index::Residence;
 pub use memory_search::{
     Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, fts_query,
 };
+pub use outbox::{ChannelChat, OutboxItem, OutboxKind, OutboxState};
 pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
 pub use store::Store;
 pub use verify::{VerifyFailure, VerifyReport, verify_bundle};

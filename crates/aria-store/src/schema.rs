@@ -154,6 +154,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "approval questions asked through the daemon",
         statements: crate::conversations::APPROVALS,
     },
+    Migration {
+        version: 8,
+        description: "the channels' outbox, cursors and chats (Telegram)",
+        statements: crate::outbox::OUTBOX,
+    },
 ];
 
 /// The version this build writes.
