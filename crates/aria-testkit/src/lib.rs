@@ -9,6 +9,8 @@
 //!   HTTP errors with `Retry-After`, a connection reset mid-stream, truncated JSON, a stall.
 //! - [`embed_mock`]: the embedding endpoints of the Ollama and OpenAI mocks (`/api/embed`,
 //!   `/v1/embeddings`), answering with deterministic bag-of-words vectors ([`toy_embedding`]).
+//! - [`telegram_mock`]: a fake Telegram Bot API (long polling, messages and edits kept,
+//!   HTML checked as Telegram does, scripted 429/5xx/cut connections/delays).
 //!
 //! Nothing here reaches beyond 127.0.0.1.
 
@@ -19,5 +21,7 @@ pub mod mock;
 pub mod ollama_mock;
 pub mod openai_mock;
 pub mod scripted;
+pub mod telegram_mock;
 
 pub use embed_mock::toy_embedding;
+pub use telegram_mock::{FakeTelegram, Fault};
