@@ -24,7 +24,6 @@ mod sse;
 mod ui;
 mod ws;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -118,13 +117,68 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
     .with_state(gateway)
 }
 
+/// How long a client may take to send a request's head (slow-loris protection).
+pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Serves until `shutdown` resolves, then stops taking connections and waits for open ones.
+/// Each connection is HTTP/1.1 (with upgrades, for the WebSocket); a request head that does
+/// not arrive within [`HEADER_TIMEOUT`] closes the connection.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     gateway: Arc<Gateway>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(gateway).into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown)
-        .await
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let router = router(gateway);
+    let closing = CancellationToken::new();
+    let connections = tokio_util::task::TaskTracker::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a moment rather than spin.
+                    tracing::warn!("accepting a connection failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let router = router.clone();
+        let service = hyper::service::service_fn(
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                let mut router = router.clone();
+                async move {
+                    use tower::Service;
+                    router.call(request.map(axum::body::Body::new)).await
+                }
+            },
+        );
+        let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
+        let closing = closing.clone();
+        connections.spawn(async move {
+            tokio::pin!(connection);
+            let result = tokio::select! {
+                result = connection.as_mut() => result,
+                () = closing.cancelled() => {
+                    // Finish the request in flight, then close.
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = result {
+                tracing::debug!("connection from {peer}: {e}");
+            }
+        });
+    }
+    drop(listener);
+    closing.cancel();
+    connections.close();
+    connections.wait().await;
+    Ok(())
 }

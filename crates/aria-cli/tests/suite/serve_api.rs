@@ -268,3 +268,21 @@ fn bad_requests_get_the_error_shape_and_never_a_500() {
     );
     assert_eq!(status, 201);
 }
+
+#[test]
+fn a_client_that_never_finishes_its_request_head_is_disconnected() {
+    use std::io::{Read, Write};
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![]).serve();
+    let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
+    let mut slow = std::net::TcpStream::connect(&daemon.address).unwrap();
+    slow.write_all(b"GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n").unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let _ = slow.read_to_end(&mut rest);
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(25), "closed after {waited:?}");
+    // Meanwhile others are served as usual.
+    assert_eq!(daemon.request("GET", "/api/v1/health", None, &[]).0, 200);
+}
