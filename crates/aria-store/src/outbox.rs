@@ -354,6 +354,19 @@ impl Store {
         )
     }
 
+    /// Moves a waiting row to `next_attempt_ms` without counting an attempt (a rate limit of
+    /// our own, not a failure).
+    pub fn outbox_defer(&self, id: i64, next_attempt_ms: i64) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "UPDATE outbox SET next_attempt_ms = ?2 \
+                 WHERE id = ?1 AND state IN ('pending', 'unknown')",
+                params![id, next_attempt_ms],
+            )
+            .map_err(sql("deferring an outgoing message"))?;
+        Ok(())
+    }
+
     /// Gives up on a row.
     pub fn outbox_mark_failed(&self, id: i64, error: &str) -> Result<OutboxState, StoreError> {
         self.outbox_settle(id, "'failed'", 0, error)
