@@ -98,7 +98,7 @@ fn sends_are_counted_per_chat_for_the_rate_limit() {
     assert_eq!(s.outbox_sent_since(TG, 1, 0).unwrap(), 3);
     assert_eq!(s.outbox_sent_since(TG, 1, 1_000).unwrap(), 2);
     assert_eq!(s.outbox_sent_since(TG, 2, 0).unwrap(), 0);
-    let waiting = s.outbox_send(TG, 1, &json!({"text": "later"}), 0).unwrap();
+    let waiting = s.outbox_send(TG, 3, &json!({"text": "later"}), 0).unwrap();
     s.outbox_defer(waiting, 60_000).unwrap();
     assert!(s.outbox_due(TG, 59_999, 10).unwrap().is_empty());
     let due = s.outbox_due(TG, 60_000, 10).unwrap();
