@@ -11,6 +11,10 @@
 //! foreign `Origin` is refused everywhere, bodies must be JSON, a configured token is required
 //! (bearer, or the cookie of a web login plus a CSRF header), and each client is rate-limited.
 //! The contract is `docs/http-api.md`; `GET /api/v1/openapi.json` is generated from the handlers.
+//!
+//! The Telegram channel ([`telegram`], feature `telegram`, on by default) is one more front end
+//! over the same runs: it long-polls the Bot API and sends every message through an outbox in
+//! the store.
 
 pub mod approvals;
 pub mod error;
@@ -21,6 +25,8 @@ mod routes;
 pub mod runs;
 pub mod security;
 mod sse;
+#[cfg(feature = "telegram")]
+pub mod telegram;
 mod ui;
 mod ws;
 

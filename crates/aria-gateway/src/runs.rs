@@ -38,6 +38,8 @@ pub enum Channel {
     Ws,
     /// An OpenAI-compatible request: nobody can be asked, so such calls are denied.
     OpenAi,
+    /// A Telegram chat: asked with Approve / Deny buttons.
+    Telegram,
 }
 
 impl Channel {
@@ -46,6 +48,7 @@ impl Channel {
             Channel::Web => "web",
             Channel::Ws => "ws",
             Channel::OpenAi => "openai",
+            Channel::Telegram => "telegram",
         }
     }
 

@@ -1,0 +1,297 @@
+//! A message in a chat becomes a run in the chat's conversation; its events become messages:
+//! the answer is sent as soon as the first text arrives and then edited (at most once per
+//! `edit_interval`) as more comes, split over several messages past 4,096 characters; each tool
+//! step is one line (`🔧 file_read notes/todo.md`); a typing indicator shows while tools run;
+//! an approval question is a message with Approve / Deny buttons, edited to say how it ended.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::format::{self, MESSAGE_LIMIT};
+use super::outbox::CHANNEL;
+use super::{Asked, Telegram};
+use crate::approvals::Decision;
+use crate::runs::{Channel, Event, Start};
+
+/// The conversation a chat talks in, created on its first message.
+pub(super) fn conversation(tg: &Telegram, chat: i64) -> Result<String, aria_store::StoreError> {
+    let store = &tg.gw.store;
+    if let Some(id) = store.channel_chat_conversation(CHANNEL, chat)?
+        && store.get_conversation(&id)?.is_some()
+    {
+        return Ok(id);
+    }
+    new_conversation(tg, chat)
+}
+
+/// Starts a new conversation for a chat (`/new`).
+pub(super) fn new_conversation(tg: &Telegram, chat: i64) -> Result<String, aria_store::StoreError> {
+    let id = tg.gw.store.create_conversation("")?.id;
+    tg.gw.store.set_channel_chat_conversation(CHANNEL, chat, &id)?;
+    Ok(id)
+}
+
+/// Starts a run for `text` and follows it in the background.
+pub(super) fn start(tg: &Arc<Telegram>, chat: i64, text: String) {
+    if tg.gw.accepting().is_err() {
+        tg.say(chat, "ARIA is stopping and takes no new messages; try again in a moment.");
+        return;
+    }
+    let conversation = match conversation(tg, chat) {
+        Ok(id) => id,
+        Err(e) => {
+            tracing::error!(chat, "cannot find the chat's conversation: {e}");
+            tg.say(chat, "ARIA cannot open this chat's conversation (a storage error); see the daemon's log.");
+            return;
+        }
+    };
+    let hub = tg.gw.runs.start(
+        tg.gw.clone(),
+        conversation.clone(),
+        Start::Message(text),
+        Channel::Telegram,
+    );
+    let events = hub.follow();
+    let span = tracing::info_span!("telegram_follow", chat, conversation_id = %conversation);
+    tokio::spawn(tracing::Instrument::instrument(follow(tg.clone(), chat, events), span));
+}
+
+/// The answer being streamed: its Markdown-ish text and the rows of the messages showing it.
+struct Stream {
+    chat: i64,
+    text: String,
+    /// (outbox row, the text that part showed last).
+    parts: Vec<(i64, String)>,
+    dirty: bool,
+}
+
+impl Stream {
+    fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.dirty = true;
+    }
+
+    /// A line of its own (a tool step, a warning).
+    fn line(&mut self, line: &str) {
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push('\n');
+        }
+        self.text.push_str(line);
+        self.text.push('\n');
+        self.dirty = true;
+    }
+
+    /// Sends the parts not shown yet and edits those that changed.
+    fn flush(&mut self, tg: &Telegram) {
+        if !self.dirty || self.text.trim().is_empty() {
+            return;
+        }
+        self.dirty = false;
+        let text = self.text.trim_end().to_owned();
+        for (i, part) in format::split(&text, MESSAGE_LIMIT).into_iter().enumerate() {
+            let html = format::to_html(&part);
+            let queued = match self.parts.get_mut(i) {
+                Some((_, shown)) if *shown == part => continue,
+                Some((row, shown)) => {
+                    shown.clone_from(&part);
+                    tg.outbox.edit(self.chat, *row, &html, &part, None).map(|_| ())
+                }
+                None => tg.outbox.send(self.chat, &html, &part, None).map(|row| {
+                    self.parts.push((row, part.clone()));
+                }),
+            };
+            if let Err(e) = queued {
+                tracing::error!(chat = self.chat, "cannot queue the answer: {e}");
+            }
+        }
+    }
+}
+
+/// One line for a tool step: its name and its most telling argument.
+pub(super) fn tool_line(name: &str, arguments: &Value) -> String {
+    let detail = ["path", "command", "query", "url", "pattern", "content", "id"]
+        .iter()
+        .find_map(|k| arguments.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+        .or_else(|| arguments.as_object().filter(|m| !m.is_empty()).map(|_| arguments.to_string()))
+        .unwrap_or_default();
+    let detail: String = detail.replace(['`', '\n'], " ").chars().take(80).collect();
+    if detail.is_empty() { format!("🔧 `{name}`") } else { format!("🔧 `{name} {detail}`") }
+}
+
+async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceiver<Event>) {
+    let mut stream = Stream { chat, text: String::new(), parts: Vec::new(), dirty: false };
+    let mut tools_running = 0usize;
+    typing(&tg, chat);
+    let mut typing_tick = tokio::time::interval(Duration::from_secs(4));
+    typing_tick.tick().await;
+    let mut edit_tick = tokio::time::interval(tg.config.edit_interval);
+    edit_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            _ = edit_tick.tick() => {
+                stream.flush(&tg);
+                continue;
+            }
+            _ = typing_tick.tick(), if tools_running > 0 || stream.parts.is_empty() => {
+                typing(&tg, chat);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        let first = stream.parts.is_empty();
+        match event.event {
+            "text" => {
+                stream.push(event.data["delta"].as_str().unwrap_or_default());
+                // The first words go out at once; later ones wait for the next edit tick.
+                if first {
+                    stream.flush(&tg);
+                }
+            }
+            "tool_call" => {
+                tools_running += 1;
+                stream.line(&tool_line(
+                    event.data["name"].as_str().unwrap_or("tool"),
+                    &event.data["arguments"],
+                ));
+                stream.flush(&tg);
+                typing(&tg, chat);
+            }
+            "tool_result" => {
+                tools_running = tools_running.saturating_sub(1);
+                if event.data["outcome"] == "denied" {
+                    let name = event.data["name"].as_str().unwrap_or("tool");
+                    let why = event.data["reason"].as_str().unwrap_or("denied");
+                    stream.line(&format!("⛔ `{name}` not run: {why}"));
+                }
+            }
+            "warning" => {
+                stream.line(&format!("⚠️ {}", event.data["message"].as_str().unwrap_or_default()))
+            }
+            "approval" => {
+                stream.flush(&tg);
+                ask(&tg, chat, &event.data);
+            }
+            "approval_result" => settle(&tg, &event.data),
+            "done" => {
+                let failed = event.data["state"] != "done";
+                if stream.text.trim().is_empty() || failed {
+                    let answer = event.data["answer"].as_str().map(str::to_owned);
+                    match (answer, event.data["error"].as_str()) {
+                        (Some(a), _) if !failed && !a.trim().is_empty() => stream.push(&a),
+                        (_, Some(error)) => stream.line(&format!(
+                            "⚠️ The run {}: {error}",
+                            event.data["state"].as_str().unwrap_or("ended")
+                        )),
+                        _ if failed => stream.line(&format!(
+                            "⚠️ The run ended: {}",
+                            event.data["state"].as_str().unwrap_or("unknown")
+                        )),
+                        _ => stream.line("(no answer)"),
+                    }
+                }
+            }
+            "error" => {
+                let message = event.data["message"].as_str().unwrap_or("the run stopped");
+                let hint =
+                    event.data["hint"].as_str().map(|h| format!(" ({h})")).unwrap_or_default();
+                stream.line(&format!("⚠️ {message}{hint}"));
+            }
+            _ => {}
+        }
+    }
+    stream.flush(&tg);
+}
+
+/// Shows "typing…" (best effort, not through the outbox: it is not a message and goes stale).
+fn typing(tg: &Arc<Telegram>, chat: i64) {
+    let tg = tg.clone();
+    tokio::spawn(async move {
+        let body = json!({"chat_id": chat, "action": "typing"});
+        if let Err(e) = tg.bot.call("sendChatAction", &body, None).await {
+            tracing::debug!(chat, "sendChatAction failed: {e}");
+        }
+    });
+}
+
+/// Posts an approval question with its buttons.
+fn ask(tg: &Telegram, chat: i64, data: &Value) {
+    let Some(id) = data["id"].as_str() else { return };
+    let tool = data["tool"].as_str().unwrap_or("tool");
+    let tier = data["tier"].as_str().unwrap_or("irreversible");
+    let arguments = serde_json::to_string_pretty(&data["arguments"]).unwrap_or_default();
+    let reason = data["reason"].as_str().map(|r| format!("\nWhy: {r}")).unwrap_or_default();
+    let plain = format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}");
+    let html = format!(
+        "Approve this <b>{}</b> action?\n<b>{}</b>\n<pre>{}</pre>{}",
+        format::escape(tier),
+        format::escape(tool),
+        format::escape(&arguments),
+        format::escape(&reason)
+    );
+    let buttons = json!({"reply_markup": {"inline_keyboard": [[
+        {"text": "Approve", "callback_data": format!("approve:{id}")},
+        {"text": "Deny", "callback_data": format!("deny:{id}")},
+    ]]}});
+    match tg.outbox.send(chat, &html, &plain, Some(buttons)) {
+        Ok(row) => {
+            tg.asked().insert(id.to_owned(), Asked { chat, row });
+        }
+        Err(e) => tracing::error!(chat, "cannot queue an approval question: {e}"),
+    }
+}
+
+/// Edits a question once it is settled (answered here or elsewhere, expired), without buttons.
+fn settle(tg: &Telegram, data: &Value) {
+    let Some(id) = data["id"].as_str() else { return };
+    let Some(asked) = tg.asked().remove(id) else { return };
+    let tool = data["tool"].as_str().unwrap_or("tool");
+    let outcome = match data["status"].as_str().unwrap_or_default() {
+        "approved" | "approved_session" => "✅ Approved",
+        "denied" => "❌ Denied",
+        "expired" => "⌛ No answer in time: denied",
+        other => other,
+    };
+    let plain = format!("{outcome}: {tool}");
+    let html = format!("{outcome}: <b>{}</b>", format::escape(tool));
+    if let Err(e) = tg.outbox.edit(asked.chat, asked.row, &html, &plain, None) {
+        tracing::error!("cannot queue the edit of an approval question: {e}");
+    }
+}
+
+/// A press on Approve or Deny; returns what to tell the person who pressed.
+pub(super) fn answer_button(
+    tg: &Telegram,
+    chat: i64,
+    message_id: Option<i64>,
+    data: &str,
+) -> String {
+    let (decision, id) = match data.split_once(':') {
+        Some(("approve", id)) => (Decision::Approve, id),
+        Some(("deny", id)) => (Decision::Deny, id),
+        _ => return "This button is not ARIA's.".into(),
+    };
+    let asked = tg.asked().get(id).copied();
+    let current = asked.filter(|a| {
+        a.chat == chat && message_id.is_some() && tg.outbox.message_id(a.row) == message_id
+    });
+    if current.is_none() {
+        tracing::warn!(
+            chat,
+            approval = id,
+            "refused a button press on a stale or foreign approval message"
+        );
+        return "This question is no longer open.".into();
+    }
+    match tg.gw.approvals.answer(id, decision) {
+        Ok(_) => match decision {
+            Decision::Deny => "Denied.".into(),
+            _ => "Approved.".into(),
+        },
+        Err(e) => e.body().error.message,
+    }
+}

@@ -1,0 +1,237 @@
+//! Commands: explicit requests answered without the model. Every command listed in [`MENU`] is
+//! implemented here (the menu is registered with `setMyCommands`); anything else is answered
+//! with the list.
+
+use std::sync::Arc;
+
+use aria_api::AuditEvent;
+use aria_store::{MemoryQuery, Writer};
+use serde_json::{Value, json};
+
+use super::Telegram;
+use super::chat;
+use super::format::escape;
+use super::outbox::CHANNEL;
+
+/// The command menu: (name, what it does).
+pub(super) const MENU: &[(&str, &str)] = &[
+    ("start", "What ARIA is and what you can ask"),
+    ("help", "The commands"),
+    ("new", "Start a new conversation"),
+    ("status", "Uptime, version, runs, outbox, last operations"),
+    ("cancel", "Stop the run in progress"),
+    ("cost", "Model spend today and this month"),
+    ("memory", "Search memories: /memory QUERY"),
+    ("forget", "Forget a memory: /forget ID"),
+    ("snapshots", "The latest restore points"),
+    ("rollback", "Put back the files of a restore point: /rollback ID"),
+];
+
+pub(super) async fn handle(tg: &Arc<Telegram>, chat: i64, text: &str) {
+    let (command, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    // `/status@my_bot` in groups.
+    let command = command.trim_start_matches('/').split('@').next().unwrap_or_default();
+    let rest = rest.trim();
+    let answer = match command {
+        "start" => Ok(format!(
+            "Hello, I am ARIA. Write to me and I work on it with the tools I have; anything \
+             that cannot be undone asks you first, with buttons.\n\n{}",
+            help()
+        )),
+        "help" => Ok(help()),
+        "new" => chat::new_conversation(tg, chat)
+            .map(|_| "A new conversation begins; the earlier one is kept.".to_owned())
+            .map_err(|e| e.to_string()),
+        "status" => status(tg),
+        "cancel" => Ok(cancel(tg, chat)),
+        "cost" => cost(tg),
+        "memory" => memory(tg, rest).await,
+        "forget" => forget(tg, rest),
+        "snapshots" => snapshots(tg).await,
+        "rollback" => rollback(tg, rest).await,
+        _ => Ok(format!("There is no command /{command}.\n\n{}", help())),
+    };
+    let text = answer.unwrap_or_else(|e| format!("⚠️ {e}"));
+    for part in super::format::split(&text, super::format::MESSAGE_LIMIT) {
+        tg.say_html(chat, &escape(&part), &part);
+    }
+}
+
+fn help() -> String {
+    let mut out = String::from("Commands:\n");
+    for (name, about) in MENU {
+        out.push_str(&format!("/{name} — {about}\n"));
+    }
+    out
+}
+
+fn status(tg: &Telegram) -> Result<String, String> {
+    let store = &tg.gw.store;
+    let secs = tg.uptime().as_secs();
+    let uptime = format!("{}h {:02}m {:02}s", secs / 3600, secs / 60 % 60, secs % 60);
+    let waiting = store.outbox_waiting(CHANNEL).map_err(|e| e.to_string())?;
+    let refused = store.channel_refused(CHANNEL).map_err(|e| e.to_string())?;
+    let mut out = format!(
+        "ARIA {}\nuptime {uptime}\nruns in flight: {}\noutbox: {waiting} waiting\nrefused \
+         messages (not on the allowlist): {refused}\n\nLast operations:\n",
+        env!("CARGO_PKG_VERSION"),
+        tg.gw.runs.active(),
+    );
+    let records = store.audit_list(Some(10)).map_err(|e| e.to_string())?;
+    for r in records.iter().rev() {
+        let time = r.time.get(11..19).unwrap_or(&r.time);
+        out.push_str(&format!("{time} {} ({})\n", r.kind, r.actor));
+    }
+    Ok(out)
+}
+
+fn cancel(tg: &Telegram, chat: i64) -> String {
+    let running = tg
+        .gw
+        .store
+        .channel_chat_conversation(CHANNEL, chat)
+        .ok()
+        .flatten()
+        .and_then(|c| tg.gw.runs.in_conversation(&c))
+        .filter(|h| !h.is_finished());
+    match running {
+        Some(hub) => {
+            hub.cancel.cancel();
+            "Cancelling the run in progress.".into()
+        }
+        None => "Nothing is running in this chat.".into(),
+    }
+}
+
+fn cost(tg: &Telegram) -> Result<String, String> {
+    let store = &tg.gw.store;
+    let today = store.spend_since(&aria_store::day_start_utc()).map_err(|e| e.to_string())?;
+    let month = store.spend_since(&aria_store::month_start_utc()).map_err(|e| e.to_string())?;
+    let caps = &tg.gw.services.config["caps"];
+    let cap = |v: &Value| v.as_f64().map_or("no cap".to_owned(), |c| format!("cap ${c:.2}"));
+    Ok(format!(
+        "Spend today: ${today:.4} ({})\nThis month: ${month:.4} ({})",
+        cap(&caps["per_day_usd"]),
+        cap(&caps["per_month_usd"])
+    ))
+}
+
+/// Memories matching `query`; private memories are not shown (Telegram is off this machine).
+async fn memory(tg: &Telegram, query: &str) -> Result<String, String> {
+    if query.is_empty() {
+        return Err("Say what to look for: /memory QUERY".into());
+    }
+    let hits: Vec<(String, String)> = match &tg.gw.services.memory {
+        Some(memory) => {
+            let scope = aria_core::SearchScope { limit: 10, private: false };
+            memory
+                .search(query, scope)
+                .await
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|h| (h.id, h.content))
+                .collect()
+        }
+        None => tg
+            .gw
+            .store
+            .memory_search(&MemoryQuery::new(query, None, 10))
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|h| (h.memory.id, h.memory.content))
+            .collect(),
+    };
+    if hits.is_empty() {
+        return Ok(format!("No memory matches “{query}”."));
+    }
+    let mut out = String::new();
+    for (id, content) in hits {
+        let content: String = content.chars().take(300).collect();
+        out.push_str(&format!("{id}\n{content}\n\n"));
+    }
+    out.push_str("Forget one with /forget ID.");
+    Ok(out)
+}
+
+fn forget(tg: &Telegram, id: &str) -> Result<String, String> {
+    if id.is_empty() {
+        return Err("Name the memory: /forget ID (find ids with /memory QUERY)".into());
+    }
+    match tg.gw.store.memory_get(id).map_err(|e| e.to_string())? {
+        Some(m) if m.status != aria_store::MemoryStatus::Deleted => {
+            tg.gw.store.memory_forget(&m.id, Writer::USER).map_err(|e| e.to_string())?;
+            Ok(format!("Forgotten: {}", m.id))
+        }
+        _ => Err(format!("There is no memory {id}; find ids with /memory QUERY")),
+    }
+}
+
+fn snapshots_service(tg: &Telegram) -> Result<Arc<aria_tools::Snapshots>, String> {
+    tg.gw
+        .services
+        .snapshots
+        .clone()
+        .ok_or_else(|| "This daemon keeps no snapshots (it was started without roots).".into())
+}
+
+async fn snapshots(tg: &Telegram) -> Result<String, String> {
+    let service = snapshots_service(tg)?;
+    let all = tokio::task::spawn_blocking(move || service.list(None, None))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    if all.is_empty() {
+        return Ok("No restore points yet.".into());
+    }
+    let mut out = String::from("Latest restore points (newest first):\n");
+    for s in all.iter().take(10) {
+        let when = time::OffsetDateTime::from_unix_timestamp(s.time)
+            .ok()
+            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{} — {} — {} file(s), {when}\n",
+            s.id.0,
+            s.operation,
+            s.files_changed.len()
+        ));
+    }
+    out.push_str("Put one back with /rollback ID.");
+    Ok(out)
+}
+
+async fn rollback(tg: &Telegram, id: &str) -> Result<String, String> {
+    if id.is_empty() {
+        return Err("Name the restore point: /rollback ID (see /snapshots)".into());
+    }
+    let service = snapshots_service(tg)?;
+    let store = tg.gw.store.clone();
+    let id = id.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let done = service.rollback(&id, None, None, "user").map_err(|e| e.to_string())?;
+        store
+            .audit_append(AuditEvent::new(
+                None,
+                "user",
+                "snapshot.rollback",
+                json!({
+                    "snapshot": done.snapshot,
+                    "repository": done.repository,
+                    "path": Value::Null,
+                    "restored": done.restored,
+                    "revert_commit": done.revert_commit,
+                    "branch": done.branch,
+                    "channel": "telegram",
+                }),
+            ))
+            .map_err(|e| e.to_string())?;
+        let files: Vec<&str> = done.restored.iter().map(|r| r.path.as_str()).collect();
+        Ok(if files.is_empty() {
+            format!("Rolled back to {}: the files already matched.", done.snapshot.0)
+        } else {
+            format!("Rolled back to {}: {}", done.snapshot.0, files.join(", "))
+        })
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}

@@ -1,0 +1,207 @@
+//! The sender of the outbox: every message and edit the channel produces is a row in the
+//! store first ([`Outbox::send`], [`Outbox::edit`]); this task sends the rows that are due, in
+//! order per chat, and records each outcome before the next (see `aria_store::outbox` for the
+//! states). It never resends a row recorded as sent; a request whose outcome is unknown is tried
+//! once more and logged; markup Telegram cannot parse is sent again as plain text; at most
+//! `max_per_minute` new messages go to one chat per minute, later ones wait.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aria_store::{OutboxItem, OutboxKind, OutboxState, Store, StoreError};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{Bot, BotError, backoff};
+
+/// The store's name for this channel.
+pub const CHANNEL: &str = "telegram";
+
+/// The key of a payload holding the plain-text fallback of an HTML text (never sent).
+pub const PLAIN: &str = "aria_plain";
+
+/// Failures that certainly did not deliver are tried this many times in all.
+const MAX_ATTEMPTS: u32 = 8;
+
+pub fn now_ms() -> i64 {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    i64::try_from(now).unwrap_or(i64::MAX)
+}
+
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Queues rows and wakes the sender.
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    store: Arc<Store>,
+    wake: Arc<Notify>,
+}
+
+impl Outbox {
+    pub fn new(store: Arc<Store>) -> Outbox {
+        Outbox { store, wake: Arc::new(Notify::new()) }
+    }
+
+    /// A text message: `html` with `plain` as its fallback, plus any extra fields
+    /// (`reply_markup`). Returns the row.
+    pub fn send(
+        &self,
+        chat: i64,
+        html: &str,
+        plain: &str,
+        extra: Option<Value>,
+    ) -> Result<i64, StoreError> {
+        let payload = text_payload(html, plain, extra);
+        let id = self.store.outbox_send(CHANNEL, chat, &payload, now_ms())?;
+        self.wake.notify_one();
+        Ok(id)
+    }
+
+    /// An edit of the message of row `of` (its buttons go unless `extra` has `reply_markup`).
+    pub fn edit(
+        &self,
+        chat: i64,
+        of: i64,
+        html: &str,
+        plain: &str,
+        extra: Option<Value>,
+    ) -> Result<i64, StoreError> {
+        let payload = text_payload(html, plain, extra);
+        let id = self.store.outbox_edit(CHANNEL, chat, of, &payload, now_ms())?;
+        self.wake.notify_one();
+        Ok(id)
+    }
+
+    /// Telegram's id of the message of row `row`, once it was sent.
+    pub fn message_id(&self, row: i64) -> Option<i64> {
+        self.store.outbox_item(row).ok().flatten().and_then(|i| i.message_id)
+    }
+}
+
+fn text_payload(html: &str, plain: &str, extra: Option<Value>) -> Value {
+    let mut payload = json!({"text": html, "parse_mode": "HTML", PLAIN: plain});
+    if let (Some(Value::Object(extra)), Some(map)) = (extra, payload.as_object_mut()) {
+        map.extend(extra);
+    }
+    payload
+}
+
+/// Sends due rows until `stop` is cancelled.
+pub async fn run_sender(outbox: Outbox, bot: Bot, max_per_minute: u32, stop: CancellationToken) {
+    loop {
+        let wait = match send_due(&outbox, &bot, max_per_minute).await {
+            Ok(wait) => wait,
+            Err(e) => {
+                tracing::error!("the Telegram outbox cannot be read: {e}");
+                Duration::from_secs(5)
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = outbox.wake.notified() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Sends what is due now; returns how long to sleep before looking again.
+async fn send_due(outbox: &Outbox, bot: &Bot, max_per_minute: u32) -> Result<Duration, StoreError> {
+    let store = &outbox.store;
+    let now = now_ms();
+    let due = store.outbox_due(CHANNEL, now, 32)?;
+    for item in &due {
+        if item.kind == OutboxKind::Send && max_per_minute > 0 {
+            let recent = store.outbox_sent_since(CHANNEL, item.chat_id, now - 60_000)?;
+            if recent >= u64::from(max_per_minute) {
+                // Waits (without counting an attempt) and holds back the rest of its chat.
+                store.outbox_defer(item.id, now + 2_000)?;
+                continue;
+            }
+        }
+        deliver(store, bot, item).await?;
+    }
+    if due.len() == 32 {
+        return Ok(Duration::ZERO);
+    }
+    let next = store.outbox_next_due(CHANNEL)?;
+    Ok(next.map_or(Duration::from_secs(30), |at| {
+        Duration::from_millis(u64::try_from(at - now_ms()).unwrap_or(0).max(10))
+    }))
+}
+
+/// One row: sent, retried later, flagged as unknown, or failed.
+async fn deliver(store: &Store, bot: &Bot, item: &OutboxItem) -> Result<(), StoreError> {
+    let mut body = item.payload.clone();
+    let plain = body.as_object_mut().and_then(|m| m.remove(PLAIN));
+    body["chat_id"] = json!(item.chat_id);
+    let method = match item.kind {
+        OutboxKind::Send => "sendMessage",
+        OutboxKind::Edit => {
+            let Some(target) = item.target_message_id else {
+                store.outbox_mark_failed(item.id, "the message to edit was never sent")?;
+                return Ok(());
+            };
+            body["message_id"] = json!(target);
+            "editMessageText"
+        }
+    };
+    let mut result = bot.call(method, &body, None).await;
+    if let (Err(e), Some(Value::String(plain))) = (&result, plain)
+        && e.is_bad_markup()
+    {
+        tracing::warn!(row = item.id, "Telegram refused the formatting ({e}); sending plain text");
+        if let Some(map) = body.as_object_mut() {
+            map.remove("parse_mode");
+            map.insert("text".into(), Value::String(plain));
+        }
+        result = bot.call(method, &body, None).await;
+    }
+    let now = now_ms();
+    let attempt = item.attempts + 1;
+    let wait = |e: &BotError| ms(backoff(e, attempt, bot.retry_base, Duration::from_secs(60)));
+    match result {
+        Ok(answer) => {
+            let message_id = answer.get("message_id").and_then(Value::as_i64);
+            store.outbox_mark_sent(item.id, message_id, now)?;
+        }
+        Err(e) if e.is_not_modified() => {
+            store.outbox_mark_sent(item.id, None, now)?;
+        }
+        Err(e @ BotError::Network { sent: true, .. }) => {
+            let state = store.outbox_mark_unknown(item.id, now + wait(&e), &e.to_string())?;
+            if state == OutboxState::Unknown {
+                tracing::warn!(
+                    row = item.id,
+                    chat = item.chat_id,
+                    "{method}: outcome unknown ({e}); it may have arrived, trying once more"
+                );
+            } else {
+                tracing::error!(
+                    row = item.id,
+                    chat = item.chat_id,
+                    "{method}: outcome unknown twice ({e}); given up, not sent again"
+                );
+            }
+        }
+        Err(e) if e.is_retryable() && attempt < MAX_ATTEMPTS => {
+            let state = store.outbox_mark_retry(item.id, now + wait(&e), &e.to_string())?;
+            tracing::warn!(
+                row = item.id,
+                chat = item.chat_id,
+                "{method} failed ({e}); {}",
+                match state {
+                    OutboxState::Failed => "its one extra try is used: given up",
+                    _ => "will retry",
+                }
+            );
+        }
+        Err(e) => {
+            tracing::error!(row = item.id, chat = item.chat_id, "{method} failed for good: {e}");
+            store.outbox_mark_failed(item.id, &e.to_string())?;
+        }
+    }
+    Ok(())
+}
