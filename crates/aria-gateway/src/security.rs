@@ -180,7 +180,18 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 /// loopback name.
 pub fn is_loopback_host(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
+        // `[address]` or `[address]:port`, nothing else after the bracket.
+        match rest.split_once(']') {
+            Some((name, "")) => name,
+            Some((name, port))
+                if port
+                    .strip_prefix(':')
+                    .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) =>
+            {
+                name
+            }
+            _ => return false,
+        }
     } else {
         host.rsplit_once(':').map_or(host, |(name, port)| {
             if port.chars().all(|c| c.is_ascii_digit()) { name } else { host }
