@@ -1,15 +1,18 @@
-//! Extractors whose rejections use the API's error shape: a body that is not JSON, a field of
-//! the wrong type or a bad query parameter is a 400 that says which, a body over the limit a 413.
+//! Extractors whose rejections use the API's error shape: a body that is not a JSON object, a
+//! field of the wrong type or a bad query parameter is a 400 that says which, a body over the
+//! limit a 413.
 
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::body::Bytes;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiResult};
 
-/// A JSON body (`Content-Type: application/json` is checked by the security layer).
+/// A JSON object as the body. The security layer refuses a body of another type; a request
+/// without a body or a type is refused here (415).
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
 
@@ -21,35 +24,77 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(v)) => Ok(ApiJson(v)),
-            Err(rejection) => Err(json_rejection(rejection)),
+        if !crate::security::is_json(req.headers()) {
+            return Err(unsupported_media_type());
         }
+        let bytes = body(req, state).await?;
+        object(&bytes).map(ApiJson)
     }
 }
 
-fn json_rejection(rejection: JsonRejection) -> ApiError {
-    match rejection {
-        JsonRejection::JsonDataError(e) => ApiError::bad_request(
-            format!("the body does not have the expected fields: {}", e.body_text()),
-            "see GET /api/v1/openapi.json for this endpoint's body",
-        ),
-        JsonRejection::JsonSyntaxError(e) => ApiError::bad_request(
-            format!("the body is not valid JSON: {}", e.body_text()),
+fn unsupported_media_type() -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "the body must be JSON",
+        "send it with `Content-Type: application/json`",
+    )
+}
+
+/// The body's bytes, up to [`crate::BODY_LIMIT`].
+async fn body<S: Send + Sync>(req: Request, state: &S) -> ApiResult<Bytes> {
+    let read = Bytes::from_request(req, state);
+    let read = tokio::time::timeout(BODY_TIMEOUT, read).await.map_err(|_| body_timeout())?;
+    read.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            payload_too_large()
+        } else {
+            ApiError::bad_request(
+                format!("the body could not be read: {}", e.body_text()),
+                "send the whole body as one JSON object",
+            )
+        }
+    })
+}
+
+/// A body read as `T`. Every body of this API is a JSON object: serde would also read a struct
+/// from an array of its fields in order, which is refused.
+fn object<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
+    let syntax = |e: serde_json::Error| {
+        ApiError::bad_request(
+            format!("the body is not valid JSON: {e}"),
             "send a JSON object, e.g. {\"content\": \"hello\"}",
-        ),
-        JsonRejection::MissingJsonContentType(_) => ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            "the body must be JSON",
-            "send it with `Content-Type: application/json`",
-        ),
-        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
-        other => ApiError::bad_request(
-            format!("the body could not be read: {}", other.body_text()),
-            "send a JSON object",
-        ),
+        )
+    };
+    if bytes.trim_ascii_start().first() != Some(&b'{') {
+        serde_json::from_slice::<IgnoredAny>(bytes).map_err(syntax)?;
+        return Err(ApiError::bad_request(
+            "the body is JSON but not an object",
+            "send a JSON object, e.g. {\"content\": \"hello\"}",
+        ));
     }
+    serde_json::from_slice(bytes).map_err(|e| {
+        if e.is_data() {
+            ApiError::bad_request(
+                format!("the body does not have the expected fields: {e}"),
+                "see GET /api/v1/openapi.json for this endpoint's body",
+            )
+        } else {
+            syntax(e)
+        }
+    })
+}
+
+/// How long a client may take to send a request body.
+pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+pub fn body_timeout() -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request_timeout",
+        format!("the body did not arrive within {} s", BODY_TIMEOUT.as_secs()),
+        "send the whole body at once",
+    )
 }
 
 pub fn payload_too_large() -> ApiError {
@@ -117,9 +162,11 @@ fn path_rejection(rejection: &PathRejection) -> ApiError {
 #[derive(Debug, Clone, Copy, serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct Paging {
-    /// How many items (1–500, default 50).
+    /// How many items (1–500, default 50; more is read as 500).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub limit: Option<u32>,
     /// How many to skip (default 0).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub offset: Option<u32>,
 }
 
@@ -135,7 +182,8 @@ impl Paging {
     }
 }
 
-/// A JSON body that may also be absent (an empty body is `T::default()`).
+/// A JSON object as the body, or nothing: an absent or empty body, or `null`, is
+/// `T::default()`.
 #[derive(Debug)]
 pub struct ApiJsonOrEmpty<T>(pub T);
 
@@ -147,28 +195,45 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = axum::body::Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                payload_too_large()
-            } else {
-                ApiError::bad_request(format!("the body could not be read: {}", e.body_text()), "")
-            }
-        })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        let bytes = body(req, state).await?;
+        let text = bytes.trim_ascii();
+        if text.is_empty() || text == b"null" {
             return Ok(ApiJsonOrEmpty(T::default()));
         }
-        serde_json::from_slice(&bytes).map(ApiJsonOrEmpty).map_err(|e| {
-            if e.is_data() {
-                ApiError::bad_request(
-                    format!("the body does not have the expected fields: {e}"),
-                    "see GET /api/v1/openapi.json for this endpoint's body",
-                )
-            } else {
-                ApiError::bad_request(
-                    format!("the body is not valid JSON: {e}"),
-                    "send a JSON object, e.g. {}",
-                )
-            }
-        })
+        object(text).map(ApiJsonOrEmpty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        title: Option<String>,
+    }
+
+    #[test]
+    fn bodies_are_json_objects() {
+        assert_eq!(
+            object::<Body>(br#" {"title": "t"}"#).unwrap(),
+            Body { title: Some("t".into()) }
+        );
+        for (body, says) in [
+            (&br#"["t"]"#[..], "not an object"),
+            (b"[]", "not an object"),
+            (b"\"t\"", "not an object"),
+            (b"0", "not an object"),
+            (b"[1", "not valid JSON"),
+            (b"{", "not valid JSON"),
+            (br#"{"title": 1}"#, "expected fields"),
+            (br#"{"other": 1}"#, "expected fields"),
+        ] {
+            let e = object::<Body>(body).unwrap_err();
+            assert_eq!((e.status, e.code), (StatusCode::BAD_REQUEST, "bad_request"));
+            assert!(e.message.contains(says), "{}: {}", String::from_utf8_lossy(body), e.message);
+            assert!(!e.hint.is_empty());
+        }
     }
 }

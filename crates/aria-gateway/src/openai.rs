@@ -31,7 +31,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -117,14 +119,38 @@ impl OpenAiError {
     }
 
     fn body(&self) -> Value {
-        json!({"error": {
-            "message": self.message,
-            "type": self.kind,
-            "param": self.param,
-            "code": self.code,
-            "hint": self.hint,
-        }})
+        json!(OpenAiErrorBody {
+            error: OpenAiErrorDetail {
+                message: self.message.clone(),
+                kind: self.kind,
+                param: self.param.as_deref().map(str::to_owned),
+                code: self.code.clone(),
+                hint: self.hint.clone(),
+            }
+        })
     }
+}
+
+/// The body of every error answer under `/v1/`: OpenAI's shape, plus ARIA's `hint`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OpenAiErrorBody {
+    pub error: OpenAiErrorDetail,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OpenAiErrorDetail {
+    pub message: String,
+    /// `invalid_request_error`, `authentication_error`, `permission_error`, `rate_limit_error`
+    /// or `server_error`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The request field at fault, when there is one (e.g. `messages`, `model`).
+    pub param: Option<String>,
+    /// E.g. `invalid_json`, `missing_required_parameter`, `invalid_api_key`, `model_not_found`,
+    /// `rate_limit_exceeded`, `run_failed`.
+    pub code: String,
+    /// What to do about it (ARIA's addition).
+    pub hint: String,
 }
 
 /// OpenAI's error `type` for a status.
@@ -199,14 +225,22 @@ fn name_run(headers: &mut HeaderMap, session_id: &str, conversation_id: &str) {
     params(("X-Aria-Conversation" = Option<String>, Header,
             description = "continue this conversation (model `aria` only)")),
     responses(
-        (status = 200, body = Object, description = "a chat.completion, or with `stream: true` \
-            a text/event-stream of chat.completion.chunk; an `aria` answer names its run in \
-            the x-aria-session-id and x-aria-conversation-id headers"),
-        (status = 400, body = Object, description = "OpenAI's error shape: bad JSON, no messages"),
-        (status = 401, body = Object, description = "the API token is missing or wrong"),
-        (status = 404, body = Object, description = "`model_not_found`, or no such conversation"),
-        (status = 500, body = Object, description = "the run failed (not retried: it may have acted)"),
-        (status = 503, body = Object, description = "the daemon is stopping")))]
+        (status = 200, description = "a chat.completion, or with `stream: true` a \
+            text/event-stream of chat.completion.chunk ended by `data: [DONE]`; an `aria` answer \
+            names its run in the x-aria-session-id and x-aria-conversation-id headers",
+            content((Object = "application/json"), (wire::StreamEvent = "text/event-stream"))),
+        (status = 400, body = OpenAiErrorBody, description = "bad JSON, no messages, no user \
+            message with text (`aria`), content parts that are not text"),
+        (status = 404, body = OpenAiErrorBody,
+            description = "`model_not_found`, or `conversation_not_found`"),
+        (status = "4XX", body = OpenAiErrorBody,
+            description = "`upstream_rejected`: a `BACKEND/MODEL` refused the request (its status)"),
+        (status = 500, body = OpenAiErrorBody,
+            description = "the run failed (not retried: it may have acted)"),
+        (status = 502, body = OpenAiErrorBody,
+            description = "the backend of a `BACKEND/MODEL` failed or is unreachable"),
+        (status = 503, body = OpenAiErrorBody, description = "the daemon is stopping"),
+        (status = 504, body = OpenAiErrorBody, description = "the backend timed out")))]
 async fn chat_completions(
     State(gw): State<Arc<Gateway>>,
     headers: HeaderMap,
@@ -315,7 +349,7 @@ fn resolve(gw: &Gateway, backend: &str, model: &str) -> Result<Arc<dyn Provider>
 /// The models a request may name: `aria`, the agent's own model and its fallback routes, as
 /// `BACKEND/MODEL` (those the pass-through can reach).
 #[utoipa::path(get, path = "/v1/models", tag = "openai",
-    responses((status = 200, body = ModelList), (status = 401, body = Object)))]
+    responses((status = 200, body = ModelList)))]
 async fn models(State(gw): State<Arc<Gateway>>) -> Json<ModelList> {
     let created = wire::Meta::new(String::new(), String::new(), false).created;
     let entry = |id: String, owned_by: &str| ModelEntry {

@@ -216,8 +216,8 @@ fn state_changing(method: &Method) -> bool {
 }
 
 /// Paths that answer without a token: the liveness probe, the login and the page itself (it
-/// shows the login form).
-fn public(method: &Method, path: &str) -> bool {
+/// shows the login form). The OpenAPI document marks these as needing no credentials.
+pub(crate) fn public(method: &Method, path: &str) -> bool {
     match *method {
         Method::GET | Method::HEAD => matches!(
             path,
@@ -235,7 +235,13 @@ fn public(method: &Method, path: &str) -> bool {
     }
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
+/// Whether the rate limit counts this request: all but the liveness probe.
+pub(crate) fn rate_limited(method: &Method, path: &str) -> bool {
+    !(*method == Method::GET && path == "/api/v1/health")
+}
+
+/// Whether the request says its body is JSON.
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -320,7 +326,7 @@ fn check(security: &Security, request: &Request) -> Result<(), ApiError> {
             "send it with `Content-Type: application/json`",
         ));
     }
-    if !(path == "/api/v1/health" && *method == Method::GET) {
+    if rate_limited(method, path) {
         let client = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()

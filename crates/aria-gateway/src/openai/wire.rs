@@ -6,19 +6,24 @@ use aria_api::{FinishReason, Message, Role, ToolCall, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::{
+    ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+};
 
 use super::OpenAiError;
 
 /// `POST /v1/chat/completions`: the fields ARIA reads. Other fields OpenAI defines (`top_p`,
 /// `user`, `seed`, …) are accepted and ignored.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(example = json!({"model": "aria", "stream": true, "messages": [
+    {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]}))]
 pub struct CompletionRequest {
     /// `aria` (or absent) for the agent with its tools; `BACKEND/MODEL` (e.g.
     /// `ollama/qwen2.5:7b`) to talk to that model directly; `GET /v1/models` lists them.
     pub model: Option<String>,
     /// OpenAI chat messages. For `aria` only the last `user` message is used: it is the task, and
     /// ARIA keeps the conversation's history itself.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(schema_with = messages_schema, required = true)]
     pub messages: Option<Vec<Value>>,
     /// Answer as `text/event-stream` of `chat.completion.chunk`, ended by `data: [DONE]`.
     pub stream: Option<bool>,
@@ -27,13 +32,17 @@ pub struct CompletionRequest {
     /// (`finish_reason: "tool_calls"`); ARIA's agent does not run.
     #[schema(value_type = Option<Vec<Object>>)]
     pub tools: Option<Vec<Value>>,
-    /// `"none"` sends the request without the tools; other values are not enforced.
-    #[schema(value_type = Option<Object>)]
+    /// `"none"` sends the request without the tools; other values (`"auto"`, `"required"`, an
+    /// object naming a tool) are not enforced.
+    #[schema(value_type = Value, required = false)]
     pub tool_choice: Option<Value>,
+    #[schema(value_type = Option<u64>, maximum = 4294967295u32)]
     pub max_tokens: Option<u32>,
+    #[schema(value_type = Option<u64>, maximum = 4294967295u32)]
     pub max_completion_tokens: Option<u32>,
     pub temperature: Option<f32>,
     /// Only 1 is supported.
+    #[schema(minimum = 1, maximum = 1)]
     pub n: Option<u32>,
 }
 
@@ -43,9 +52,83 @@ pub struct StreamOptions {
     pub include_usage: Option<bool>,
 }
 
+/// `messages`: at least one OpenAI chat message (text content only).
+fn messages_schema() -> Schema {
+    let text_part = ObjectBuilder::new()
+        .property(
+            "type",
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["text", "refusal"])),
+        )
+        .required("type")
+        .property("text", ObjectBuilder::new().schema_type(Type::String))
+        .property("refusal", ObjectBuilder::new().schema_type(Type::String));
+    let content = OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null])))
+        .item(ArrayBuilder::new().items(text_part));
+    let message = ObjectBuilder::new()
+        .property(
+            "role",
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some([
+                "system",
+                "developer",
+                "user",
+                "assistant",
+                "tool",
+            ])),
+        )
+        .required("role")
+        .property("content", content)
+        .property(
+            "tool_calls",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+                .description(Some(
+                    "an assistant message's calls: `[{id, type, function: {name, arguments}}]`",
+                )),
+        )
+        .property(
+            "tool_call_id",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some("the call a `tool` message answers (required for role `tool`)")),
+        );
+    ArrayBuilder::new()
+        .items(message)
+        .min_items(Some(1))
+        .description(Some(
+            "OpenAI chat messages. For `aria` only the last `user` message is used: it is the \
+             task, and ARIA keeps the conversation's history itself.",
+        ))
+        .build()
+        .into()
+}
+
+/// One Server-Sent Event of a `text/event-stream` answer, as the OpenAPI document describes it:
+/// the run events of `/api/v1` (`event` names them, `data` is their JSON) and OpenAI's
+/// `chat.completion.chunk`s (no name; `data` is the chunk's JSON, then `[DONE]`). Never built:
+/// the streams are written by axum's `Sse`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct StreamEvent {
+    /// `state`, `text`, `tool_call`, `tool_result`, `approval`, `approval_result`, `warning`,
+    /// `workflow`, `usage`, `error` or `done` (see docs/http-api.md).
+    pub event: Option<String>,
+    pub data: String,
+}
+
 impl CompletionRequest {
     /// Parses a body, saying what is wrong in OpenAI's terms.
     pub fn parse(body: &[u8]) -> Result<CompletionRequest, OpenAiError> {
+        // serde would also read the request from an array of its fields in order.
+        if body.trim_ascii_start().first() != Some(&b'{')
+            && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
+        {
+            return Err(OpenAiError::invalid(
+                None,
+                "invalid_type",
+                "the body must be a JSON object (a chat-completions request)",
+            ));
+        }
         let request: CompletionRequest = serde_json::from_slice(body).map_err(|e| {
             if e.is_data() {
                 OpenAiError::invalid(

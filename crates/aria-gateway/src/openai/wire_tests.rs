@@ -20,6 +20,9 @@ fn bad_requests_say_which_parameter() {
     assert_eq!(e.param.as_deref(), Some("messages"));
     let e = parse(json!({"messages": "hi"})).unwrap_err();
     assert_eq!(e.code, "invalid_type");
+    // An array of the fields in order is not a request, though serde would read one from it.
+    let e = parse(json!([null, [{"role": "user", "content": "x"}]])).unwrap_err();
+    assert_eq!((e.status.as_u16(), e.code.as_str()), (400, "invalid_type"));
     let e = parse(json!({"messages": [{"role": "user", "content": "x"}], "n": 2})).unwrap_err();
     assert_eq!(e.param.as_deref(), Some("n"));
     let ok = parse(json!({"messages": [{"role": "user", "content": "x"}], "top_p": 0.5,

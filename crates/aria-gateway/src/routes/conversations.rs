@@ -15,6 +15,7 @@ use utoipa_axum::routes;
 use crate::Gateway;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, ApiJsonOrEmpty, ApiPath, ApiQuery, Paging};
+use crate::openai::wire::StreamEvent;
 use crate::runs::{Channel, Reply, Start};
 
 pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
@@ -64,7 +65,11 @@ pub struct ConversationPage {
 pub struct ListQuery {
     /// Keep conversations whose title or messages contain this text.
     pub q: Option<String>,
+    /// How many items (1–500, default 50; more is read as 500).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub limit: Option<u32>,
+    /// How many to skip (default 0).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub offset: Option<u32>,
 }
 
@@ -95,9 +100,8 @@ pub struct NewConversation {
 
 /// Starts an empty conversation (the body may be `{}`).
 #[utoipa::path(post, path = "/api/v1/conversations", tag = "conversations",
-    request_body = NewConversation,
-    responses((status = 201, body = Conversation), (status = 400, body = ErrorBody),
-              (status = 415, body = ErrorBody)))]
+    request_body = Option<NewConversation>,
+    responses((status = 201, body = Conversation), (status = 400, body = ErrorBody)))]
 async fn create(
     State(gw): State<Arc<Gateway>>,
     ApiJsonOrEmpty(body): ApiJsonOrEmpty<NewConversation>,
@@ -193,6 +197,8 @@ async fn get_one(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rename {
+    /// At most 200 characters.
+    #[schema(max_length = 200)]
     pub title: String,
 }
 
@@ -242,8 +248,13 @@ async fn delete(
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"content": "What is in notes.txt?"}))]
 pub struct SendMessage {
-    /// What the user says.
+    /// What the user says (not blank).
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\t\n\x0B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub content: String,
     /// Answer as Server-Sent Events (`text/event-stream`) instead of one JSON object.
     #[serde(default)]
@@ -255,8 +266,8 @@ pub struct SendMessage {
 /// `error`, `done`); otherwise the whole reply once the run ends.
 #[utoipa::path(post, path = "/api/v1/conversations/{id}/messages", tag = "conversations",
     params(("id" = String, Path, description = "conversation id")), request_body = SendMessage,
-    responses((status = 200, body = Reply,
-               description = "the reply, or with `stream: true` a text/event-stream"),
+    responses((status = 200, description = "the reply, or with `stream: true` the run's events",
+               content((Reply = "application/json"), (StreamEvent = "text/event-stream"))),
               (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
               (status = 503, body = ErrorBody)))]
 async fn send(

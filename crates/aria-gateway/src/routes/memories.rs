@@ -20,6 +20,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{
+    AdditionalProperties, AllOfBuilder, AnyOfBuilder, ObjectBuilder, OneOfBuilder, Schema,
+    SchemaType, Type,
+};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -139,12 +144,28 @@ fn parse_kind(kind: &str) -> ApiResult<MemoryKind> {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Only memories of this kind: `fact`, `preference`, `event`, `skill` or `document`.
+    #[param(schema_with = kind_filter_schema)]
     pub kind: Option<String>,
-    /// How many items (1–500, default 50).
+    /// How many items (1–500, default 50; more is read as 500).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub limit: Option<u32>,
     /// How many to skip (default 0).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub offset: Option<u32>,
+}
+
+/// The `kind` filter of a listing: a kind, or empty for every kind.
+fn kind_filter_schema() -> Schema {
+    let kinds = MemoryKind::ALL.iter().map(|k| k.as_str());
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(kinds.chain([""])))
+        .description(Some(
+            "Only memories of this kind: `fact`, `preference`, `event`, `skill` or `document` \
+             (empty: every kind).",
+        ))
+        .build()
+        .into()
 }
 
 /// Memories ARIA has (active and archived), most recently updated first.
@@ -206,9 +227,15 @@ fn of_kind(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SearchQuery {
-    /// What to look for.
+    /// What to look for (not blank).
+    #[param(
+        required = true,
+        min_length = 1,
+        pattern = r"[^\t\n\x0B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub q: Option<String>,
-    /// How many results (1–100, default 10).
+    /// How many results (1–100, default 10; more is read as 100).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub limit: Option<u32>,
 }
 
@@ -234,7 +261,8 @@ pub struct SearchResults {
 /// Hybrid search of the active memories (BM25 and, when an embedder is configured, vectors),
 /// private ones included: the results go to the user, not to a model.
 #[utoipa::path(get, path = "/api/v1/memories/search", tag = "memories", params(SearchQuery),
-    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody),
+              (status = 503, body = ErrorBody)))]
 async fn search(
     State(gw): State<Arc<Gateway>>,
     ApiQuery(query): ApiQuery<SearchQuery>,
@@ -298,11 +326,17 @@ fn memory_error(e: aria_core::MemoryError) -> ApiError {
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"content": "The user prefers short answers.", "kind": "preference"}))]
 pub struct NewMemoryBody {
-    /// What to remember.
+    /// What to remember (not blank).
+    #[schema(
+        min_length = 1,
+        pattern = r"[^\t\n\x0B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub content: String,
     /// `fact` (default), `preference`, `event`, `skill` or `document`.
     #[serde(default)]
+    #[schema(schema_with = crate::openapi::memory_kind)]
     pub kind: Option<String>,
     /// Never send it to a model off this machine (default false).
     #[serde(default)]
@@ -313,7 +347,7 @@ pub struct NewMemoryBody {
 /// had a memory that says the same thing (it is updated, not duplicated).
 #[utoipa::path(post, path = "/api/v1/memories", tag = "memories", request_body = NewMemoryBody,
     responses((status = 201, body = MemoryBody), (status = 200, body = MemoryBody),
-              (status = 400, body = ErrorBody), (status = 415, body = ErrorBody)))]
+              (status = 400, body = ErrorBody), (status = 503, body = ErrorBody)))]
 async fn create(
     State(gw): State<Arc<Gateway>>,
     ApiJson(body): ApiJson<NewMemoryBody>,
@@ -383,7 +417,7 @@ async fn get_one(
     Ok(Json(live(&gw, &id)?.into()))
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EditMemory {
     /// The new text.
@@ -396,6 +430,48 @@ pub struct EditMemory {
     #[serde(default)]
     pub private: Option<bool>,
 }
+
+/// The schema of [`EditMemory`]: the three optional fields (`null` is the same as leaving one
+/// out), at least one of them given. Written by hand because the derive cannot say "at least
+/// one".
+impl utoipa::PartialSchema for EditMemory {
+    fn schema() -> RefOr<Schema> {
+        let nullable = |t: Type| SchemaType::from_iter([t, Type::Null]);
+        let not_blank = crate::openapi::not_blank_text();
+        let fields = ObjectBuilder::new()
+            .property(
+                "content",
+                OneOfBuilder::new()
+                    .item(not_blank.clone())
+                    .item(ObjectBuilder::new().schema_type(Type::Null))
+                    .description(Some("The new text (not blank).")),
+            )
+            .property("kind", crate::openapi::memory_kind())
+            .property(
+                "private",
+                ObjectBuilder::new().schema_type(nullable(Type::Boolean)).description(Some(
+                    "Whether it may be sent to a model off this machine (`true`: never).",
+                )),
+            )
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+        let given = |name: &str, schema: Schema| {
+            ObjectBuilder::new().property(name, schema).required(name).build()
+        };
+        let one_given = AnyOfBuilder::new()
+            .item(given("content", not_blank))
+            .item(given("kind", ObjectBuilder::new().schema_type(Type::String).build().into()))
+            .item(given("private", ObjectBuilder::new().schema_type(Type::Boolean).build().into()));
+        AllOfBuilder::new()
+            .item(fields)
+            .item(one_given)
+            .description(Some(
+                "Fields left out (or `null`) stay as they are; at least one is given.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EditMemory {}
 
 /// Edits a memory's text, kind or privacy. Fields left out stay as they are; a body that
 /// changes nothing answers the memory as it is and writes nothing. A new text is embedded again

@@ -251,8 +251,9 @@ async fn snapshots(
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RollbackBody {
-    /// The repository the snapshot belongs to (its `repository` in the listing): needed only
-    /// when two repositories have a snapshot of the same id.
+    /// The repository the snapshot belongs to (its `repository` in the listing, an absolute
+    /// path to a directory under the roots): needed only when two repositories have a snapshot
+    /// of the same id.
     #[serde(default)]
     pub repository: Option<String>,
 }
@@ -282,7 +283,7 @@ pub struct RollbackDone {
 #[utoipa::path(post, path = "/api/v1/snapshots/{id}/rollback", tag = "snapshots",
     params(("id" = String, Path, description = "snapshot id (branch name, with or without \
         `snapshot/`, or commit id)")),
-    request_body = RollbackBody,
+    request_body = Option<RollbackBody>,
     responses((status = 200, body = RollbackDone), (status = 400, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
               (status = 503, body = ErrorBody)))]
@@ -360,8 +361,9 @@ const AUDIT_MAX: usize = 1000;
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
-    /// The last N records (1–1000, default 100).
-    pub last: Option<usize>,
+    /// The last N records (1–1000, default 100; more is read as 1000).
+    #[param(value_type = Option<u64>, maximum = 4294967295u32)]
+    pub last: Option<u32>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -379,7 +381,7 @@ async fn audit(
     State(gw): State<Arc<Gateway>>,
     ApiQuery(query): ApiQuery<AuditQuery>,
 ) -> ApiResult<Json<AuditRecords>> {
-    let last = query.last.unwrap_or(AUDIT_DEFAULT).clamp(1, AUDIT_MAX);
+    let last = query.last.map_or(AUDIT_DEFAULT, |n| n as usize).clamp(1, AUDIT_MAX);
     Ok(Json(AuditRecords { items: gw.store.audit_list(Some(last))? }))
 }
 

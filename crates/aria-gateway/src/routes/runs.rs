@@ -18,6 +18,7 @@ use crate::Gateway;
 use crate::approvals::Decision;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{ApiJson, ApiJsonOrEmpty, ApiPath, ApiQuery, Paging};
+use crate::openai::wire::StreamEvent;
 use crate::runs::{Channel, Reply, Start};
 
 pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
@@ -92,7 +93,9 @@ async fn get_one(
 /// Follows a run as Server-Sent Events: what it said so far, then what it says until it ends.
 #[utoipa::path(get, path = "/api/v1/runs/{id}/events", tag = "runs",
     params(("id" = String, Path, description = "session id")),
-    responses((status = 200, description = "text/event-stream"), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "the run's events", body = StreamEvent,
+               content_type = "text/event-stream"),
+              (status = 404, body = ErrorBody)))]
 async fn events(
     State(gw): State<Arc<Gateway>>,
     ApiPath(id): ApiPath<String>,
@@ -143,9 +146,11 @@ pub struct ResumeBody {
 
 /// Resumes an interrupted or failed run from where it stopped.
 #[utoipa::path(post, path = "/api/v1/runs/{id}/resume", tag = "runs",
-    params(("id" = String, Path, description = "session id")), request_body = ResumeBody,
-    responses((status = 200, body = Reply), (status = 404, body = ErrorBody),
-              (status = 409, body = ErrorBody)))]
+    params(("id" = String, Path, description = "session id")), request_body = Option<ResumeBody>,
+    responses((status = 200, description = "the reply, or with `stream: true` the run's events",
+               content((Reply = "application/json"), (StreamEvent = "text/event-stream"))),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 503, body = ErrorBody)))]
 async fn resume(
     State(gw): State<Arc<Gateway>>,
     ApiPath(id): ApiPath<String>,
