@@ -160,7 +160,10 @@ def test_the_api_matches_its_openapi_document(daemon, tmp_path):
         "--phases", "examples,coverage,fuzzing,stateful",
         "--max-examples", str(EXAMPLES),
         "--seed", str(SEED),
-        "--workers", "2",
+        # One worker: with two threads CPython 3.11 sometimes fails inside schemathesis
+        # ("SystemError: AST constructor recursion depth mismatch", a bug of `compile` under
+        # threads), an error of the tool, not a finding.
+        "--workers", "1",
         "--report", "ndjson", "--report-dir", str(tmp_path / "report"),
     ]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": str(HERE / "openapi_checks.py"), "NO_COLOR": "1"}
