@@ -105,6 +105,21 @@ pub enum Command {
     /// web UI (http://127.0.0.1:8080/). Runs in the foreground; Ctrl-C or SIGTERM stops it
     /// gracefully.
     Serve(ServeArgs),
+    /// The Telegram channel of `aria serve`.
+    #[command(subcommand)]
+    Telegram(TelegramCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TelegramCommand {
+    /// The chats that wrote to the bot, most recent first, to copy into [telegram]
+    /// allowed_chat_ids.
+    Chats {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]

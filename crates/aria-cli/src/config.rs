@@ -17,11 +17,13 @@ mod provider;
 mod server;
 pub use server::{RawServer, ServerConfig, parse_listen};
 mod show;
+mod telegram;
 use provider::resolve_provider;
 pub use provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_BASE_URL, LOCAL_PROVIDER,
     ProviderConfig, RawProvider, default_model, known_providers,
 };
+pub use telegram::{RawTelegram, TelegramSettings};
 
 /// A configuration problem. Exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,7 @@ pub struct RawConfig {
     pub memory: Option<RawMemory>,
     pub web: Option<RawWeb>,
     pub server: Option<RawServer>,
+    pub telegram: Option<RawTelegram>,
 }
 
 /// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
@@ -256,6 +259,7 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub web: WebConfig,
     pub server: ServerConfig,
+    pub telegram: TelegramSettings,
 }
 
 /// `[web]`, checked: every allowed host parses.
@@ -441,6 +445,7 @@ pub fn resolve(
     let memory = resolve_memory(raw.memory.unwrap_or_default(), &provider)?;
     let web = resolve_web(raw.web.unwrap_or_default())?;
     let server = server::resolve_server(raw.server.unwrap_or_default())?;
+    let telegram = telegram::resolve_telegram(raw.telegram.unwrap_or_default(), env)?;
     Ok(Config {
         source,
         config_dir: config_dir(env),
@@ -465,6 +470,7 @@ pub fn resolve(
         memory,
         web,
         server,
+        telegram,
     })
 }
 

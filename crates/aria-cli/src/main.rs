@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Rollback(args) => commands::rollback::rollback(&cli.global, args),
         Command::Memories(c) => commands::memories::memories(&cli.global, c),
         Command::Serve(args) => commands::serve::serve(&cli.global, args),
+        Command::Telegram(c) => commands::telegram::telegram(&cli.global, c),
     };
     match result {
         Ok(code) => exit::code(code),

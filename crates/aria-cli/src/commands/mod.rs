@@ -13,3 +13,4 @@ pub mod run;
 pub mod serve;
 pub mod slash;
 pub mod snapshots;
+pub mod telegram;

@@ -3,7 +3,8 @@
 //! It refuses a second instance on the same `$ARIA_HOME`, refuses a non-loopback listener
 //! without a token and `--insecure`, and stops gracefully on SIGINT/SIGTERM: no new runs, runs
 //! in flight get `[server] shutdown_grace_secs` to finish and are then stopped where they are
-//! (interrupted, resumable), background work is flushed, the database is closed.
+//! (interrupted, resumable), background work is flushed, the database is closed. With
+//! `TELEGRAM_BOT_TOKEN` set it also runs the Telegram channel (`commands/telegram.rs`).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -265,6 +266,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         config.provider.model,
         config.provider.name,
     );
+    let mut telegram = super::telegram::start(&config.telegram, &gateway);
     let stop = CancellationToken::new();
     let server = {
         let stop = stop.clone();
@@ -278,6 +280,9 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         config.server.shutdown_grace_secs
     );
     gateway.shutdown.cancel();
+    if let Some(telegram) = telegram.as_mut() {
+        telegram.stop_polling().await;
+    }
     let stopped = runs.drain(Duration::from_secs(config.server.shutdown_grace_secs)).await;
     if stopped > 0 {
         eprintln!("stopped {stopped} run(s) in flight; they are interrupted and can be resumed");
@@ -288,6 +293,10 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         Ok(Ok(Err(e))) => eprintln!("warning: the HTTP server ended with an error: {e}"),
         Err(_) => eprintln!("warning: some connections did not close in 5 s; closing them"),
         _ => {}
+    }
+    // What the stopped runs said still goes out; anything left waits in the outbox.
+    if let Some(telegram) = telegram {
+        telegram.stop(Duration::from_secs(3)).await;
     }
     if !gateway.agent.finish_background(Duration::from_secs(10)).await {
         eprintln!("warning: memory extraction did not finish in 10 s and was dropped");

@@ -112,6 +112,7 @@ impl Config {
                 allowed_hosts: Some(self.web.allowed_hosts.clone()),
             }),
             server: Some(self.server.to_raw()),
+            telegram: Some(self.telegram.to_raw()),
         }
     }
 }
