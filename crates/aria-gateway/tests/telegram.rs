@@ -143,7 +143,9 @@ impl Harness {
     }
 
     async fn stop(&mut self) {
-        if let Some(channel) = self.channel.take() {
+        if let Some(mut channel) = self.channel.take() {
+            // As `aria serve` stops it: polling first, then the rest.
+            channel.stop_polling().await;
             channel.stop(Duration::from_secs(2)).await;
         }
     }

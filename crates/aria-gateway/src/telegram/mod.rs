@@ -108,17 +108,20 @@ pub struct Telegram {
 #[derive(Debug)]
 pub struct TelegramHandle {
     pub channel: Arc<Telegram>,
-    poller: JoinHandle<()>,
+    /// `None` once it was waited for.
+    poller: Option<JoinHandle<()>>,
     sender: JoinHandle<()>,
     sender_stop: CancellationToken,
 }
 
 impl TelegramHandle {
     /// Stops polling at once (an open long poll is abandoned; its updates were not confirmed,
-    /// so they come again to the next start).
+    /// so they come again to the next start). Calling it again does nothing more.
     pub async fn stop_polling(&mut self) {
         self.channel.stop.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.poller).await;
+        if let Some(poller) = self.poller.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), poller).await;
+        }
     }
 
     /// Stops everything: polling, then the sender after it had `flush` to send what is due
@@ -168,7 +171,7 @@ impl Telegram {
             poll::run(channel.clone()),
             tracing::info_span!("telegram_poll"),
         ));
-        Ok(TelegramHandle { channel, poller, sender, sender_stop })
+        Ok(TelegramHandle { channel, poller: Some(poller), sender, sender_stop })
     }
 
     fn asked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Asked>> {
