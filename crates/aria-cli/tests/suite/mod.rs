@@ -15,3 +15,4 @@ mod sandbox_attacks;
 mod serve;
 mod serve_api;
 mod snapshots;
+mod telegram;

@@ -1,0 +1,89 @@
+//! The real `aria serve` with its Telegram channel, against the fake Bot API on loopback: the
+//! token and the API base come from `$ARIA_HOME/.env`, the allowlist from `aria.toml`.
+
+use std::time::Duration;
+
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+use aria_testkit::telegram_mock::FakeTelegram;
+
+use super::daemon::Daemon;
+use super::harness::{Aria, code, json_of, text};
+
+const TOKEN: &str = "987654:E2E-token-never-printed";
+const CHAT: i64 = 4242;
+const STRANGER: i64 = 777;
+
+fn configure(aria: &Aria, tg: &FakeTelegram, allowlist: &str) {
+    std::fs::create_dir_all(aria.home()).unwrap();
+    std::fs::write(
+        aria.home().join(".env"),
+        format!("TELEGRAM_BOT_TOKEN={TOKEN}\nTELEGRAM_API_BASE={}\n", tg.api_base()),
+    )
+    .unwrap();
+    let config = aria.dir.path().join("config/aria");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("aria.toml"), format!("[telegram]\n{allowlist}")).unwrap();
+}
+
+#[test]
+fn aria_serve_answers_an_allowlisted_chat_on_telegram_and_stops_cleanly() {
+    let aria = Aria::new();
+    let tg = FakeTelegram::start(TOKEN);
+    configure(&aria, &tg, &format!("allowed_chat_ids = [{CHAT}]\n"));
+    let model = MockOpenAi::new(vec![MockTurn::text("Hello from **ARIA** <3")]).serve();
+    let mut daemon = Daemon::start(&aria, &model.base_url(), &[]);
+    tg.push_message(STRANGER, STRANGER, "let me in");
+    tg.push_message(CHAT, CHAT, "hi");
+    let answered = tg.wait_until_blocking(Duration::from_secs(30), |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m == "Hello from ARIA <3")
+    });
+    assert!(answered, "no answer; requests: {:#?}\nsaid: {}", tg.requests(), daemon.said());
+    let sent = tg.calls("sendMessage");
+    assert!(sent.iter().all(|b| b["chat_id"] == CHAT), "only the allowed chat: {sent:#?}");
+    let shown: Vec<_> = sent.iter().chain(&tg.calls("editMessageText")).cloned().collect();
+    assert!(
+        shown.iter().any(|b| b["text"].as_str().unwrap().contains("<b>ARIA</b> &lt;3")),
+        "HTML, escaped: {shown:#?}"
+    );
+    assert!(!tg.commands().is_empty(), "the command menu is registered");
+
+    daemon.signal("TERM");
+    let status = daemon.wait_exit(Duration::from_secs(20)).expect("it stops");
+    let said = daemon.said();
+    assert!(status.success(), "{status:?}: {said}");
+    assert!(said.contains("Telegram: polling"), "{said}");
+    assert!(!said.contains("E2E-token"), "the token is never printed: {said}");
+    let polls = tg.calls("getUpdates").len();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(tg.calls("getUpdates").len(), polls, "no polling after the daemon stopped");
+
+    let chats = aria.run(&model.base_url(), &["telegram", "chats", "--json"]);
+    assert_eq!(code(&chats), 0, "{}", text(&chats.stderr));
+    let chats = json_of(&chats);
+    let by_id = |id: i64| chats.as_array().unwrap().iter().find(|c| c["chat_id"] == id).cloned();
+    let stranger = by_id(STRANGER).expect("the stranger is listed");
+    assert_eq!(
+        (stranger["in_allowlist"].clone(), stranger["refused"].clone()),
+        (false.into(), 1.into())
+    );
+    assert_eq!(by_id(CHAT).unwrap()["in_allowlist"], true);
+    let audit = aria.run(&model.base_url(), &["audit", "list", "--json"]);
+    assert!(text(&audit.stdout).contains("telegram.refused"));
+    assert!(!text(&audit.stdout).contains("E2E-token"));
+}
+
+#[test]
+fn without_an_allowlist_the_channel_stays_off_and_says_why_while_the_rest_serves() {
+    let aria = Aria::new();
+    let tg = FakeTelegram::start(TOKEN);
+    configure(&aria, &tg, "");
+    let model = MockOpenAi::new(vec![]).serve();
+    let daemon = Daemon::start(&aria, &model.base_url(), &[]);
+    let (status, _) = daemon.json("GET", "/api/v1/health", None);
+    assert_eq!(status, 200);
+    std::thread::sleep(Duration::from_millis(300));
+    let said = daemon.said();
+    assert_eq!(said.matches("the Telegram channel is off").count(), 1, "{said}");
+    assert!(said.contains("allowed_chat_ids"), "{said}");
+    assert!(tg.requests().is_empty(), "nothing asked of Telegram");
+}
