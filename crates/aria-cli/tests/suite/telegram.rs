@@ -86,4 +86,21 @@ fn without_an_allowlist_the_channel_stays_off_and_says_why_while_the_rest_serves
     assert_eq!(said.matches("the Telegram channel is off").count(), 1, "{said}");
     assert!(said.contains("allowed_chat_ids"), "{said}");
     assert!(tg.requests().is_empty(), "nothing asked of Telegram");
+
+    // How the first chat id is found: write to the bot, then list who is waiting.
+    tg.push_message(CHAT, CHAT, "hello?");
+    let chats = aria.run(&model.base_url(), &["telegram", "chats", "--json"]);
+    assert_eq!(code(&chats), 0, "{}", text(&chats.stderr));
+    let chats = json_of(&chats);
+    assert_eq!(chats[0]["chat_id"], CHAT, "{chats}");
+    assert_eq!(
+        (chats[0]["waiting"].clone(), chats[0]["in_allowlist"].clone()),
+        (1.into(), false.into())
+    );
+    assert_eq!(tg.unconfirmed(), 1, "listing confirms nothing: the channel still gets it");
+    let listed = aria.run(&model.base_url(), &["telegram", "chats"]);
+    assert!(text(&listed.stdout).contains(&CHAT.to_string()), "{}", text(&listed.stdout));
+    assert!(
+        !text(&listed.stdout).contains("E2E-token") && !text(&listed.stderr).contains("E2E-token")
+    );
 }
