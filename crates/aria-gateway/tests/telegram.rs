@@ -74,6 +74,8 @@ impl Provider for Slow {
 
 struct Harness {
     tg: FakeTelegram,
+    /// The snapshots service's only root.
+    root: std::path::PathBuf,
     gw: Arc<Gateway>,
     tool: Arc<DeleteTool>,
     channel: Option<TelegramHandle>,
@@ -90,6 +92,13 @@ impl Harness {
     async fn with(model: Arc<dyn Provider>, approval_timeout: Duration) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(&dir.path().join("aria.db"), Arc::new(NoRedact)).unwrap());
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        let guard = Arc::new(
+            aria_tools::PathGuard::new(std::slice::from_ref(&root), Default::default()).unwrap(),
+        );
+        let snapshots = aria_tools::Snapshots::new(guard, aria_tools::SnapshotOptions::default());
         let runs = Arc::new(Runs::new());
         let approvals = Approvals::new(store.clone(), runs.clone(), approval_timeout);
         let tool = Arc::new(DeleteTool {
@@ -120,6 +129,7 @@ impl Harness {
             data_dir: dir.path().to_path_buf(),
             services: Services {
                 config: json!({"caps": {"per_day_usd": 2.0, "per_month_usd": null}}),
+                snapshots: Some(Arc::new(snapshots)),
                 ..Services::default()
             },
             security: Security::new(None, true, Vec::new(), 0),
@@ -131,7 +141,7 @@ impl Harness {
         config.poll_timeout = Duration::from_secs(2);
         config.edit_interval = Duration::from_millis(100);
         config.retry_base = Duration::from_millis(50);
-        let mut h = Harness { tg, gw, tool, channel: None, config, _dir: dir };
+        let mut h = Harness { tg, root, gw, tool, channel: None, config, _dir: dir };
         h.restart();
         h
     }
@@ -471,7 +481,41 @@ async fn commands_bypass_the_model_and_are_registered() {
     let texts = h.texts(CHAT);
     assert_eq!(texts[2], "Nothing is running in this chat.");
     assert!(texts[3].contains("/memory QUERY"), "{}", texts[3]);
-    assert!(texts[4].contains("no snapshots"), "{}", texts[4]);
+    assert_eq!(texts[4], "No restore points yet.");
     assert!(texts[5].starts_with("There is no command /nonsense."), "{}", texts[5]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn snapshots_are_listed_and_rollback_restores_a_file_and_is_audited() {
+    let mut h = Harness::start(vec![]).await;
+    let notes = h.root.join("notes.txt");
+    std::fs::write(&notes, "version 1\n").unwrap();
+    let snapshots = h.gw.services.snapshots.clone().unwrap();
+    let taken = snapshots.snapshot(&notes, "file_write", "session-1").unwrap();
+    std::fs::write(&notes, "version 2\n").unwrap();
+    h.tg.push_message(CHAT, CHAT, "/snapshots");
+    h.until("the list", |t| t.messages(CHAT).len() == 1).await;
+    let listed = h.texts(CHAT).remove(0);
+    assert!(listed.contains(&taken.id.0), "{listed}");
+    h.tg.push_message(CHAT, CHAT, "/rollback");
+    h.tg.push_message(CHAT, CHAT, "/rollback snapshot/no-such-thing");
+    h.tg.push_message(CHAT, CHAT, &format!("/rollback {}", taken.id.0));
+    h.until("three answers", |t| t.messages(CHAT).len() == 4).await;
+    let texts = h.texts(CHAT);
+    assert!(texts[1].contains("Name the restore point"), "{}", texts[1]);
+    assert!(texts[2].starts_with("⚠️"), "an unknown id is an error: {}", texts[2]);
+    assert!(
+        texts[3].starts_with("Rolled back to") && texts[3].contains("notes.txt"),
+        "{}",
+        texts[3]
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "version 1\n");
+    let audited = h.gw.store.audit_list(None).unwrap();
+    let rollback = audited.iter().find(|r| r.kind == "snapshot.rollback").expect("audited");
+    assert_eq!(
+        (rollback.actor.as_str(), &rollback.payload["channel"]),
+        ("user", &json!("telegram"))
+    );
     h.stop().await;
 }
