@@ -367,6 +367,68 @@ impl Store {
         Ok(())
     }
 
+    /// Folds waiting messages into one: `keep` takes `payload`, and each row of `absorbed` is
+    /// removed — all in one transaction, and only if every row is still an untried, waiting
+    /// `send` of the same chat that no edit refers to (`keep` too: waiting, no edits; it may
+    /// have been tried). `false` (nothing changed) otherwise.
+    pub fn outbox_merge(
+        &self,
+        keep: i64,
+        absorbed: &[i64],
+        payload: &Value,
+    ) -> Result<bool, StoreError> {
+        let payload = encode(payload)?;
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql("merging queued messages"))?;
+        let chat: Option<(String, i64)> = tx
+            .query_row(
+                "SELECT channel, chat_id FROM outbox o WHERE id = ?1 AND kind = 'send' \
+                 AND state = 'pending' AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.edit_of = o.id)",
+                [keep],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sql("merging queued messages"))?;
+        let Some((channel, chat)) = chat else { return Ok(false) };
+        for id in absorbed {
+            let mergeable: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM outbox o WHERE o.id = ?1 AND o.channel = ?2 \
+                     AND o.chat_id = ?3 AND o.kind = 'send' AND o.state = 'pending' \
+                     AND o.attempts = 0 AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.edit_of = o.id))",
+                    params![id, channel, chat],
+                    |r| r.get(0),
+                )
+                .map_err(sql("merging queued messages"))?;
+            if !mergeable || *id == keep {
+                return Ok(false);
+            }
+            tx.execute("DELETE FROM outbox WHERE id = ?1", [id])
+                .map_err(sql("merging queued messages"))?;
+        }
+        tx.execute(
+            "UPDATE outbox SET payload = ?2, updated_at = ?3 WHERE id = ?1",
+            params![keep, payload, now_rfc3339()],
+        )
+        .map_err(sql("merging queued messages"))?;
+        tx.commit().map_err(sql("merging queued messages"))?;
+        Ok(true)
+    }
+
+    /// When the oldest row still waiting was queued (RFC 3339), to tell a stuck outbox.
+    pub fn outbox_oldest_waiting(&self, channel: &str) -> Result<Option<String>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT MIN(created_at) FROM outbox WHERE channel = ?1 \
+                 AND state IN ('pending', 'unknown')",
+                [channel],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading the outbox"))
+    }
+
     /// Gives up on a row.
     pub fn outbox_mark_failed(&self, id: i64, error: &str) -> Result<OutboxState, StoreError> {
         self.outbox_settle(id, "'failed'", 0, error)

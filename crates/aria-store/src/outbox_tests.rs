@@ -142,3 +142,26 @@ fn channel_state_and_chats_persist() {
     assert_eq!(s.channel_refused(TG).unwrap(), 1);
     assert_eq!(s.outbox_waiting(TG).unwrap(), 1, "a queued message survives a restart");
 }
+
+#[test]
+fn waiting_messages_merge_only_when_untried_unedited_and_of_one_chat() {
+    let s = store();
+    let a = s.outbox_send(TG, 1, &json!({"text": "a"}), 0).unwrap();
+    let b = s.outbox_send(TG, 1, &json!({"text": "b"}), 0).unwrap();
+    let c = s.outbox_send(TG, 1, &json!({"text": "c"}), 0).unwrap();
+    let edited = s.outbox_send(TG, 1, &json!({"text": "d"}), 0).unwrap();
+    s.outbox_edit(TG, 1, edited, &json!({"text": "d2"}), 0).unwrap();
+    let other = s.outbox_send(TG, 2, &json!({"text": "x"}), 0).unwrap();
+    assert!(!s.outbox_merge(a, &[edited], &json!({})).unwrap(), "an edited message stays");
+    assert!(!s.outbox_merge(a, &[other], &json!({})).unwrap(), "another chat's stays");
+    assert!(!s.outbox_merge(edited, &[b], &json!({})).unwrap(), "an edit would undo the merge");
+    assert!(s.outbox_merge(a, &[b, c], &json!({"text": "a\n\nb\n\nc"})).unwrap());
+    let rows = s.outbox_items(TG, 1).unwrap();
+    assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [a, edited, edited + 1]);
+    assert_eq!(rows[0].payload, json!({"text": "a\n\nb\n\nc"}));
+    s.outbox_mark_retry(a, 0, "429").unwrap();
+    let late = s.outbox_send(TG, 1, &json!({"text": "e"}), 0).unwrap();
+    assert!(!s.outbox_merge(late, &[a], &json!({})).unwrap(), "a row already tried stays");
+    assert!(s.outbox_oldest_waiting(TG).unwrap().is_some());
+    assert_eq!(s.outbox_oldest_waiting("none").unwrap(), None);
+}
