@@ -519,3 +519,27 @@ async fn snapshots_are_listed_and_rollback_restores_a_file_and_is_audited() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn past_the_per_chat_limit_messages_wait_and_are_merged() {
+    let model = Arc::new(ScriptedProvider::new(vec![], End::Fail));
+    let mut h = Harness::with(model, Duration::from_secs(30)).await;
+    h.stop().await;
+    h.config.max_per_minute = 2;
+    h.restart();
+    for _ in 0..5 {
+        h.tg.push_message(CHAT, CHAT, "/cost");
+    }
+    h.until("two sent, the rest merged into one waiting message", |_| {
+        h.gw.store.outbox_waiting(CHANNEL).unwrap() == 1
+            && h.gw.store.outbox_items(CHANNEL, CHAT).unwrap().len() == 3
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(h.texts(CHAT).len(), 2, "the limit holds");
+    let rows = h.gw.store.outbox_items(CHANNEL, CHAT).unwrap();
+    let waiting = rows.iter().find(|r| r.state == OutboxState::Pending).unwrap();
+    assert_eq!(waiting.payload["text"].as_str().unwrap().matches("Spend today").count(), 3);
+    assert_eq!(waiting.attempts, 0, "waiting for the limit is not a failed attempt");
+    h.stop().await;
+}

@@ -71,9 +71,18 @@ fn status(tg: &Telegram) -> Result<String, String> {
     let uptime = format!("{}h {:02}m {:02}s", secs / 3600, secs / 60 % 60, secs % 60);
     let waiting = store.outbox_waiting(CHANNEL).map_err(|e| e.to_string())?;
     let refused = store.channel_refused(CHANNEL).map_err(|e| e.to_string())?;
+    let oldest = store.outbox_oldest_waiting(CHANNEL).map_err(|e| e.to_string())?;
+    let stuck = oldest
+        .and_then(|t| {
+            time::OffsetDateTime::parse(&t, &time::format_description::well_known::Rfc3339).ok()
+        })
+        .map(|t| time::OffsetDateTime::now_utc() - t)
+        .filter(|age| age.whole_minutes() >= 10)
+        .map(|age| format!(" (⚠️ the oldest has waited {} min)", age.whole_minutes()))
+        .unwrap_or_default();
     let mut out = format!(
-        "ARIA {}\nuptime {uptime}\nruns in flight: {}\noutbox: {waiting} waiting\nrefused \
-         messages (not on the allowlist): {refused}\n\nLast operations:\n",
+        "ARIA {}\nuptime {uptime}\nruns in flight: {}\noutbox: {waiting} waiting{stuck}\n\
+         refused messages (not on the allowlist): {refused}\n\nLast operations:\n",
         env!("CARGO_PKG_VERSION"),
         tg.gw.runs.active(),
     );

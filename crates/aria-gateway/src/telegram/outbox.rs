@@ -116,7 +116,9 @@ async fn send_due(outbox: &Outbox, bot: &Bot, max_per_minute: u32) -> Result<Dur
         if item.kind == OutboxKind::Send && max_per_minute > 0 {
             let recent = store.outbox_sent_since(CHANNEL, item.chat_id, now - 60_000)?;
             if recent >= u64::from(max_per_minute) {
-                // Waits (without counting an attempt) and holds back the rest of its chat.
+                // Waits (without counting an attempt) and holds back the rest of its chat, which
+                // is folded into it while it fits one message.
+                merge_waiting(store, item)?;
                 store.outbox_defer(item.id, now + 2_000)?;
                 continue;
             }
@@ -130,6 +132,50 @@ async fn send_due(outbox: &Outbox, bot: &Bot, max_per_minute: u32) -> Result<Dur
     Ok(next.map_or(Duration::from_secs(30), |at| {
         Duration::from_millis(u64::try_from(at - now_ms()).unwrap_or(0).max(10))
     }))
+}
+
+/// Folds the plain messages queued right after `item` (no buttons, never tried, never edited)
+/// into it, as long as the whole fits one Telegram message.
+fn merge_waiting(store: &Store, item: &OutboxItem) -> Result<(), StoreError> {
+    let plain_of = |p: &Value| p.get(PLAIN).and_then(Value::as_str).map(str::to_owned);
+    let simple = |p: &Value| p.get("reply_markup").is_none() && plain_of(p).is_some();
+    if !simple(&item.payload) {
+        return Ok(());
+    }
+    let (mut html, mut plain) = (
+        item.payload["text"].as_str().unwrap_or_default().to_owned(),
+        plain_of(&item.payload).unwrap_or_default(),
+    );
+    let mut absorbed = Vec::new();
+    let later = store.outbox_items(CHANNEL, item.chat_id)?.into_iter().filter(|r| r.id > item.id);
+    for row in later {
+        let mergeable = row.kind == OutboxKind::Send
+            && row.state == OutboxState::Pending
+            && row.attempts == 0
+            && simple(&row.payload);
+        let next_plain = plain_of(&row.payload).unwrap_or_default();
+        let fits = (plain.len() + next_plain.len() + 2) <= super::format::MESSAGE_LIMIT
+            && plain.encode_utf16().count() + next_plain.encode_utf16().count() + 2
+                <= super::format::MESSAGE_LIMIT;
+        if !mergeable || !fits {
+            break;
+        }
+        html = format!("{html}\n\n{}", row.payload["text"].as_str().unwrap_or_default());
+        plain = format!("{plain}\n\n{next_plain}");
+        absorbed.push(row.id);
+    }
+    if absorbed.is_empty() {
+        return Ok(());
+    }
+    let payload = text_payload(&html, &plain, None);
+    if store.outbox_merge(item.id, &absorbed, &payload)? {
+        tracing::info!(
+            chat = item.chat_id,
+            merged = absorbed.len(),
+            "rate limit reached: queued messages merged into one"
+        );
+    }
+    Ok(())
 }
 
 /// One row: sent, retried later, flagged as unknown, or failed.
