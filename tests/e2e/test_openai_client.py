@@ -11,16 +11,9 @@ Needs `pip install openai pytest`. `ARIA_BIN` overrides the binary.
 
 from __future__ import annotations
 
-import email.message  # noqa: F401  (the type of response headers)
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -28,110 +21,16 @@ import pytest
 openai = pytest.importorskip("openai")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from aria_daemon import AriaDaemon, needs_aria  # noqa: E402
 from fake_openai import FakeOpenAI  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-ARIA_BIN = Path(os.environ.get("ARIA_BIN") or REPO / "target" / "debug" / "aria")
 TOKEN = "e2e-openai-" + os.urandom(8).hex()
 
-pytestmark = pytest.mark.skipif(not ARIA_BIN.exists(),
-                                reason=f"{ARIA_BIN} is missing: run `cargo build -p aria-cli`")
+pytestmark = needs_aria
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=E2E", "-c",
-                    "user.email=e2e@example.invalid", "-c", "commit.gpgsign=false", *args],
-                   check=True, capture_output=True, text=True)
-
-
-class Daemon:
-    """One `aria serve` with its own $ARIA_HOME, a git repository as its root, and a token."""
-
-    def __init__(self, base: Path, model: FakeOpenAI):
-        self.home, self.root = base / "home", base / "repo"
-        self.home.mkdir(parents=True)
-        self.root.mkdir(parents=True)
-        for name, text in {"keep-me.txt": "must survive\n", "notes.txt": "notes\n"}.items():
-            (self.root / name).write_text(text)
-        git(self.root, "init", "-q", "-b", "main")
-        git(self.root, "add", "-A")
-        git(self.root, "commit", "-q", "-m", "Initial files")
-        self.config = base / "aria.toml"
-        self.config.write_text('[memory]\nembedder = "none"\n')
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = base / "daemon.log"
-        self.model = model
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> "Daemon":
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ARIA_", "OPENAI_", "ANTHROPIC_", "OLLAMA_"))}
-        env.update({
-            "ARIA_HOME": str(self.home), "ARIA_CONFIG": str(self.config),
-            "OPENAI_BASE_URL": self.model.base_url, "ARIA_PROVIDER": "openai",
-            "ARIA_MODEL": "scripted", "ARIA_API_TOKEN": TOKEN, "HOME": str(self.home),
-            "XDG_CONFIG_HOME": str(self.home / "xdg"), "NO_COLOR": "1",
-        })
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(ARIA_BIN), "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root)],
-            env=env, cwd=str(self.root), stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"aria serve exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(self.url + "/api/v1/health", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, OSError):
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"aria serve did not answer /api/v1/health within 60 s:\n{self.log_tail()}")
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        if getattr(self, "log", None):
-            self.log.close()
-
-    def log_tail(self, n: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
-        except OSError:
-            return "(no log)"
-
-    def raw(self, method: str, path: str, body: bytes | None = None,
-            headers: dict | None = None) -> tuple[int, "email.message.Message", bytes]:
-        """A request as it is (for what the SDK would not send): status, headers, body."""
-        req = urllib.request.Request(self.url + path, data=body, method=method)
-        for k, v in {"Authorization": f"Bearer {TOKEN}", **(headers or {})}.items():
-            if v is not None:
-                req.add_header(k, v)
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                return r.status, r.headers, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers, e.read()
-
-    def api(self, path: str):
-        status, _, body = self.raw("GET", "/api/v1" + path)
-        assert status == 200, (path, status, body[:300])
-        return json.loads(body)
+# The daemon's repository: the tests must not see keep-me.txt deleted.
+FILES = {"keep-me.txt": "must survive\n", "notes.txt": "notes\n"}
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +42,8 @@ def model():
 
 @pytest.fixture(scope="module")
 def daemon(model, tmp_path_factory):
-    d = Daemon(tmp_path_factory.mktemp("aria-openai"), model).start()
+    # `raw` sends what the SDK would not; `get` reads the daemon's own API.
+    d = AriaDaemon(tmp_path_factory.mktemp("aria-openai"), model, token=TOKEN, files=FILES).start()
     yield d
     d.stop()
 
@@ -190,7 +90,7 @@ def test_a_completion_runs_the_agent_on_the_last_user_message(client, daemon, mo
     assert completion.id == f"chatcmpl-{session_id}"
 
     # ARIA kept the task and its answer, not the client's history.
-    conversation = daemon.api(f"/conversations/{conversation_id}")
+    conversation = daemon.get(f"/conversations/{conversation_id}")
     stored = [(m["role"], m["content"]) for m in conversation["messages"]]
     assert stored == [("user", "What is the capital of France?"),
                       ("assistant", "Paris is the capital of France.")], stored
@@ -252,7 +152,7 @@ def test_an_irreversible_call_is_denied_and_the_answer_says_so(client, daemon, m
     assert "shell_execute" in content and "rm keep-me.txt" in content, content
     assert target.read_text() == "must survive\n"
     # Nobody was asked, and the model was told the call was refused.
-    assert daemon.api("/approvals")["items"] == []
+    assert daemon.get("/approvals")["items"] == []
     told = [str(m.get("content")) for m in model.requests[1]["messages"] if m.get("role") == "tool"]
     assert told and any("refused" in t or "denied" in t or "did not approve" in t for t in told), told
 

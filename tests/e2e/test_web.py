@@ -11,12 +11,8 @@ own browser download is not used). `ARIA_BIN` overrides the binary, `CHROMIUM` t
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.error
@@ -26,130 +22,29 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from aria_daemon import AriaDaemon, needs_aria  # noqa: E402
 from fake_openai import FakeOpenAI  # noqa: E402
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-ARIA_BIN = Path(os.environ.get("ARIA_BIN") or REPO / "target" / "debug" / "aria")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 RUN_TIMEOUT_MS = 30_000
 
-pytestmark = pytest.mark.skipif(not ARIA_BIN.exists(),
-                                reason=f"{ARIA_BIN} is missing: run `cargo build -p aria-cli`")
+pytestmark = needs_aria
 
 
 # -----------------------------------------------------------------------------------------------
 # The daemon and its helpers
 # -----------------------------------------------------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Daemon(AriaDaemon):
+    """`aria serve` (aria_daemon.py) over the files the scripted model works in: each test uses
+    its own. Its API as a test checks it: `api`, `get`."""
 
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=E2E", "-c",
-                           "user.email=e2e@example.invalid", "-c", "commit.gpgsign=false", *args],
-                          check=True, capture_output=True, text=True).stdout
-
-
-class Daemon:
-    """One `aria serve` process with its own $ARIA_HOME and root."""
-
-    def __init__(self, base: Path, model: FakeOpenAI, token: str | None = None):
-        self.home = base / "home"
-        self.root = base / "repo"
-        self.home.mkdir(parents=True)
-        self.root.mkdir(parents=True)
-        self.token = token
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = base / "daemon.log"
-        self.proc: subprocess.Popen | None = None
-        self.model = model
-        # The repository the scripted model works in: each test uses its own files.
-        for name, text in {"notes.txt": "original notes\n", "delete-me.txt": "to be deleted\n",
-                           "keep-me.txt": "must survive\n", "plan.txt": "version one\n"}.items():
-            (self.root / name).write_text(text)
-        git(self.root, "init", "-q", "-b", "main")
-        git(self.root, "add", "-A")
-        git(self.root, "commit", "-q", "-m", "Initial files")
-        # No embedder download in tests: memories are searched by full text only.
-        self.config = base / "aria.toml"
-        self.config.write_text('[memory]\nembedder = "none"\n')
-
-    def start(self) -> "Daemon":
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ARIA_", "OPENAI_", "ANTHROPIC_", "OLLAMA_"))}
-        env.update({
-            "ARIA_HOME": str(self.home), "ARIA_CONFIG": str(self.config),
-            "OPENAI_BASE_URL": self.model.base_url, "ARIA_PROVIDER": "openai",
-            "ARIA_MODEL": "scripted", "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "xdg"),
-            "NO_COLOR": "1",
-        })
-        if self.token:
-            env["ARIA_API_TOKEN"] = self.token
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(ARIA_BIN), "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root)],
-            env=env, cwd=str(self.root), stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"aria serve exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(self.url + "/api/v1/health", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, OSError):
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"aria serve did not answer /api/v1/health within 60 s:\n{self.log_tail()}")
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        if getattr(self, "log", None):
-            self.log.close()
-
-    def log_tail(self, n: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
-        except OSError:
-            return "(no log)"
-
-    # -- the API, as a test checks it (bearer token when one is set) --------------------------
-    def api(self, method: str, path: str, body=None, expect_status: int | None = None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + "/api/v1" + path, data=data, method=method)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                status, raw = r.status, r.read()
-        except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
-        if expect_status is not None:
-            assert status == expect_status, f"{method} {path}: {status} {raw[:500]!r}"
-        return status, (json.loads(raw) if raw.strip() else None)
-
-    def get(self, path: str):
-        status, value = self.api("GET", path)
-        assert status == 200, f"GET {path}: {status} {value}"
-        return value
+    FILES = {"notes.txt": "original notes\n", "delete-me.txt": "to be deleted\n",
+             "keep-me.txt": "must survive\n", "plan.txt": "version one\n"}
 
 
 def items(page):
