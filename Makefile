@@ -57,6 +57,7 @@ bench:
 	$(CARGO) bench -p aria-models --bench tokens
 	$(CARGO) bench -p aria-models --bench router
 	$(CARGO) bench -p aria-sandbox --bench spawn
+	$(CARGO) bench -p aria-gateway --bench telegram
 	$(CARGO) bench -p aria-cli --bench cli
 	$(CARGO) bench -p aria-local --bench local
 
