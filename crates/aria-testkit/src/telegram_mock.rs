@@ -69,6 +69,8 @@ struct World {
     /// The bot's messages: (chat, message id) → current text.
     messages: BTreeMap<(i64, i64), String>,
     commands: Vec<Value>,
+    /// Files the bot can fetch, by file id.
+    files: BTreeMap<String, Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -123,6 +125,7 @@ impl FakeTelegram {
         });
         let app = Router::new()
             .route("/{bot}/{method}", post(handle))
+            .route("/file/{bot}/files/{id}", axum::routing::get(download))
             .fallback(|| async { error(StatusCode::NOT_FOUND, "Not Found", None) })
             .with_state(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
@@ -180,6 +183,57 @@ impl FakeTelegram {
                 "text": text,
             }
         }))
+    }
+
+    /// A file the bot can fetch with `getFile` and download; returns its file id.
+    pub fn add_file(&self, bytes: &[u8]) -> String {
+        let mut w = self.shared.world();
+        let id = format!("file{}", w.files.len() + 1);
+        w.files.insert(id.clone(), bytes.to_vec());
+        id
+    }
+
+    /// A message carrying a document, a photo or a voice note (`kind`: `document`, `photo`,
+    /// `voice`) with the file `file_id`, `name` (documents) and an optional caption.
+    pub fn push_file(
+        &self,
+        chat: i64,
+        from: i64,
+        kind: &str,
+        file_id: &str,
+        name: &str,
+        caption: Option<&str>,
+    ) -> i64 {
+        let size = self.shared.world().files.get(file_id).map_or(0, Vec::len);
+        let file = json!({"file_id": file_id, "file_unique_id": file_id, "file_size": size});
+        let mut message = json!({
+            "message_id": 0,
+            "from": {"id": from, "is_bot": false, "first_name": "Tester"},
+            "chat": chat_object(chat),
+            "date": 1_735_689_600,
+        });
+        match kind {
+            "photo" => message["photo"] = json!([file.clone(), file]),
+            "voice" => {
+                message["voice"] = file;
+                message["voice"]["mime_type"] = json!("audio/ogg");
+                message["voice"]["duration"] = json!(3);
+            }
+            _ => {
+                message["document"] = file;
+                message["document"]["file_name"] = json!(name);
+                message["document"]["mime_type"] = json!("text/plain");
+            }
+        }
+        if let Some(caption) = caption {
+            message["caption"] = json!(caption);
+        }
+        {
+            let mut w = self.shared.world();
+            w.next_message_id += 1;
+            message["message_id"] = json!(w.next_message_id);
+        }
+        self.push_update(json!({"message": message}))
     }
 
     /// A press on an inline button of the bot's message `message_id` in `chat`.
@@ -343,6 +397,31 @@ fn bad_request(description: &str) -> Response {
     error(StatusCode::BAD_REQUEST, &format!("Bad Request: {description}"), None)
 }
 
+/// `GET /file/bot{TOKEN}/files/{id}`: a file's bytes, as Telegram serves them after `getFile`.
+async fn download(
+    State(shared): State<Arc<Shared>>,
+    Path((bot, id)): Path<(String, String)>,
+) -> Response {
+    if bot.strip_prefix("bot") != Some(shared.token.as_str()) {
+        return error(StatusCode::UNAUTHORIZED, "Unauthorized", None);
+    }
+    let bytes = shared.world().files.get(&id).cloned();
+    shared.world().requests.push(Request {
+        method: "file".into(),
+        body: Value::String(id),
+        faulted: false,
+    });
+    shared.changed.notify_waiters();
+    match bytes {
+        Some(bytes) => Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/octet-stream")
+            .body(Body::from(bytes))
+            .unwrap_or_default(),
+        None => error(StatusCode::NOT_FOUND, "Not Found", None),
+    }
+}
+
 /// A response whose body fails at once: the client gets headers and then a cut connection.
 fn dropped() -> Response {
     let failing = futures::stream::once(async {
@@ -416,9 +495,11 @@ async fn perform(shared: &Arc<Shared>, method: &str, body: &Value) -> Response {
             ok(json!(true))
         }
         "getFile" => match body.get("file_id").and_then(Value::as_str) {
-            Some(id) => {
-                ok(json!({"file_id": id, "file_unique_id": id, "file_path": format!("files/{id}")}))
-            }
+            Some(id) => match shared.world().files.get(id).map(Vec::len) {
+                Some(size) => ok(json!({"file_id": id, "file_unique_id": id,
+                    "file_size": size, "file_path": format!("files/{id}")})),
+                None => bad_request("invalid file_id"),
+            },
             None => bad_request("file_id is empty"),
         },
         _ => error(StatusCode::NOT_FOUND, "Not Found: method not found", None),

@@ -105,3 +105,20 @@ async fn faults_are_played_in_order_for_their_method_only() {
     assert_eq!(tg.calls("sendMessage").len(), 4);
     assert_eq!(tg.requests().iter().filter(|r| r.faulted).count(), 3);
 }
+
+#[tokio::test]
+async fn files_are_found_with_get_file_and_downloaded() {
+    let tg = FakeTelegram::start("tok");
+    let id = tg.add_file(b"hello file");
+    tg.push_file(5, 5, "document", &id, "notes.txt", Some("see this"));
+    let (_, got) = call(&tg, "getUpdates", json!({})).await;
+    assert_eq!(got["result"][0]["message"]["document"]["file_name"], "notes.txt");
+    assert_eq!(got["result"][0]["message"]["caption"], "see this");
+    let (_, file) = call(&tg, "getFile", json!({"file_id": id})).await;
+    let path = file["result"]["file_path"].as_str().unwrap();
+    let url = format!("{}/file/bottok/{path}", tg.api_base());
+    let bytes = client().get(url).send().await.unwrap().bytes().await.unwrap();
+    assert_eq!(&bytes[..], b"hello file");
+    let (status, _) = call(&tg, "getFile", json!({"file_id": "nope"})).await;
+    assert_eq!(status, 400);
+}
