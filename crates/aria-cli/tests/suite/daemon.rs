@@ -36,14 +36,17 @@ impl Daemon {
                 }
             }
         });
+        // Built before waiting, so a daemon that never says where it serves is still killed.
+        let mut daemon = Daemon { child, address: String::new(), stderr: rx };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let line = rx
+            let line = daemon
+                .stderr
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .expect("the daemon says where it serves");
             if let Some(rest) = line.split("serving on http://").nth(1) {
-                let address = rest.split('/').next().unwrap().to_owned();
-                return Daemon { child, address, stderr: rx };
+                daemon.address = rest.split('/').next().unwrap().to_owned();
+                return daemon;
             }
         }
     }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::daemon::{Daemon, new_conversation, stream_message};
 use super::harness::{Aria, code, json_of, text};

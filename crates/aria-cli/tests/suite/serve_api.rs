@@ -149,6 +149,9 @@ fn a_run_in_flight_is_cancelled_and_its_conversation_cannot_be_deleted_meanwhile
     assert_eq!(code(&verify), 0, "{}", text(&verify.stdout));
 }
 
+/// A request (method, path, body, headers) and the status and error code it must get.
+type Case<'a> = (&'a str, String, Option<String>, Vec<(&'a str, &'a str)>, u16, &'a str);
+
 #[test]
 fn bad_requests_get_the_error_shape_and_never_a_500() {
     let aria = Aria::new();
@@ -156,7 +159,7 @@ fn bad_requests_get_the_error_shape_and_never_a_500() {
     let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
     let conversation = new_conversation(&daemon);
     let messages = format!("/api/v1/conversations/{conversation}/messages");
-    let cases: Vec<(&str, String, Option<String>, Vec<(&str, &str)>, u16, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "POST",
             messages.clone(),
