@@ -445,7 +445,7 @@ pub fn resolve(
     let memory = resolve_memory(raw.memory.unwrap_or_default(), &provider)?;
     let web = resolve_web(raw.web.unwrap_or_default())?;
     let server = server::resolve_server(raw.server.unwrap_or_default())?;
-    let telegram = telegram::resolve_telegram(raw.telegram.unwrap_or_default(), env)?;
+    let telegram = telegram::resolve_telegram(raw.telegram.unwrap_or_default(), env, &roots)?;
     Ok(Config {
         source,
         config_dir: config_dir(env),

@@ -543,3 +543,39 @@ async fn past_the_per_chat_limit_messages_wait_and_are_merged() {
     assert_eq!(waiting.attempts, 0, "waiting for the limit is not a failed attempt");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn documents_and_photos_are_saved_in_the_inbox_and_given_to_the_model_voice_is_kept() {
+    let model = ScriptedProvider::new(vec![Turn::text("Got it.")], End::RepeatLast);
+    let mut h = Harness::with(Arc::new(model.clone()), Duration::from_secs(30)).await;
+    // Without an inbox, files are not taken, and the chat hears how to allow them.
+    let id = h.tg.add_file(b"buy milk\n");
+    h.tg.push_file(CHAT, CHAT, "document", &id, "todo.txt", None);
+    h.until("the refusal", |t| t.messages(CHAT).len() == 1).await;
+    assert!(h.texts(CHAT)[0].contains("[telegram] inbox"), "{}", h.texts(CHAT)[0]);
+    assert!(model.requests().is_empty());
+
+    h.stop().await;
+    let inbox = h.root.join("inbox");
+    h.config.inbox = Some(inbox.clone());
+    h.restart();
+    h.tg.push_file(CHAT, CHAT, "document", &id, "../../todo list.txt", Some("what is on it?"));
+    h.until("the answer", |t| t.messages(CHAT).iter().any(|(_, m)| m == "Got it.")).await;
+    let saved: Vec<_> = std::fs::read_dir(&inbox).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(saved.len(), 1);
+    assert!(saved[0].file_name().unwrap().to_str().unwrap().ends_with("-_.._todo_list.txt"));
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), b"buy milk\n");
+    let asked = format!("{:?}", model.requests()[0].messages.last().unwrap());
+    assert!(asked.contains(&saved[0].display().to_string()), "{asked}");
+    assert!(asked.contains("what is on it?"), "{asked}");
+
+    let voice = h.tg.add_file(b"OggS...");
+    h.tg.push_file(CHAT, CHAT, "voice", &voice, "", None);
+    h.until("the voice note kept", |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.starts_with("Saved your voice message"))
+    })
+    .await;
+    assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 2);
+    assert_eq!(model.requests().len(), 1, "a voice note is not sent to the model");
+    h.stop().await;
+}

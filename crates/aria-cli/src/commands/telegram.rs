@@ -24,6 +24,7 @@ pub fn start(settings: &TelegramSettings, gateway: &Arc<Gateway>) -> Option<Tele
     let mut config = TelegramConfig::new(token, settings.allowed_chat_ids.clone());
     config.allowed_user_ids.clone_from(&settings.allowed_user_ids);
     config.api_base.clone_from(&settings.api_base);
+    config.inbox.clone_from(&settings.inbox);
     match Telegram::start(gateway.clone(), config) {
         Ok(handle) => {
             eprintln!(

@@ -206,6 +206,44 @@ impl Bot {
         }
     }
 
+    /// The bytes of a file `getFile` named (`file_path`), at most `limit` bytes.
+    pub async fn download(&self, file_path: &str, limit: usize) -> Result<Vec<u8>, BotError> {
+        let url = format!("{}/file/bot{}/{file_path}", self.base, self.token.0);
+        let response = self
+            .http
+            .get(url)
+            .timeout(Duration::from_secs(120))
+            .send()
+            .await
+            .map_err(|e| BotError::Network { message: self.describe(e), sent: false })?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            let description = format!("the file download answered HTTP {status}");
+            return Err(if status >= 500 {
+                BotError::Server { status, description }
+            } else {
+                BotError::Rejected { status, description }
+            });
+        }
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(BotError::Rejected {
+                status: 413,
+                description: "the file is too large".into(),
+            });
+        }
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| BotError::Network { message: self.describe(e), sent: false })?;
+        if bytes.len() > limit {
+            return Err(BotError::Rejected {
+                status: 413,
+                description: "the file is too large".into(),
+            });
+        }
+        Ok(bytes.to_vec())
+    }
+
     /// A reqwest error as text, without the URL (which holds the token).
     fn describe(&self, e: reqwest::Error) -> String {
         let kind = if e.is_timeout() {

@@ -17,6 +17,7 @@
 mod chat;
 pub mod client;
 mod commands;
+mod files;
 pub mod format;
 pub mod outbox;
 mod poll;
@@ -51,6 +52,9 @@ pub struct TelegramConfig {
     pub retry_base: Duration,
     /// New messages per minute per chat (30).
     pub max_per_minute: u32,
+    /// Where documents, photos and voice notes are saved (a directory inside a root); `None`:
+    /// files are not taken.
+    pub inbox: Option<std::path::PathBuf>,
 }
 
 impl TelegramConfig {
@@ -65,6 +69,7 @@ impl TelegramConfig {
             edit_interval: Duration::from_secs(1),
             retry_base: Duration::from_millis(500),
             max_per_minute: 30,
+            inbox: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::client::backoff;
 use super::outbox::CHANNEL;
-use super::{Telegram, chat, commands};
+use super::{Telegram, chat, commands, files};
 
 const OFFSET: &str = "offset";
 
@@ -125,6 +125,10 @@ async fn handle(tg: &Arc<Telegram>, update: &Value) {
         }
         if is_command {
             commands::handle(tg, who.chat, text).await;
+        } else if let Some(found) = files::attachment(message) {
+            let span = tracing::info_span!("telegram_file", chat = who.chat);
+            let task = files::receive(tg.clone(), who.chat, message.clone(), found);
+            tokio::spawn(tracing::Instrument::instrument(task, span));
         } else if text.trim().is_empty() {
             tg.say(who.chat, "I can only read text messages for now.");
         } else {
