@@ -458,6 +458,7 @@ async fn commands_bypass_the_model_and_are_registered() {
             "help",
             "new",
             "status",
+            "health",
             "cancel",
             "cost",
             "memory",
@@ -577,5 +578,23 @@ async fn documents_and_photos_are_saved_in_the_inbox_and_given_to_the_model_voic
     .await;
     assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 2);
     assert_eq!(model.requests().len(), 1, "a voice note is not sent to the model");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn health_and_resources_report_each_check() {
+    let mut h = Harness::start(vec![]).await;
+    h.tg.push_message(CHAT, CHAT, "/health");
+    h.until("/health", |t| t.messages(CHAT).len() == 1).await;
+    let health = h.texts(CHAT).remove(0);
+    assert!(health.starts_with("healthy\n"), "{health}");
+    assert!(health.contains("database: schema 8") && health.contains("outbox: "), "{health}");
+    h.tg.push_message(CHAT, CHAT, "/status resources");
+    h.until("/status resources", |t| t.messages(CHAT).len() == 2).await;
+    let resources = h.texts(CHAT).remove(1);
+    for line in ["CPU: ", "RSS: ", "database: ", "logs: ", "snapshots: 0", "event-loop lag: "] {
+        assert!(resources.contains(line), "{line}: {resources}");
+    }
+    assert!(!resources.contains("database: in memory"), "{resources}");
     h.stop().await;
 }

@@ -18,7 +18,8 @@ pub(super) const MENU: &[(&str, &str)] = &[
     ("start", "What ARIA is and what you can ask"),
     ("help", "The commands"),
     ("new", "Start a new conversation"),
-    ("status", "Uptime, version, runs, outbox, last operations"),
+    ("status", "Uptime, version, runs, outbox, last operations; /status resources"),
+    ("health", "Healthy, degraded or unhealthy, with each check"),
     ("cancel", "Stop the run in progress"),
     ("cost", "Model spend today and this month"),
     ("memory", "Search memories: /memory QUERY"),
@@ -42,7 +43,9 @@ pub(super) async fn handle(tg: &Arc<Telegram>, chat: i64, text: &str) {
         "new" => chat::new_conversation(tg, chat)
             .map(|_| "A new conversation begins; the earlier one is kept.".to_owned())
             .map_err(|e| e.to_string()),
+        "status" if rest == "resources" => Ok(super::health::resources(tg).await),
         "status" => status(tg),
+        "health" => Ok(super::health::health(tg)),
         "cancel" => Ok(cancel(tg, chat)),
         "cost" => cost(tg),
         "memory" => memory(tg, rest).await,

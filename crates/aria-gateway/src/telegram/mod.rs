@@ -19,6 +19,7 @@ pub mod client;
 mod commands;
 mod files;
 pub mod format;
+mod health;
 pub mod outbox;
 mod poll;
 
