@@ -598,3 +598,21 @@ async fn health_and_resources_report_each_check() {
     assert!(!resources.contains("database: in memory"), "{resources}");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_question_about_a_huge_call_still_fits_one_message() {
+    let huge = "x".repeat(10_000);
+    let script = vec![Turn::tool("file_delete", json!({"path": huge})), Turn::text("ok")];
+    let mut h = Harness::start(script).await;
+    h.tg.push_message(CHAT, CHAT, "delete it");
+    h.until("the question shown", |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.starts_with("Approve this"))
+    })
+    .await;
+    let question = h.texts(CHAT).into_iter().find(|m| m.starts_with("Approve this")).unwrap();
+    let tail: String =
+        question.chars().rev().take(60).collect::<Vec<_>>().into_iter().rev().collect();
+    assert!(question.contains("… (7016 more characters)"), "{tail}");
+    assert!(question.chars().count() < 4096);
+    h.stop().await;
+}

@@ -223,7 +223,8 @@ fn ask(tg: &Telegram, chat: i64, data: &Value) {
     let Some(id) = data["id"].as_str() else { return };
     let tool = data["tool"].as_str().unwrap_or("tool");
     let tier = data["tier"].as_str().unwrap_or("irreversible");
-    let arguments = serde_json::to_string_pretty(&data["arguments"]).unwrap_or_default();
+    let arguments =
+        clip(&serde_json::to_string_pretty(&data["arguments"]).unwrap_or_default(), 3000);
     let reason = data["reason"].as_str().map(|r| format!("\nWhy: {r}")).unwrap_or_default();
     let plain = format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}");
     let html = format!(
@@ -243,6 +244,17 @@ fn ask(tg: &Telegram, chat: i64, data: &Value) {
         }
         Err(e) => tracing::error!(chat, "cannot queue an approval question: {e}"),
     }
+}
+
+/// At most `max` characters of `text`, saying how many more there were (a question must fit
+/// one message, or Telegram refuses it and nobody can answer).
+pub(super) fn clip(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(max).collect();
+    format!("{kept}\n… ({} more characters)", total - max)
 }
 
 /// Edits a question once it is settled (answered here or elsewhere, expired), without buttons.
