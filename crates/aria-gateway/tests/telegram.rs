@@ -459,6 +459,7 @@ async fn commands_bypass_the_model_and_are_registered() {
             "new",
             "status",
             "health",
+            "logs",
             "cancel",
             "cost",
             "memory",
@@ -596,6 +597,35 @@ async fn health_and_resources_report_each_check() {
         assert!(resources.contains(line), "{line}: {resources}");
     }
     assert!(!resources.contains("database: in memory"), "{resources}");
+    h.tg.push_message(CHAT, CHAT, "/logs");
+    h.until("/logs without a file", |t| t.messages(CHAT).len() == 3).await;
+    assert_eq!(h.texts(CHAT)[2], "There is no log file (logging to a file is off).");
+    let logs = h.gw.data_dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let at =
+        |t: time::OffsetDateTime| t.format(&time::format_description::well_known::Rfc3339).unwrap();
+    let line = |t, level: &str, m: &str| {
+        json!({"timestamp": at(t), "level": level, "fields": {"message": m}, "target": "x"})
+            .to_string()
+    };
+    let lines = [
+        line(now - time::Duration::hours(3), "ERROR", "too old"),
+        line(now, "INFO", "not a warning"),
+        line(now, "WARN", "getUpdates failed"),
+    ];
+    std::fs::write(logs.join("aria.jsonl"), lines.join("\n") + "\nnot json\n").unwrap();
+    h.tg.push_message(CHAT, CHAT, "/logs 2");
+    h.tg.push_message(CHAT, CHAT, "/logs soon");
+    h.until("/logs 2", |t| t.messages(CHAT).len() == 5).await;
+    let texts = h.texts(CHAT);
+    assert!(
+        texts[3].contains("(1)") && texts[3].contains("WARN getUpdates failed"),
+        "{}",
+        texts[3]
+    );
+    assert!(!texts[3].contains("too old") && !texts[3].contains("not a warning"), "{}", texts[3]);
+    assert!(texts[4].starts_with("⚠️") && texts[4].contains("/logs 6"), "{}", texts[4]);
     h.stop().await;
 }
 

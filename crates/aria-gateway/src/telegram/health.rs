@@ -1,4 +1,5 @@
-//! `/health` and `/status resources`: what the daemon is doing to the machine, and whether each
+//! `/health`, `/status resources` and `/logs`: what the daemon is doing to the machine, what it
+//! warned about lately (from its log file, already scrubbed of secrets), and whether each
 //! part it depends on works — healthy, degraded (works, but something needs a look: a message
 //! stuck in the outbox for 10 minutes) or unhealthy (the database cannot be read).
 
@@ -132,4 +133,70 @@ pub(super) async fn resources(tg: &Telegram) -> String {
         mib(logs),
         lag.as_secs_f64() * 1e3,
     )
+}
+
+/// How much of the end of the log file `/logs` reads.
+const LOG_TAIL: u64 = 2 * 1024 * 1024;
+
+/// The warnings and errors of the last `hours` from `$ARIA_HOME/logs/aria.jsonl`, newest last,
+/// at most 20.
+pub(super) fn logs(tg: &Telegram, hours: &str) -> Result<String, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let hours: i64 = match hours.trim() {
+        "" => 1,
+        h => h
+            .parse()
+            .ok()
+            .filter(|h| (1..=720).contains(h))
+            .ok_or_else(|| format!("`{h}` is not a number of hours (1–720): /logs 6"))?,
+    };
+    let path = tg.gw.data_dir.join("logs").join("aria.jsonl");
+    let mut file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok("There is no log file (logging to a file is off).".into());
+        }
+        Err(e) => return Err(format!("cannot read the log: {e}")),
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)))
+        .and_then(|_| {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            text = String::from_utf8_lossy(&bytes).into_owned();
+            Ok(())
+        })
+        .map_err(|e| format!("cannot read the log: {e}"))?;
+    let since = time::OffsetDateTime::now_utc() - time::Duration::hours(hours);
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|v| matches!(v["level"].as_str(), Some("WARN" | "ERROR")))
+        .filter(|v| {
+            v["timestamp"]
+                .as_str()
+                .and_then(|t| {
+                    time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+                        .ok()
+                })
+                .is_some_and(|t| t >= since)
+        })
+        .map(|v| {
+            let time = v["timestamp"].as_str().and_then(|t| t.get(11..19)).unwrap_or("");
+            let message = v["fields"]["message"].as_str().unwrap_or("");
+            let message: String = message.chars().take(300).collect();
+            format!("{time} {} {message}", v["level"].as_str().unwrap_or(""))
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(format!("No warnings or errors in the last {hours} h."));
+    }
+    let total = lines.len();
+    let shown = lines.split_off(total.saturating_sub(20));
+    Ok(format!(
+        "Warnings and errors in the last {hours} h ({total}{}):\n{}",
+        if total > 20 { ", the last 20" } else { "" },
+        shown.join("\n")
+    ))
 }
