@@ -579,6 +579,19 @@ async fn documents_and_photos_are_saved_in_the_inbox_and_given_to_the_model_voic
     .await;
     assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 2);
     assert_eq!(model.requests().len(), 1, "a voice note is not sent to the model");
+    let saved: Vec<Value> =
+        h.gw.store
+            .audit_list(None)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.kind == "telegram.file_saved")
+            .map(|r| r.payload)
+            .collect();
+    assert_eq!(saved.len(), 2, "{saved:?}");
+    assert_eq!(
+        (saved[0]["kind"].clone(), saved[0]["bytes"].clone()),
+        (json!("document"), json!(9))
+    );
     h.stop().await;
 }
 

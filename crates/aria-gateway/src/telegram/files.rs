@@ -138,6 +138,16 @@ pub(super) async fn receive(tg: Arc<Telegram>, chat: i64, message: Value, found:
         }
     };
     let shown = path.display();
+    // A file written under a root is a side effect: audited like the others.
+    let event = aria_api::AuditEvent::new(
+        None,
+        "user",
+        "telegram.file_saved",
+        json!({"chat_id": chat, "kind": found.kind, "path": shown.to_string(), "bytes": size}),
+    );
+    if let Err(e) = tg.gw.store.audit_append(event) {
+        tracing::error!(chat, "cannot audit a saved Telegram file: {e}");
+    }
     if found.kind == "voice" {
         tg.say(chat, &format!("Saved your voice message as {shown}; I cannot listen to it yet."));
         return;
