@@ -305,6 +305,19 @@ impl Agent {
         events: &EventSink,
         cancel: CancellationToken,
     ) -> Result<SessionRecord, RunError> {
+        self.run_in_mode(task, conversation_id, events, cancel, self.config.mode).await
+    }
+
+    /// [`Agent::run`] in another approval mode (a front end's per-chat choice, e.g. Telegram's
+    /// `/mode`). The mode is recorded in `session.start`; a resumed run uses the agent's.
+    pub async fn run_in_mode(
+        &self,
+        task: &str,
+        conversation_id: Option<String>,
+        events: &EventSink,
+        cancel: CancellationToken,
+        mode: ApprovalMode,
+    ) -> Result<SessionRecord, RunError> {
         let session = self.journal.create_session(&NewSession {
             conversation_id,
             task: task.to_owned(),
@@ -322,7 +335,7 @@ impl Agent {
                 "provider": session.provider,
                 "model": session.model,
                 "limits": session.limits,
-                "mode": self.config.mode.as_str(),
+                "mode": mode.as_str(),
                 "dry_run": self.config.dry_run,
                 "roots": self.config.roots,
             }),
@@ -343,7 +356,11 @@ impl Agent {
             conversation_id: session.conversation_id.clone(),
             resumed: false,
         });
-        Run::new(self, session, history, events, cancel).with_user_message_id(user_id).start().await
+        Run::new(self, session, history, events, cancel)
+            .with_user_message_id(user_id)
+            .with_mode(mode)
+            .start()
+            .await
     }
 
     /// Resumes an interrupted or failed session from its persisted messages. Tool calls that

@@ -126,6 +126,9 @@ pub(crate) struct Run<'a> {
     compaction_failed: bool,
     /// Journal ids of this run's user message and the model's messages, for provenance.
     message_ids: Vec<i64>,
+    /// The approval mode of this run: the agent's, or one its front end chose for it
+    /// ([`Agent::run_in_mode`](crate::Agent::run_in_mode)).
+    mode: aria_api::ApprovalMode,
 }
 
 impl<'a> Run<'a> {
@@ -166,7 +169,14 @@ impl<'a> Run<'a> {
             offered: None,
             compaction_failed: false,
             message_ids: Vec::new(),
+            mode: agent.config.mode,
         }
+    }
+
+    /// Runs in `mode` instead of the agent's.
+    pub(crate) fn with_mode(mut self, mode: aria_api::ApprovalMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Notes the journal id of the message that started this run (for memory provenance).
@@ -191,7 +201,8 @@ impl<'a> Run<'a> {
             }
         };
         ended?;
-        if self.session.state == SessionState::Done {
+        if self.session.state == SessionState::Done && self.mode != aria_api::ApprovalMode::ReadOnly
+        {
             self.agent.extract_later(&self.session, &self.history, &self.message_ids);
         }
         let s = &self.session;
@@ -587,7 +598,7 @@ impl<'a> Run<'a> {
                     } else {
                         (own, None)
                     };
-                    match decide(tier, config.mode, config.dry_run, config.snapshots) {
+                    match decide(tier, self.mode, config.dry_run, config.snapshots) {
                         Decision::Allow => Plan::Run { tool, args, tier },
                         // A session approval was given before this change: ask again.
                         Decision::Ask

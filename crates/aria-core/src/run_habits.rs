@@ -81,7 +81,7 @@ impl Run<'_> {
     /// dry run or read-only mode, where nothing changes by design.
     pub(super) fn unfulfilled(&self, answer: &str) -> Option<String> {
         let config = &self.agent.config;
-        if self.changed || config.dry_run || config.mode == aria_api::ApprovalMode::ReadOnly {
+        if self.changed || config.dry_run || self.mode == aria_api::ApprovalMode::ReadOnly {
             return None;
         }
         let task = self
