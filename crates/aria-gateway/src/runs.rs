@@ -178,6 +178,8 @@ impl RunHub {
 #[derive(Debug, Clone)]
 pub enum Start {
     Message(String),
+    /// A message run in another approval mode than the agent's (a chat's `/mode`).
+    MessageInMode(String, aria_api::ApprovalMode),
     Resume(String),
 }
 
@@ -390,6 +392,10 @@ async fn drive(
     let result = match start {
         Start::Message(content) => {
             gateway.agent.run(&content, Some(conversation_id.to_owned()), &tx, cancel).await
+        }
+        Start::MessageInMode(content, mode) => {
+            let conversation = Some(conversation_id.to_owned());
+            gateway.agent.run_in_mode(&content, conversation, &tx, cancel, mode).await
         }
         Start::Resume(session_id) => gateway.agent.resume(&session_id, &tx, cancel).await,
     };

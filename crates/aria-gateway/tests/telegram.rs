@@ -464,6 +464,7 @@ async fn commands_bypass_the_model_and_are_registered() {
             "cost",
             "memory",
             "forget",
+            "mode",
             "snapshots",
             "rollback"
         ]
@@ -657,5 +658,28 @@ async fn a_question_about_a_huge_call_still_fits_one_message() {
         question.chars().rev().take(60).collect::<Vec<_>>().into_iter().rev().collect();
     assert!(question.contains("… (7016 more characters)"), "{tail}");
     assert!(question.chars().count() < 4096);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_chat_in_read_only_mode_changes_nothing_and_is_not_asked() {
+    let mut h = Harness::start(delete_then_answer()).await;
+    h.tg.push_message(CHAT, CHAT, "/mode");
+    h.tg.push_message(CHAT, CHAT, "/mode reckless");
+    h.tg.push_message(CHAT, CHAT, "/mode read_only");
+    h.until("three answers", |t| t.messages(CHAT).len() == 3).await;
+    let texts = h.texts(CHAT);
+    assert!(texts[0].starts_with("This chat runs in governed mode"), "{}", texts[0]);
+    assert!(texts[1].starts_with("⚠️ there is no mode `reckless`"), "{}", texts[1]);
+    assert_eq!(texts[2], "This chat now runs in read_only mode until the daemon restarts.");
+    h.tg.push_message(CHAT, CHAT, "delete old.txt");
+    h.until("the answer", |t| t.messages(CHAT).iter().any(|(_, m)| m.contains("all done"))).await;
+    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert!(!h.tg.calls("sendMessage").iter().any(has_buttons), "nobody is asked");
+    let answer = h.texts(CHAT).pop().unwrap();
+    assert!(answer.contains("⛔ file_delete not run") && answer.contains("read_only"), "{:#?}", h.texts(CHAT));
+    let started = h.gw.store.audit_list(None).unwrap();
+    let start = started.iter().find(|r| r.kind == "session.start").unwrap();
+    assert_eq!(start.payload["mode"], "read_only");
     h.stop().await;
 }

@@ -48,12 +48,11 @@ pub(super) fn start(tg: &Arc<Telegram>, chat: i64, text: String) {
             return;
         }
     };
-    let hub = tg.gw.runs.start(
-        tg.gw.clone(),
-        conversation.clone(),
-        Start::Message(text),
-        Channel::Telegram,
-    );
+    let start = match tg.modes().get(&chat) {
+        Some(mode) => Start::MessageInMode(text, *mode),
+        None => Start::Message(text),
+    };
+    let hub = tg.gw.runs.start(tg.gw.clone(), conversation.clone(), start, Channel::Telegram);
     let events = hub.follow();
     let span = tracing::info_span!("telegram_follow", chat, conversation_id = %conversation);
     tokio::spawn(tracing::Instrument::instrument(follow(tg.clone(), chat, events), span));
@@ -163,9 +162,13 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
             }
             "tool_result" => {
                 tools_running = tools_running.saturating_sub(1);
-                if event.data["outcome"] == "denied" {
+                let outcome = event.data["outcome"].as_str().unwrap_or_default();
+                if matches!(outcome, "denied" | "refused") {
                     let name = event.data["name"].as_str().unwrap_or("tool");
-                    let why = event.data["reason"].as_str().unwrap_or("denied");
+                    let why = event.data["reason"]
+                        .as_str()
+                        .or_else(|| event.data["summary"].as_str())
+                        .unwrap_or(outcome);
                     stream.line(&format!("⛔ `{name}` not run: {why}"));
                 }
             }

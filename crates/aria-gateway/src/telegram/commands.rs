@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use aria_api::AuditEvent;
+use aria_api::{ApprovalMode, AuditEvent};
 use aria_store::{MemoryQuery, Writer};
 use serde_json::{Value, json};
 
@@ -25,6 +25,7 @@ pub(super) const MENU: &[(&str, &str)] = &[
     ("cost", "Model spend today and this month"),
     ("memory", "Search memories: /memory QUERY"),
     ("forget", "Forget a memory: /forget ID"),
+    ("mode", "This chat's approval mode: /mode governed|supervised|read_only"),
     ("snapshots", "The latest restore points"),
     ("rollback", "Put back the files of a restore point: /rollback ID"),
 ];
@@ -52,6 +53,7 @@ pub(super) async fn handle(tg: &Arc<Telegram>, chat: i64, text: &str) {
         "cost" => cost(tg),
         "memory" => memory(tg, rest).await,
         "forget" => forget(tg, rest),
+        "mode" => mode(tg, chat, rest),
         "snapshots" => snapshots(tg).await,
         "rollback" => rollback(tg, rest).await,
         _ => Ok(format!("There is no command /{command}.\n\n{}", help())),
@@ -115,6 +117,40 @@ fn cancel(tg: &Telegram, chat: i64) -> String {
         }
         None => "Nothing is running in this chat.".into(),
     }
+}
+
+/// How strict a mode is: a chat may only choose one at least as strict as the daemon's.
+fn strictness(mode: ApprovalMode) -> u8 {
+    match mode {
+        ApprovalMode::Governed => 0,
+        ApprovalMode::Supervised => 1,
+        ApprovalMode::ReadOnly => 2,
+    }
+}
+
+fn mode(tg: &Telegram, chat: i64, arg: &str) -> Result<String, String> {
+    let configured = tg.gw.agent.config().mode;
+    if arg.is_empty() {
+        let current = tg.modes().get(&chat).copied().unwrap_or(configured);
+        return Ok(format!(
+            "This chat runs in {} mode (the daemon's: {}). Change it with /mode governed, \
+             /mode supervised or /mode read_only.",
+            current.as_str(),
+            configured.as_str()
+        ));
+    }
+    let wanted = ApprovalMode::parse(arg).ok_or_else(|| {
+        format!("there is no mode `{arg}`: use governed, supervised or read_only")
+    })?;
+    if strictness(wanted) < strictness(configured) {
+        return Err(format!(
+            "the daemon runs in {} mode and a chat can only be stricter: governed < supervised < \
+             read_only",
+            configured.as_str()
+        ));
+    }
+    tg.modes().insert(chat, wanted);
+    Ok(format!("This chat now runs in {} mode until the daemon restarts.", wanted.as_str()))
 }
 
 fn cost(tg: &Telegram) -> Result<String, String> {

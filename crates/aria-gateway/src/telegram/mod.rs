@@ -106,6 +106,8 @@ pub struct Telegram {
     started: Instant,
     /// Open approval questions by id.
     asked: Mutex<HashMap<String, Asked>>,
+    /// The approval mode a chat chose with `/mode` (until the daemon stops).
+    modes: Mutex<HashMap<i64, aria_api::ApprovalMode>>,
     /// Stops the poller and the followers' typing; the sender stops separately.
     stop: CancellationToken,
 }
@@ -166,6 +168,7 @@ impl Telegram {
             config,
             started: Instant::now(),
             asked: Mutex::default(),
+            modes: Mutex::default(),
             stop: CancellationToken::new(),
         });
         let sender_stop = CancellationToken::new();
@@ -182,6 +185,10 @@ impl Telegram {
 
     fn asked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Asked>> {
         self.asked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn modes(&self) -> std::sync::MutexGuard<'_, HashMap<i64, aria_api::ApprovalMode>> {
+        self.modes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn chat_allowed(&self, chat: i64) -> bool {
