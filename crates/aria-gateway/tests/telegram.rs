@@ -677,9 +677,34 @@ async fn a_chat_in_read_only_mode_changes_nothing_and_is_not_asked() {
     assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
     assert!(!h.tg.calls("sendMessage").iter().any(has_buttons), "nobody is asked");
     let answer = h.texts(CHAT).pop().unwrap();
-    assert!(answer.contains("⛔ file_delete not run") && answer.contains("read_only"), "{:#?}", h.texts(CHAT));
+    assert!(
+        answer.contains("⛔ file_delete not run") && answer.contains("read_only"),
+        "{:#?}",
+        h.texts(CHAT)
+    );
     let started = h.gw.store.audit_list(None).unwrap();
     let start = started.iter().find(|r| r.kind == "session.start").unwrap();
     assert_eq!(start.payload["mode"], "read_only");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_message_still_waiting_when_the_channel_stops_is_sent_after_a_restart() {
+    let mut h = Harness::start(vec![]).await;
+    h.config.retry_base = Duration::from_secs(2);
+    h.stop().await;
+    h.restart();
+    h.tg.fail_next("sendMessage", Fault::Status(502), 1);
+    h.tg.push_message(CHAT, CHAT, "/cost");
+    h.until("the first try failed", |_| {
+        h.gw.store.outbox_items(CHANNEL, CHAT).unwrap().first().is_some_and(|r| r.attempts == 1)
+    })
+    .await;
+    h.stop().await;
+    assert!(h.tg.messages(CHAT).is_empty());
+    assert_eq!(h.gw.store.outbox_waiting(CHANNEL).unwrap(), 1, "kept in the outbox");
+    h.restart();
+    h.until("sent by the new channel", |t| t.messages(CHAT).len() == 1).await;
+    assert_eq!(h.tg.calls("sendMessage").len(), 2);
     h.stop().await;
 }
