@@ -476,13 +476,18 @@ async fn commands_bypass_the_model_and_are_registered() {
     h.until("/new again", |t| t.messages(CHAT).len() == 2).await;
     let second = h.gw.store.channel_chat_conversation(CHANNEL, CHAT).unwrap().unwrap();
     assert_ne!(first, second);
+    h.tg.push_message(CHAT, CHAT, "/new@another_bot");
     h.tg.push_message(CHAT, CHAT, "/cancel");
     h.tg.push_message(CHAT, CHAT, "/memory");
     h.tg.push_message(CHAT, CHAT, "/snapshots");
     h.tg.push_message(CHAT, CHAT, "/nonsense");
     h.until("four answers", |t| t.messages(CHAT).len() == 6).await;
     let texts = h.texts(CHAT);
-    assert_eq!(texts[2], "Nothing is running in this chat.");
+    assert_eq!(
+        texts[2], "Nothing is running in this chat.",
+        "a command for another bot is not ours"
+    );
+    assert_eq!(h.gw.store.channel_chat_conversation(CHANNEL, CHAT).unwrap().unwrap(), second);
     assert!(texts[3].contains("/memory QUERY"), "{}", texts[3]);
     assert_eq!(texts[4], "No restore points yet.");
     assert!(texts[5].starts_with("There is no command /nonsense."), "{}", texts[5]);

@@ -106,6 +106,8 @@ pub struct Telegram {
     started: Instant,
     /// Open approval questions by id.
     asked: Mutex<HashMap<String, Asked>>,
+    /// The bot's username (`getMe`), to tell `/cmd@this_bot` from `/cmd@another_bot` in groups.
+    username: std::sync::OnceLock<String>,
     /// The approval mode a chat chose with `/mode` (until the daemon stops).
     modes: Mutex<HashMap<i64, aria_api::ApprovalMode>>,
     /// Stops the poller and the followers' typing; the sender stops separately.
@@ -169,6 +171,7 @@ impl Telegram {
             started: Instant::now(),
             asked: Mutex::default(),
             modes: Mutex::default(),
+            username: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
         });
         let sender_stop = CancellationToken::new();

@@ -16,6 +16,17 @@ const OFFSET: &str = "offset";
 
 /// Polls until the channel is stopped.
 pub(super) async fn run(tg: Arc<Telegram>) {
+    match tg.bot.call_retrying("getMe", &json!({}), 3).await {
+        Ok(me) => {
+            if let Some(name) = me.get("username").and_then(Value::as_str) {
+                let _ = tg.username.set(name.to_ascii_lowercase());
+            }
+        }
+        Err(e) if e.is_unauthorized() => {
+            tracing::error!("Telegram refused the bot token ({e}); check TELEGRAM_BOT_TOKEN");
+        }
+        Err(e) => tracing::warn!("getMe failed: {e}"),
+    }
     register_commands(&tg).await;
     let mut failures = 0u32;
     loop {
@@ -115,6 +126,9 @@ async fn handle(tg: &Arc<Telegram>, update: &Value) {
         };
         let text = message.get("text").and_then(Value::as_str).unwrap_or_default();
         let is_command = text.starts_with('/');
+        if is_command && !addressed_to_us(tg, text) {
+            return;
+        }
         let allowed = if is_command {
             tg.user_allowed(who.chat, who.user)
         } else {
@@ -156,6 +170,15 @@ async fn handle(tg: &Arc<Telegram>, update: &Value) {
         if let Err(e) = tg.bot.call_retrying("answerCallbackQuery", &body, 3).await {
             tracing::warn!("answerCallbackQuery failed: {e}");
         }
+    }
+}
+
+/// Whether a command is for this bot: `/cmd`, or `/cmd@name` with this bot's name.
+fn addressed_to_us(tg: &Telegram, text: &str) -> bool {
+    let word = text.split_whitespace().next().unwrap_or_default();
+    match (word.split_once('@'), tg.username.get()) {
+        (Some((_, name)), Some(ours)) => name.eq_ignore_ascii_case(ours),
+        _ => true,
     }
 }
 
