@@ -10,7 +10,9 @@
 //!
 //! Only the chats in `allowed_chat_ids` are served; in a group, commands and buttons also need
 //! the sender in `allowed_user_ids`. Anything else is logged, audited (`telegram.refused`, with
-//! the chat id), counted, and answered with nothing. Commands (`commands.rs`) bypass the model.
+//! the chat id), counted, and answered with nothing. Commands (`commands.rs`, diagnostics in
+//! `health.rs`) bypass the model; `/mode` picks a stricter approval mode for one chat. Files sent
+//! to the bot are saved under the configured inbox and handed to the model (`files.rs`).
 //!
 //! [`Channel::Telegram`]: crate::Channel::Telegram
 
