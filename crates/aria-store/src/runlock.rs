@@ -46,6 +46,12 @@ pub fn is_running(data_dir: &Path, session_id: &str) -> bool {
     matches!(file.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
 }
 
+/// Whether an `aria serve` is running on `data_dir` (it holds the daemon lock).
+pub fn daemon_running(data_dir: &Path) -> bool {
+    let Ok(file) = File::open(daemon_path(data_dir)) else { return false };
+    matches!(file.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 /// The lock of the one `aria serve` allowed per `$ARIA_HOME`, held while it lives. The file
 /// says which process holds it and where it listens.
 #[derive(Debug)]
@@ -109,7 +115,9 @@ mod tests {
     #[test]
     fn one_daemon_per_data_directory_and_the_refusal_names_it() {
         let dir = tempfile::tempdir().unwrap();
+        assert!(!daemon_running(dir.path()));
         let first = DaemonLock::acquire(dir.path(), "127.0.0.1:8080").unwrap();
+        assert!(daemon_running(dir.path()));
         let second = DaemonLock::acquire(dir.path(), "127.0.0.1:9090").unwrap_err();
         let message = second.to_string();
         assert!(

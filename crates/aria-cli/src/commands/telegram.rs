@@ -65,7 +65,11 @@ pub fn telegram(global: &GlobalArgs, command: TelegramCommand) -> CliResult<u8> 
         };
         rows.insert(c.chat_id, row);
     }
+    // A running channel's long poll would be cut by another getUpdates: its chats are above.
+    let polling = !settings.allowed_chat_ids.is_empty()
+        && aria_store::runlock::daemon_running(&ctx.config.data_dir);
     let waiting = match &settings.token {
+        _ if polling => Err("`aria serve` is polling them; its chats are listed".into()),
         Some(token) => super::run::runtime()?.block_on(waiting_chats(settings, token.clone())),
         None => Err("TELEGRAM_BOT_TOKEN is not set".into()),
     };
