@@ -142,11 +142,10 @@ impl Approvals {
                 "expires_at": expires,
             }),
         ));
-        // If the loop stops waiting (timeout, cancel, shutdown), the question expires.
-        let guard = Expire { approvals: self.clone(), id: id.clone() };
-        let answer = rx.await.unwrap_or(ApprovalAnswer::Deny);
-        std::mem::forget(guard);
-        answer
+        // If the loop stops waiting (timeout, cancel, shutdown), the question expires; once
+        // answered, the guard finds nothing pending and does nothing.
+        let _expire = Expire { approvals: self.clone(), id: id.clone() };
+        rx.await.unwrap_or(ApprovalAnswer::Deny)
     }
 }
 
