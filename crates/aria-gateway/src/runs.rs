@@ -253,7 +253,7 @@ impl Runs {
         let runs = Arc::clone(self);
         let task_hub = hub.clone();
         let task = tokio::spawn(async move {
-            let _turn = lock.lock_owned().await;
+            let turn = lock.lock_owned().await;
             runs.tables().by_conversation.insert(conversation_id.clone(), task_hub.clone());
             let result = drive(&gateway, &runs, &task_hub, &conversation_id, start).await;
             let reply = match result {
@@ -277,6 +277,7 @@ impl Runs {
                 }
             };
             task_hub.finish(reply);
+            drop(turn);
             runs.finished(&conversation_id, &task_hub);
         });
         let mut t = self.tables();
@@ -297,6 +298,11 @@ impl Runs {
             if let Some(old) = t.finished.pop_front() {
                 t.by_session.remove(&old);
             }
+        }
+        // The conversation's turn lock goes when nobody holds or waits for it (the map keeps
+        // one per conversation in use, not one per conversation ever used).
+        if t.conversation_locks.get(conversation_id).is_some_and(|l| Arc::strong_count(l) == 1) {
+            t.conversation_locks.remove(conversation_id);
         }
         t.active = t.active.saturating_sub(1);
         if t.active == 0 {
