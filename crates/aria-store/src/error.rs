@@ -123,6 +123,15 @@ pub enum StoreError {
 
     #[error("the memory was not stored: {0}")]
     InvalidMemory(String),
+
+    #[error("no scheduled job named `{0}`; list them with `aria schedule list`")]
+    UnknownJob(String),
+
+    #[error(
+        "a scheduled job named `{0}` already exists; names are unique (delete it with \
+         `aria schedule delete {0}`, or choose another name)"
+    )]
+    DuplicateJob(String),
 }
 
 impl StoreError {

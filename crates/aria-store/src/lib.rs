@@ -14,7 +14,9 @@
 //! vectors (in memory, or read back from SQLite: [`Residence`]) under an error bound that makes
 //! the answer the exact top-k.
 //! The outbox of the chat channels (`outbox.rs`): written first, sent after, never sent twice
-//! after a recorded success. Jobs and caches will arrive as later migrations.
+//! after a recorded success. Scheduled jobs and their per-slot claims (`jobs.rs`): a slot is
+//! claimed in one `BEGIN IMMEDIATE` transaction before it runs. Caches will arrive as a later
+//! migration.
 //!
 //! The key design decision: **the audit chain is defined on bytes, not on a serde data
 //! model.** A record's hash covers a canonical JSON text that this crate writes itself
@@ -65,6 +67,7 @@ mod chain;
 mod conversations;
 mod error;
 mod ids;
+mod jobs;
 mod journal;
 mod memory;
 mod memory_index;
@@ -85,6 +88,7 @@ pub use chain::ZERO_HASH;
 pub use conversations::{ConversationPage, StoredApproval};
 pub use error::StoreError;
 pub use ids::{IdKind, MIN_PREFIX};
+pub use jobs::{Claim, Job, NewJob, SlotRun};
 pub use journal::{ConversationSummary, StoredMessage, StoredTrace};
 pub use memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,

@@ -159,6 +159,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "the channels' outbox, cursors and chats (Telegram)",
         statements: crate::outbox::OUTBOX,
     },
+    Migration {
+        version: 9,
+        description: "scheduled jobs and their slot claims",
+        statements: crate::jobs::JOBS,
+    },
 ];
 
 /// The version this build writes.

@@ -1,0 +1,157 @@
+use std::sync::{Arc, Barrier};
+
+use aria_api::NoRedact;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+
+fn store() -> Store {
+    Store::open_in_memory(Arc::new(NoRedact)).unwrap()
+}
+
+fn new_job(name: &str) -> NewJob {
+    NewJob {
+        name: name.into(),
+        cron: "0 9 * * *".into(),
+        tz: "Europe/Berlin".into(),
+        action: json!({"kind": "notify", "message": "stand up"}),
+        enabled: true,
+        created_by: "user".into(),
+        roots: vec!["/work/repo".into()],
+    }
+}
+
+fn audit_kinds(s: &Store) -> Vec<String> {
+    s.audit_list(None).unwrap().into_iter().map(|r| r.kind).collect()
+}
+
+#[test]
+fn jobs_are_created_listed_changed_and_deleted_with_an_audit_record_each() {
+    let s = store();
+    let job = s.job_create(&new_job("standup")).unwrap();
+    assert_eq!(
+        (job.name.as_str(), job.cron.as_str(), job.tz.as_str(), job.enabled, job.roots.clone()),
+        ("standup", "0 9 * * *", "Europe/Berlin", true, vec!["/work/repo".to_owned()])
+    );
+    assert_eq!(job.action, json!({"kind": "notify", "message": "stand up"}));
+    assert_eq!((job.last_completed_slot, job.last_claimed_slot), (None, None));
+    assert!(matches!(
+        s.job_create(&new_job("standup")),
+        Err(StoreError::DuplicateJob(name)) if name == "standup"
+    ));
+    s.job_create(&new_job("another")).unwrap();
+    let names: Vec<String> = s.jobs().unwrap().into_iter().map(|j| j.name).collect();
+    assert_eq!(names, ["another", "standup"]);
+
+    s.job_set_enabled("standup", false, "user").unwrap();
+    assert!(!s.job("standup").unwrap().unwrap().enabled);
+    s.job_set_enabled("standup", true, "user").unwrap();
+    assert!(matches!(s.job_set_enabled("nope", true, "user"), Err(StoreError::UnknownJob(_))));
+    s.job_delete("another", "user").unwrap();
+    assert!(s.job("another").unwrap().is_none());
+    assert!(matches!(s.job_delete("another", "user"), Err(StoreError::UnknownJob(_))));
+    assert_eq!(
+        audit_kinds(&s),
+        ["job.create", "job.create", "job.disable", "job.enable", "job.delete"]
+    );
+    let created = &s.audit_list(None).unwrap()[0];
+    assert_eq!((created.actor.as_str(), &created.payload["cron"]), ("user", &json!("0 9 * * *")));
+}
+
+#[test]
+fn a_slot_is_claimed_once_and_finishing_moves_the_last_completed_slot() {
+    let s = store();
+    let job = s.job_create(&new_job("j")).unwrap();
+    let slot = "2026-03-29T07:00:00Z";
+    let now = "2026-03-29T07:00:00.100Z";
+    assert_eq!(s.job_claim_slot(job.id, slot, now, "a", 0).unwrap(), Claim::Claimed);
+    assert_eq!(s.job_claim_slot(job.id, slot, now, "b", 0).unwrap(), Claim::Taken);
+    assert_eq!(s.job("j").unwrap().unwrap().last_claimed_slot.as_deref(), Some(slot));
+    assert!(s.job_finish_slot(job.id, slot, now, "ok", Some("done"), Some("sess-1")).unwrap());
+    assert!(!s.job_finish_slot(job.id, slot, now, "failed", None, None).unwrap(), "finished once");
+    assert_eq!(s.job_claim_slot(job.id, slot, now, "c", 0).unwrap(), Claim::Taken, "never rerun");
+    let job = s.job("j").unwrap().unwrap();
+    assert_eq!(job.last_completed_slot.as_deref(), Some(slot));
+    let history = s.job_history(job.id, 10).unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (
+            history[0].outcome.as_deref(),
+            history[0].session_id.as_deref(),
+            history[0].claimed_by.as_str()
+        ),
+        (Some("ok"), Some("sess-1"), "a")
+    );
+    // An older slot finishing later does not move it back.
+    let older = "2026-03-28T07:00:00Z";
+    assert_eq!(s.job_claim_slot(job.id, older, now, "a", 0).unwrap(), Claim::Claimed);
+    s.job_finish_slot(job.id, older, now, "failed", Some("boom"), None).unwrap();
+    assert_eq!(s.job("j").unwrap().unwrap().last_completed_slot.as_deref(), Some(slot));
+    // A disabled or deleted job cannot be claimed.
+    s.job_set_enabled("j", false, "user").unwrap();
+    assert_eq!(
+        s.job_claim_slot(job.id, "2026-03-30T07:00:00Z", now, "a", 0).unwrap(),
+        Claim::NotRunnable
+    );
+    assert_eq!(s.job_claim_slot(999, slot, now, "a", 0).unwrap(), Claim::NotRunnable);
+    assert_eq!(
+        audit_kinds(&s),
+        ["job.create", "job.claim", "job.finish", "job.claim", "job.finish", "job.disable"]
+    );
+}
+
+#[test]
+fn an_unfinished_claim_is_marked_interrupted_once_and_never_claimed_again() {
+    let s = store();
+    let job = s.job_create(&new_job("j")).unwrap();
+    let slot = "2026-03-29T07:00:00Z";
+    s.job_claim_slot(job.id, slot, "2026-03-29T07:00:01.000Z", "a", 3).unwrap();
+    assert!(s.job_mark_interrupted("2026-03-29T07:00:00.000Z", "x").unwrap().is_empty(), "too new");
+    let marked =
+        s.job_mark_interrupted("2026-03-29T07:20:00.000Z", "2026-03-29T07:20:00.000Z").unwrap();
+    assert_eq!(marked.len(), 1);
+    assert_eq!((marked[0].outcome.as_deref(), marked[0].missed), (Some("interrupted"), 3));
+    assert!(s.job_mark_interrupted("2026-03-29T08:00:00.000Z", "y").unwrap().is_empty(), "once");
+    assert!(!s.job_finish_slot(job.id, slot, "z", "ok", None, None).unwrap(), "the record stands");
+    assert_eq!(s.job_claim_slot(job.id, slot, "z", "b", 0).unwrap(), Claim::Taken);
+    assert!(audit_kinds(&s).contains(&"job.interrupted".to_owned()));
+}
+
+/// Two schedulers (two connections to one file, on two threads) race for the same 40 slots:
+/// every slot is claimed exactly once.
+#[test]
+fn two_threads_racing_on_one_database_claim_each_slot_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aria.db");
+    let job_id =
+        Store::open(&path, Arc::new(NoRedact)).unwrap().job_create(&new_job("race")).unwrap().id;
+    let slots: Vec<String> =
+        (0..40).map(|i| format!("2026-01-01T{:02}:{:02}:00Z", i / 60, i % 60)).collect();
+    let barrier = Arc::new(Barrier::new(2));
+    let handles: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|who| {
+            let (path, slots, barrier) = (path.clone(), slots.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let s = Store::open(&path, Arc::new(NoRedact)).unwrap();
+                barrier.wait();
+                slots
+                    .iter()
+                    .filter(|slot| {
+                        s.job_claim_slot(job_id, slot, "2026-01-01T00:00:00.000Z", who, 0).unwrap()
+                            == Claim::Claimed
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let won: Vec<usize> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(won.iter().sum::<usize>(), slots.len(), "each slot claimed exactly once: {won:?}");
+    let s = Store::open(&path, Arc::new(NoRedact)).unwrap();
+    assert_eq!(s.job_history(job_id, 100).unwrap().len(), slots.len());
+    assert_eq!(
+        s.audit_list(None).unwrap().iter().filter(|r| r.kind == "job.claim").count(),
+        slots.len()
+    );
+}
