@@ -16,3 +16,4 @@
 //! carries the number of slots that were missed.
 
 pub mod cron;
+pub mod scheduler;

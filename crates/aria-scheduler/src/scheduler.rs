@@ -1,0 +1,414 @@
+//! The scheduler loop: which slots are due, claiming them, running them, recording them.
+//!
+//! One [`Scheduler::tick`] does everything for one instant of the [`Clock`]:
+//! 1. claims made long enough ago that their run must be over (the job timeout plus a minute)
+//!    and still unfinished are marked `interrupted` and reported; they are never run again;
+//! 2. for each enabled job, the slots since its last claimed slot (or its creation) that are
+//!    due now are counted; only the most recent runs, once, and carries how many earlier ones
+//!    were missed (catch-up without a backlog replay);
+//! 3. that slot is claimed in the store (one transaction; a slot another scheduler claimed is
+//!    left alone) only when one of the [`SchedulerConfig::max_concurrent`] run permits is free —
+//!    a job that must wait stays unclaimed and is picked up by a later tick;
+//! 4. the run goes to the [`Runner`] under the job timeout; its outcome is recorded and
+//!    reported to the [`Notifier`]. A failed slot is finished like any other: the job is tried
+//!    again at its next slot, never in a loop.
+//!
+//! [`Scheduler::run`] calls `tick` at least every 60 s and wakes exactly at the next due slot.
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use aria_store::{Claim, Job, SlotRun, Store, StoreError};
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::cron::{CronError, Schedule, rfc3339_utc, zone};
+
+/// Where the scheduler reads the time. Tests drive a [`FakeClock`].
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> Timestamp;
+}
+
+/// The machine's clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock that only moves when told to.
+#[derive(Debug)]
+pub struct FakeClock(Mutex<Timestamp>);
+
+impl FakeClock {
+    pub fn new(at: Timestamp) -> Self {
+        FakeClock(Mutex::new(at))
+    }
+    pub fn set(&self, at: Timestamp) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = at;
+    }
+    pub fn advance(&self, by: SignedDuration) {
+        let mut now = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *now = now.saturating_add(by).unwrap_or(*now);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Timestamp {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One run of one slot, handed to the [`Runner`].
+#[derive(Debug, Clone)]
+pub struct JobRun {
+    pub job: Job,
+    /// The scheduled instant.
+    pub slot: Timestamp,
+    /// Earlier slots missed while the scheduler was down (0 normally).
+    pub missed: u64,
+}
+
+/// What a finished run reports.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunOutput {
+    /// The notification text (the agent's answer, the reminder, …).
+    pub text: String,
+    /// The session the run was, if it was an agent run.
+    pub session_id: Option<String>,
+}
+
+/// A future a [`Runner`] returns.
+pub type RunFuture = Pin<Box<dyn Future<Output = Result<RunOutput, String>> + Send>>;
+
+/// Runs a job's action. Supplied by the composition root (`aria serve`).
+pub trait Runner: Send + Sync + 'static {
+    /// Runs one slot. An `Err` is a failed run (its text is what the user is told).
+    fn run(&self, run: JobRun) -> RunFuture;
+}
+
+/// What the user is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeKind {
+    Completed,
+    Failed,
+    Timeout,
+    Interrupted,
+}
+
+/// One notification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    pub job: String,
+    /// The slot, RFC 3339 UTC.
+    pub slot: String,
+    pub missed: u64,
+    /// The message for a person.
+    pub text: String,
+}
+
+/// Fans notifications out to the channels (Telegram outbox, web stream, …).
+pub trait Notifier: Send + Sync + 'static {
+    fn notify(&self, notice: Notice);
+}
+
+/// Knobs, with the issue's defaults.
+#[derive(Debug, Clone)]
+pub struct SchedulerConfig {
+    /// Jobs running at once (3).
+    pub max_concurrent: usize,
+    /// A run is cancelled after this (600 s).
+    pub timeout: Duration,
+    /// The longest sleep between two ticks (60 s).
+    pub max_sleep: Duration,
+    /// Who claims: recorded with each claim (host and process).
+    pub instance: String,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            max_concurrent: 3,
+            timeout: Duration::from_secs(600),
+            max_sleep: Duration::from_secs(60),
+            instance: format!("pid {}", std::process::id()),
+        }
+    }
+}
+
+/// What could stop a tick.
+#[derive(Debug, thiserror::Error)]
+pub enum SchedulerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What one tick did (for tests, logs and `/status`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TickReport {
+    /// (job, slot, missed) of the runs started.
+    pub started: Vec<(String, String, u64)>,
+    /// Claims found unfinished and marked interrupted.
+    pub interrupted: Vec<SlotRun>,
+    /// Jobs due but left for a later tick because every run permit was taken.
+    pub waiting: Vec<String>,
+    /// Jobs whose expression or zone no longer parses (they never run; fix or delete them).
+    pub broken: Vec<(String, String)>,
+}
+
+/// The scheduler. Cheap to share: `Arc` it.
+pub struct Scheduler {
+    store: Arc<Store>,
+    clock: Arc<dyn Clock>,
+    runner: Arc<dyn Runner>,
+    notifier: Arc<dyn Notifier>,
+    config: SchedulerConfig,
+    permits: Arc<Semaphore>,
+    /// Runs in flight, by (job id, slot): a tick never starts one twice.
+    running: Arc<Mutex<HashSet<(i64, String)>>>,
+    /// Woken when a run ends, so a waiting job need not wait for the next slot.
+    finished: Arc<Notify>,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+fn parse_time(text: &str) -> Option<Timestamp> {
+    text.parse().ok()
+}
+
+impl Scheduler {
+    pub fn new(
+        store: Arc<Store>,
+        clock: Arc<dyn Clock>,
+        runner: Arc<dyn Runner>,
+        notifier: Arc<dyn Notifier>,
+        config: SchedulerConfig,
+    ) -> Self {
+        let permits = Arc::new(Semaphore::new(config.max_concurrent.max(1)));
+        Scheduler {
+            store,
+            clock,
+            runner,
+            notifier,
+            config,
+            permits,
+            running: Arc::default(),
+            finished: Arc::default(),
+        }
+    }
+
+    /// Runs in flight now.
+    pub fn running(&self) -> usize {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// The most recent due slot of `job` at `now` and how many slots that leaves missed, if
+    /// one is due. Slots after the last claimed one (or after the job's creation) count.
+    pub fn due_slot(job: &Job, now: Timestamp) -> Result<Option<(Timestamp, u64)>, CronError> {
+        let schedule = Schedule::parse(&job.cron)?;
+        let tz = zone(&job.tz)?;
+        let since = job
+            .last_claimed_slot
+            .as_deref()
+            .and_then(parse_time)
+            .or_else(|| parse_time(&job.created_at))
+            .unwrap_or(now);
+        let (last, count) = schedule.fires_between(&tz, since, now)?;
+        Ok(last.map(|slot| (slot, count.saturating_sub(1))))
+    }
+
+    /// The next instant at which some enabled job is due, after `now`.
+    pub fn next_due(&self, now: Timestamp) -> Result<Option<Timestamp>, SchedulerError> {
+        let mut next: Option<Timestamp> = None;
+        for job in self.store.jobs()?.into_iter().filter(|j| j.enabled) {
+            let (Ok(schedule), Ok(tz)) = (Schedule::parse(&job.cron), zone(&job.tz)) else {
+                continue;
+            };
+            if let Ok(at) = schedule.next_after(&tz, now) {
+                next = Some(next.map_or(at, |n| n.min(at)));
+            }
+        }
+        Ok(next)
+    }
+
+    /// One evaluation at the clock's now (see the module documentation).
+    pub fn tick(&self) -> Result<TickReport, SchedulerError> {
+        let now = self.clock.now();
+        let mut report = TickReport::default();
+        let grace = self.config.timeout + Duration::from_secs(60);
+        let cutoff = now
+            .checked_sub(SignedDuration::try_from(grace).unwrap_or(SignedDuration::MAX))
+            .unwrap_or(Timestamp::MIN);
+        report.interrupted = self.store.job_mark_interrupted(&stamp(cutoff), &stamp(now))?;
+        for run in &report.interrupted {
+            let job = self.job_name(run.job_id);
+            self.notifier.notify(Notice {
+                kind: NoticeKind::Interrupted,
+                job: job.clone(),
+                slot: run.slot.clone(),
+                missed: run.missed,
+                text: format!(
+                    "The run of job {job} for {} was interrupted (aria stopped during it); it is \
+                     not run again automatically.",
+                    run.slot
+                ),
+            });
+        }
+        for job in self.store.jobs()?.into_iter().filter(|j| j.enabled) {
+            let (slot, missed) = match Self::due_slot(&job, now) {
+                Ok(Some(due)) => due,
+                Ok(None) => continue,
+                Err(e) => {
+                    report.broken.push((job.name.clone(), e.to_string()));
+                    continue;
+                }
+            };
+            let slot_text = rfc3339_utc(slot);
+            if self.is_running(job.id, &slot_text) {
+                continue;
+            }
+            let Ok(permit) = self.permits.clone().try_acquire_owned() else {
+                report.waiting.push(job.name.clone());
+                continue;
+            };
+            let claim = self.store.job_claim_slot(
+                job.id,
+                &slot_text,
+                &stamp(now),
+                &self.config.instance,
+                missed,
+            )?;
+            if claim != Claim::Claimed {
+                continue;
+            }
+            report.started.push((job.name.clone(), slot_text.clone(), missed));
+            self.running
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert((job.id, slot_text.clone()));
+            self.spawn_run(JobRun { job, slot, missed }, slot_text, permit);
+        }
+        Ok(report)
+    }
+
+    fn is_running(&self, job_id: i64, slot: &str) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&(job_id, slot.to_owned()))
+    }
+
+    fn job_name(&self, id: i64) -> String {
+        self.store
+            .jobs()
+            .ok()
+            .and_then(|jobs| jobs.into_iter().find(|j| j.id == id).map(|j| j.name))
+            .unwrap_or_else(|| format!("#{id}"))
+    }
+
+    fn spawn_run(&self, run: JobRun, slot_text: String, permit: tokio::sync::OwnedSemaphorePermit) {
+        let (store, clock, notifier) =
+            (self.store.clone(), self.clock.clone(), self.notifier.clone());
+        let (running, finished, timeout) =
+            (self.running.clone(), self.finished.clone(), self.config.timeout);
+        let future = self.runner.run(run.clone());
+        let span = tracing::info_span!("scheduled_job", job = %run.job.name, slot = %slot_text);
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                let result = tokio::time::timeout(timeout, future).await;
+                let (kind, outcome, text, session) = match result {
+                    Ok(Ok(out)) => (NoticeKind::Completed, "ok", out.text, out.session_id),
+                    Ok(Err(why)) => (NoticeKind::Failed, "failed", why, None),
+                    Err(_) => (
+                        NoticeKind::Timeout,
+                        "timeout",
+                        format!("cancelled after {} s", timeout.as_secs()),
+                        None,
+                    ),
+                };
+                let now = stamp(clock.now());
+                if let Err(e) = store.job_finish_slot(
+                    run.job.id,
+                    &slot_text,
+                    &now,
+                    outcome,
+                    Some(&text),
+                    session.as_deref(),
+                ) {
+                    tracing::error!(error = %e, "could not record a scheduled run's outcome");
+                }
+                notifier.notify(notice(kind, &run, &slot_text, &text));
+                running
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&(run.job.id, slot_text));
+                drop(permit);
+                finished.notify_one();
+            },
+            span,
+        ));
+    }
+
+    /// Ticks until `cancel`: at least every [`SchedulerConfig::max_sleep`], at the next due
+    /// slot, and when a run ends (a job that waited for a permit goes then).
+    pub async fn run(self: Arc<Self>, cancel: CancellationToken) {
+        loop {
+            if let Err(e) = self.tick() {
+                tracing::error!(error = %e, "scheduler tick failed");
+            }
+            let now = self.clock.now();
+            let mut sleep = self.config.max_sleep;
+            if let Ok(Some(next)) = self.next_due(now) {
+                let until = now.duration_until(next).unsigned_abs();
+                sleep = sleep.min(until);
+            }
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(sleep) => {}
+                () = self.finished.notified() => {}
+            }
+        }
+    }
+}
+
+fn notice(kind: NoticeKind, run: &JobRun, slot: &str, text: &str) -> Notice {
+    let name = &run.job.name;
+    let missed = match run.missed {
+        0 => String::new(),
+        1 => " (1 earlier slot was missed while aria was not running; only this one ran)".into(),
+        n => format!(
+            " ({n} earlier slots were missed while aria was not running; only this one ran)"
+        ),
+    };
+    let text = match kind {
+        NoticeKind::Completed => format!("Job {name} ({slot}){missed}: {text}"),
+        NoticeKind::Failed => {
+            format!("Job {name} ({slot}) failed{missed}: {text}; it runs again at its next slot")
+        }
+        NoticeKind::Timeout => format!("Job {name} ({slot}) timed out{missed}: {text}"),
+        NoticeKind::Interrupted => format!("Job {name} ({slot}) was interrupted{missed}"),
+    };
+    Notice { kind, job: name.clone(), slot: slot.to_owned(), missed: run.missed, text }
+}
+
+/// RFC 3339 UTC with milliseconds, as the store writes its own times.
+fn stamp(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+#[cfg(test)]
+#[path = "scheduler_tests.rs"]
+mod tests;
