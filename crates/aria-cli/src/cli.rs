@@ -108,6 +108,82 @@ pub enum Command {
     /// The Telegram channel of `aria serve`.
     #[command(subcommand)]
     Telegram(TelegramCommand),
+    /// Scheduled jobs (cron expressions in a time zone) that `aria serve` runs, and a
+    /// calculator of fire times.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// The next fire times of a cron expression (a pure calculator: no database, no daemon).
+    Preview {
+        /// Five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …
+        #[arg(long, value_name = "EXPR")]
+        cron: String,
+        /// An IANA time zone (default: the system's).
+        #[arg(long, value_name = "ZONE")]
+        tz: Option<String>,
+        /// Fires strictly after this instant (RFC 3339; default: now).
+        #[arg(long, value_name = "RFC3339")]
+        after: Option<String>,
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        count: u32,
+        /// `{"fires": [RFC 3339 instants with the zone's offset, …]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a job. It runs with the roots given with --root, else the configured ones.
+    Add {
+        name: String,
+        #[arg(long, value_name = "EXPR")]
+        cron: String,
+        /// An IANA time zone (default: the system's).
+        #[arg(long, value_name = "ZONE")]
+        tz: Option<String>,
+        #[command(flatten)]
+        action: ScheduleAction,
+        /// Add it disabled (enable it later with `aria schedule enable NAME`).
+        #[arg(long)]
+        disabled: bool,
+    },
+    /// Every job with its next run.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One job: schedule, action, roots, next runs and last runs.
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let a job run at its slots again.
+    Enable { name: String },
+    /// Stop a job from running (it stays, with its history).
+    Disable { name: String },
+    /// Delete a job and its history.
+    Delete { name: String },
+    /// A job's runs, newest first: slot, outcome, missed slots, detail.
+    History {
+        name: String,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What a job does (exactly one).
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct ScheduleAction {
+    /// Run this prompt as a task in a new conversation; its answer is the notification.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// Send this fixed message (a reminder).
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         Command::Memories(c) => commands::memories::memories(&cli.global, c),
         Command::Serve(args) => commands::serve::serve(&cli.global, args),
         Command::Telegram(c) => commands::telegram::telegram(&cli.global, c),
+        Command::Schedule(c) => commands::schedule::schedule(&cli.global, c),
     };
     match result {
         Ok(code) => exit::code(code),

@@ -146,7 +146,12 @@ impl Schedule {
             .dom_and_dow(and)
             .build()
             .parse(&fields.join(" "))
-            .map_err(|e| invalid(e.to_string()))?;
+            .map_err(|e| {
+                invalid(format!(
+                    "{e} (minute 0-59, hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, \
+                     day of week 0-7 or SUN-SAT; lists a,b, ranges a-b, steps */n)"
+                ))
+            })?;
         let schedule = Schedule {
             expr: trimmed.to_owned(),
             cron,

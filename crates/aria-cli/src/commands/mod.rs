@@ -10,6 +10,7 @@ pub mod model;
 pub mod models;
 pub mod rollback;
 pub mod run;
+pub mod schedule;
 pub mod serve;
 pub mod slash;
 pub mod snapshots;

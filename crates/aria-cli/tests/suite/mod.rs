@@ -12,6 +12,7 @@ mod memory_recall;
 mod models;
 mod runs;
 mod sandbox_attacks;
+mod schedule;
 mod serve;
 mod serve_api;
 mod snapshots;

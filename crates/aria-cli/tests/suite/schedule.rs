@@ -1,0 +1,216 @@
+//! `aria schedule …` end to end through the binary: the pure `preview` calculator (issue #21's
+//! contract: `{"fires": [...]}`, exit 2 on a bad expression or zone) and the job commands.
+
+use std::process::Output;
+use std::sync::Arc;
+
+use aria_api::NoRedact;
+use aria_store::{Claim, Store};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::harness::{Aria, code, json_of, text};
+
+const NO_SERVER: &str = "http://127.0.0.1:9/v1";
+
+fn schedule(aria: &Aria, args: &[&str]) -> Output {
+    let mut full = vec!["schedule"];
+    full.extend_from_slice(args);
+    let out = aria.run(NO_SERVER, &full);
+    assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+    out
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(code(out), 0, "stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn preview_prints_fires_across_a_dst_gap_as_json() {
+    let aria = Aria::new();
+    let out = schedule(
+        &aria,
+        &[
+            "preview",
+            "--cron",
+            "30 2 * * *",
+            "--tz",
+            "Europe/Berlin",
+            "--after",
+            "2026-03-28T00:00:00+01:00",
+            "--count",
+            "3",
+            "--json",
+        ],
+    );
+    ok(&out);
+    assert_eq!(
+        json_of(&out),
+        json!({"fires": ["2026-03-28T02:30:00+01:00", "2026-03-29T03:00:00+02:00", "2026-03-30T02:30:00+02:00"]})
+    );
+    // --after is exclusive; --count defaults to 5; the repeated hour runs a wildcard job twice.
+    let out = schedule(
+        &aria,
+        &[
+            "preview",
+            "--cron",
+            "15 * * * *",
+            "--tz",
+            "America/New_York",
+            "--after",
+            "2026-11-01T05:00:00Z",
+            "--json",
+        ],
+    );
+    ok(&out);
+    assert_eq!(
+        json_of(&out)["fires"],
+        json!([
+            "2026-11-01T01:15:00-04:00",
+            "2026-11-01T01:15:00-05:00",
+            "2026-11-01T02:15:00-05:00",
+            "2026-11-01T03:15:00-05:00",
+            "2026-11-01T04:15:00-05:00",
+        ])
+    );
+    // Without --json: one instant a line.
+    let out = schedule(
+        &aria,
+        &[
+            "preview",
+            "--cron",
+            "@daily",
+            "--tz",
+            "UTC",
+            "--after",
+            "2026-01-01T00:00:00Z",
+            "--count",
+            "2",
+        ],
+    );
+    assert_eq!(ok(&out), "2026-01-02T00:00:00+00:00\n2026-01-03T00:00:00+00:00\n");
+}
+
+#[test]
+fn preview_exits_2_with_a_message_on_a_bad_expression_zone_or_instant() {
+    let aria = Aria::new();
+    for (args, needle) in [
+        (vec!["--cron", "61 * * * *"], "minute 0-59"),
+        (vec!["--cron", "* * * *"], "five"),
+        (vec!["--cron", "0 0 30 2 *"], "never fires"),
+        (vec!["--cron", "@hourly", "--tz", "Mars/Olympus"], "IANA"),
+        (vec!["--cron", "@hourly", "--after", "tomorrow"], "RFC 3339"),
+    ] {
+        let mut full = vec!["preview"];
+        full.extend(args.iter().copied());
+        full.push("--json");
+        let out = schedule(&aria, &full);
+        assert_eq!(code(&out), 2, "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(needle), "{args:?}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn jobs_are_added_listed_shown_toggled_and_deleted() {
+    let aria = Aria::new();
+    let out = schedule(
+        &aria,
+        &[
+            "add",
+            "standup",
+            "--cron",
+            "0 9 * * MON-FRI",
+            "--tz",
+            "Europe/Berlin",
+            "--message",
+            "Stand up!",
+        ],
+    );
+    assert!(ok(&out).contains("Added job standup"), "{}", text(&out.stdout));
+    assert_eq!(text(&out.stdout).matches("next: ").count(), 3, "shows the next three fires");
+    let root = aria.root();
+    let out = aria.run(
+        NO_SERVER,
+        &[
+            "--root",
+            root.to_str().unwrap(),
+            "schedule",
+            "add",
+            "digest",
+            "--cron",
+            "@daily",
+            "--tz",
+            "UTC",
+            "--prompt",
+            "What changed?",
+        ],
+    );
+    ok(&out);
+    // Same name again, or a bad expression: exit 2, nothing added.
+    let dup = schedule(&aria, &["add", "standup", "--cron", "@daily", "--message", "x"]);
+    assert_eq!(code(&dup), 2);
+    assert!(text(&dup.stderr).contains("already exists"), "{}", text(&dup.stderr));
+    assert_eq!(
+        code(&schedule(&aria, &["add", "bad", "--cron", "99 * * * *", "--message", "x"])),
+        2
+    );
+    // Exactly one action.
+    assert_eq!(code(&schedule(&aria, &["add", "none", "--cron", "@daily"])), 2);
+
+    let out = schedule(&aria, &["list", "--json"]);
+    ok(&out);
+    let list = json_of(&out);
+    let names: Vec<&str> =
+        list.as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["digest", "standup"]);
+    assert_eq!(list[0]["action"], json!({"kind": "agent", "prompt": "What changed?"}));
+    assert_eq!(list[0]["roots"], json!([root.to_str().unwrap()]));
+    assert_eq!(list[1]["action"], json!({"kind": "notify", "message": "Stand up!"}));
+    assert!(
+        list[1]["next_run"].as_str().unwrap().ends_with("T09:00:00+01:00")
+            || list[1]["next_run"].as_str().unwrap().ends_with("T09:00:00+02:00")
+    );
+
+    ok(&schedule(&aria, &["disable", "standup"]));
+    let shown = json_of(&schedule(&aria, &["show", "standup", "--json"]));
+    assert_eq!(shown["enabled"], json!(false));
+    assert!(ok(&schedule(&aria, &["list"])).contains("disabled"));
+    ok(&schedule(&aria, &["enable", "standup"]));
+    assert!(ok(&schedule(&aria, &["show", "standup"])).contains("enabled:  yes"));
+    assert_eq!(code(&schedule(&aria, &["enable", "nope"])), 2);
+
+    ok(&schedule(&aria, &["delete", "digest"]));
+    assert_eq!(code(&schedule(&aria, &["show", "digest"])), 2);
+
+    // Every change is in the audit log.
+    let store = Store::open(&aria.db(), Arc::new(NoRedact)).unwrap();
+    let kinds: Vec<String> = store.audit_list(None).unwrap().into_iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, ["job.create", "job.create", "job.disable", "job.enable", "job.delete"]);
+}
+
+#[test]
+fn history_lists_runs_newest_first() {
+    let aria = Aria::new();
+    ok(&schedule(&aria, &["add", "j", "--cron", "0 * * * *", "--tz", "UTC", "--message", "hi"]));
+    assert!(ok(&schedule(&aria, &["history", "j"])).contains("has not run yet"));
+    {
+        let store = Store::open(&aria.db(), Arc::new(NoRedact)).unwrap();
+        let id = store.job("j").unwrap().unwrap().id;
+        for (slot, outcome) in [("2026-01-01T10:00:00Z", "ok"), ("2026-01-01T11:00:00Z", "failed")]
+        {
+            assert_eq!(store.job_claim_slot(id, slot, slot, "test", 2).unwrap(), Claim::Claimed);
+            store.job_finish_slot(id, slot, slot, outcome, Some("detail"), None).unwrap();
+        }
+    }
+    let out = schedule(&aria, &["history", "j", "--json"]);
+    ok(&out);
+    let runs = json_of(&out);
+    assert_eq!(runs[0]["slot"], json!("2026-01-01T11:00:00Z"));
+    assert_eq!(runs[0]["outcome"], json!("failed"));
+    assert_eq!(runs[1]["missed"], json!(2));
+    let plain = ok(&schedule(&aria, &["history", "j"]));
+    assert!(plain.starts_with("2026-01-01T11:00:00Z  failed (2 missed before): detail"), "{plain}");
+    assert_eq!(code(&schedule(&aria, &["history", "nope"])), 2);
+}
