@@ -237,3 +237,19 @@ mod tests {
         }
     }
 }
+
+/// The client's address (loopback when the connection did not record one).
+#[derive(Debug, Clone, Copy)]
+pub struct ClientIp(pub std::net::IpAddr);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let ip = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
+        Ok(ClientIp(ip))
+    }
+}

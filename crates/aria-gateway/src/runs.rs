@@ -80,18 +80,20 @@ pub struct UsageBody {
 }
 
 impl Reply {
-    pub fn from_session(s: &SessionRecord) -> Reply {
+    /// The reply to a finished run. Its answer and error pass the secret filter, as they do
+    /// when stored (a provider's error may quote a key or a URL with credentials).
+    pub fn from_session(s: &SessionRecord, store: &aria_store::Store) -> Reply {
         Reply {
             conversation_id: s.conversation_id.clone(),
             session_id: s.id.clone(),
-            answer: s.answer.clone(),
+            answer: s.answer.as_deref().map(|a| store.redact_text(a)),
             state: s.state.as_str().to_owned(),
             usage: UsageBody {
                 input_tokens: s.usage.input_tokens,
                 output_tokens: s.usage.output_tokens,
             },
             cost_usd: s.cost_usd,
-            error: s.error.clone(),
+            error: s.error.as_deref().map(|e| store.redact_text(e)),
         }
     }
 }
@@ -196,16 +198,31 @@ struct Tables {
     active: usize,
 }
 
+/// How many runs work at once; more wait their turn (each waiting one costs only its queue
+/// entry, so a flood of messages cannot make the daemon hold thousands of runs in memory).
+pub const MAX_RUNNING: usize = 8;
+
 /// Every run the daemon started.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Runs {
     tables: Mutex<Tables>,
     idle: Notify,
+    slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Runs::new()
+    }
 }
 
 impl Runs {
     pub fn new() -> Runs {
-        Runs::default()
+        Runs {
+            tables: Mutex::default(),
+            idle: Notify::new(),
+            slots: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING)),
+        }
     }
 
     fn tables(&self) -> std::sync::MutexGuard<'_, Tables> {
@@ -254,11 +271,13 @@ impl Runs {
         let task_hub = hub.clone();
         let task = tokio::spawn(async move {
             let turn = lock.lock_owned().await;
+            // Closed only if the semaphore is dropped, which it never is while `runs` lives.
+            let _slot = runs.slots.clone().acquire_owned().await;
             runs.tables().by_conversation.insert(conversation_id.clone(), task_hub.clone());
             let result = drive(&gateway, &runs, &task_hub, &conversation_id, start).await;
             let reply = match result {
                 Ok(session) => {
-                    let reply = Reply::from_session(&session);
+                    let reply = Reply::from_session(&session, &gateway.store);
                     task_hub.publish(Event::new(
                         "usage",
                         json!({
@@ -271,7 +290,10 @@ impl Runs {
                     Some(reply)
                 }
                 Err(e) => {
-                    let error = crate::error::ApiError::internal("the run could not go on", &e);
+                    let error = crate::error::ApiError::internal(
+                        "the run could not go on",
+                        gateway.store.redact_text(&e.to_string()),
+                    );
                     task_hub.publish(Event::new("error", json!(error.body().error)));
                     None
                 }

@@ -41,6 +41,8 @@ pub struct Security {
     pub rate_per_minute: u32,
     logins: Mutex<HashMap<String, String>>,
     buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    /// Requests refused for want of credentials, counted apart from everyone's budget.
+    failures: Mutex<HashMap<IpAddr, Bucket>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +65,7 @@ impl Security {
             rate_per_minute,
             logins: Mutex::default(),
             buckets: Mutex::default(),
+            failures: Mutex::default(),
         }
     }
 
@@ -122,14 +125,20 @@ impl Security {
         Ok(())
     }
 
+    /// Takes one request from the client's budget (for requests that arrive other than as HTTP
+    /// requests, e.g. WebSocket frames that start runs); `false` when it is spent.
+    pub fn admit_request(&self, client: IpAddr) -> bool {
+        self.admit(&self.buckets, client)
+    }
+
     /// Takes one request from the client's bucket; `false` when it is empty.
-    fn admit(&self, client: IpAddr) -> bool {
+    fn admit(&self, table: &Mutex<HashMap<IpAddr, Bucket>>, client: IpAddr) -> bool {
         if self.rate_per_minute == 0 {
             return true;
         }
         let capacity = f64::from(self.rate_per_minute);
         let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut buckets = table.lock().unwrap_or_else(PoisonError::into_inner);
         if buckets.len() > 10_000 {
             buckets.retain(|_, b| now.duration_since(b.at).as_secs() < 60);
         }
@@ -204,11 +213,58 @@ pub fn is_loopback_host(host: &str) -> bool {
     name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The `host[:port]` of an `Origin` header value; `None` for `null` or anything unparsable.
-fn origin_authority(origin: &str) -> Option<&str> {
-    let (_, rest) = origin.split_once("://")?;
-    let authority = rest.split('/').next()?;
-    (!authority.is_empty()).then_some(authority)
+pub(crate) fn too_many(security: &Security) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        format!("more than {} requests in a minute", security.rate_per_minute),
+        "slow down, or raise `[server] rate_limit_per_minute`",
+    )
+}
+
+/// On a loopback listener: exactly one `Host`, readable, naming this machine; an absolute-form
+/// request target must name it too.
+fn loopback_host(request: &Request, host: Option<&str>) -> Result<(), ApiError> {
+    let hint = "this daemon listens on loopback and answers only to localhost, 127.0.0.1 or ::1 \
+                (this protects it from DNS rebinding); for remote access put a proxy in front \
+                of it, e.g. `tailscale serve`, and set a token";
+    if request.headers().get_all(header::HOST).iter().count() > 1 {
+        return Err(ApiError::forbidden("the request has more than one Host header", hint));
+    }
+    let Some(host) = host else {
+        return Err(ApiError::forbidden("the request has no readable Host header", hint));
+    };
+    if !is_loopback_host(host) {
+        return Err(ApiError::forbidden(format!("Host `{host}` is not a loopback name"), hint));
+    }
+    if let Some(authority) = request.uri().authority()
+        && !is_loopback_host(authority.as_str())
+    {
+        return Err(ApiError::forbidden(
+            format!("the request names `{authority}`, not this machine"),
+            hint,
+        ));
+    }
+    Ok(())
+}
+
+fn fetched_cross_site(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|site| site.eq_ignore_ascii_case("cross-site"))
+}
+
+fn navigation(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-mode")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|mode| mode.eq_ignore_ascii_case("navigate"))
+}
+
+/// The page itself (what a link from elsewhere may open).
+fn is_page(method: &Method, path: &str) -> bool {
+    matches!(*method, Method::GET | Method::HEAD) && matches!(path, "/" | "/index.html")
 }
 
 fn state_changing(method: &Method) -> bool {
@@ -228,7 +284,6 @@ pub(crate) fn public(method: &Method, path: &str) -> bool {
                 | "/index.html"
                 | "/app.js"
                 | "/app.css"
-                | "/favicon.svg"
         ),
         Method::POST => matches!(path, "/api/v1/login" | "/api/v1/logout"),
         _ => false,
@@ -262,56 +317,71 @@ fn has_body(headers: &HeaderMap) -> bool {
 
 /// The middleware.
 pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
-    match check(&gateway.security, &request) {
-        Ok(()) => next.run(request).await,
+    let mut response = match check(&gateway.security, &request) {
+        Ok(()) => redact_error(&gateway, next.run(request).await).await,
         Err(e) => e.into_response(),
+    };
+    // No answer is to be read as anything but what it says it is.
+    response
+        .headers_mut()
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(axum::http::HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// An error answer passes the secret filter before it leaves: a backend's error may quote a key
+/// or a URL with credentials. (Error bodies are small JSON; streams are left alone.)
+async fn redact_error(gateway: &Gateway, response: Response) -> Response {
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if response.status().as_u16() < 400 || !json {
+        return response;
     }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, crate::BODY_LIMIT).await else {
+        return ApiError::internal("an error answer could not be read", "too large")
+            .into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let clean = gateway.store.redact_text(&text);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(clean))
 }
 
 fn check(security: &Security, request: &Request) -> Result<(), ApiError> {
     let headers = request.headers();
     let method = request.method();
     let path = request.uri().path();
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| request.uri().authority().map(|a| a.to_string()));
-    if security.loopback
-        && let Some(host) = &host
-        && !is_loopback_host(host)
-    {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    if security.loopback {
+        loopback_host(request, host.as_deref())?;
+    }
+    // A browser sends `Sec-Fetch-Site: cross-site` when another site makes the request: nothing
+    // here is for other sites but following a link to the page itself. Refused before it can
+    // count against anyone's rate limit.
+    if fetched_cross_site(headers) && !(navigation(headers) && is_page(method, path)) {
         return Err(ApiError::forbidden(
-            format!("Host `{host}` is not a loopback name"),
-            "this daemon listens on loopback and answers only to localhost, 127.0.0.1 or ::1 \
-             (this protects it from DNS rebinding); for remote access put a proxy in front of \
-             it, e.g. `tailscale serve`, and set a token",
+            "another site's page may not use this API",
+            "use ARIA's own page, or call the API from a program",
         ));
     }
     let upgrade = headers.contains_key(header::UPGRADE);
-    if state_changing(method) || upgrade {
-        if let Some(origin) = headers.get(header::ORIGIN) {
-            let origin = origin.to_str().unwrap_or("null");
-            let own = match (origin_authority(origin), &host) {
-                (Some(authority), Some(host)) => authority.eq_ignore_ascii_case(host),
-                _ => false,
-            };
-            let allowed = security.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin));
-            if !own && !allowed {
-                return Err(ApiError::forbidden(
-                    format!("requests from the origin `{origin}` may not change anything here"),
-                    "only ARIA's own page may; to allow another origin add it to \
-                     `[server] allowed_origins`",
-                ));
-            }
-        } else if headers
-            .get("sec-fetch-site")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|site| site.eq_ignore_ascii_case("cross-site"))
-        {
+    if (state_changing(method) || upgrade)
+        && let Some(origin) = headers.get(header::ORIGIN)
+    {
+        let origin = origin.to_str().unwrap_or("null");
+        // The daemon serves plain HTTP: its own page's origin is `http://` + the Host.
+        let own =
+            host.as_deref().is_some_and(|h| origin.eq_ignore_ascii_case(&format!("http://{h}")));
+        let allowed = security.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin));
+        if !own && !allowed {
             return Err(ApiError::forbidden(
-                "a cross-site request may not change anything here",
-                "send it from ARIA's own page or from a program",
+                format!("requests from the origin `{origin}` may not change anything here"),
+                "only ARIA's own page may; to allow another origin add it to \
+                 `[server] allowed_origins`",
             ));
         }
     }
@@ -326,22 +396,22 @@ fn check(security: &Security, request: &Request) -> Result<(), ApiError> {
             "send it with `Content-Type: application/json`",
         ));
     }
-    if rate_limited(method, path) {
-        let client = request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
-        if !security.admit(client) {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                format!("more than {} requests in a minute", security.rate_per_minute),
-                "slow down, or raise `[server] rate_limit_per_minute`",
-            ));
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
+    // Credentials first: requests without them are counted apart, so a flood of them (another
+    // site, a stranger behind the same tunnel) never spends the owner's budget.
+    if !public(method, path)
+        && let Err(refused) = security.authenticated(headers, state_changing(method))
+    {
+        if !security.admit(&security.failures, client) {
+            return Err(too_many(security));
         }
+        return Err(refused);
     }
-    if !public(method, path) {
-        security.authenticated(headers, state_changing(method))?;
+    if rate_limited(method, path) && !security.admit(&security.buckets, client) {
+        return Err(too_many(security));
     }
     Ok(())
 }

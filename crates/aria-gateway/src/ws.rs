@@ -65,6 +65,7 @@ const FRAMES_HINT: &str = "send JSON text frames: {\"type\": \"message\", \"conv
               (status = 503, body = ErrorBody)))]
 async fn upgrade(
     State(gw): State<Arc<Gateway>>,
+    crate::extract::ClientIp(client): crate::extract::ClientIp,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     if let Err(e) = gw.accepting() {
@@ -83,7 +84,7 @@ async fn upgrade(
     ws.max_message_size(crate::BODY_LIMIT).max_frame_size(crate::BODY_LIMIT).on_upgrade(
         move |socket| {
             let span = tracing::info_span!("ws");
-            serve(gw, socket).instrument(span)
+            serve(gw, socket, client).instrument(span)
         },
     )
 }
@@ -91,7 +92,7 @@ async fn upgrade(
 /// Frames go out through one writer task, so runs can stream while the reader waits.
 type Outbox = mpsc::UnboundedSender<Message>;
 
-async fn serve(gw: Arc<Gateway>, socket: WebSocket) {
+async fn serve(gw: Arc<Gateway>, socket: WebSocket, client: std::net::IpAddr) {
     let (mut sink, mut incoming) = socket.split();
     let (outbox, mut out) = mpsc::unbounded_channel::<Message>();
     let writer = tokio::spawn(
@@ -121,7 +122,7 @@ async fn serve(gw: Arc<Gateway>, socket: WebSocket) {
             () = gw.shutdown.cancelled(), if !stopping => stopping = true,
             frame = incoming.next() => match frame {
                 Some(Ok(Message::Text(text))) => {
-                    if let Err(e) = handle(&gw, text.as_str(), &outbox, &mut followers) {
+                    if let Err(e) = handle(&gw, client, text.as_str(), &outbox, &mut followers) {
                         send(&outbox, &json!({"event": "error", "data": e.body().error}));
                     }
                 }
@@ -147,6 +148,7 @@ fn send(outbox: &Outbox, frame: &Value) {
 
 fn handle(
     gw: &Arc<Gateway>,
+    client: std::net::IpAddr,
     text: &str,
     outbox: &Outbox,
     followers: &mut JoinSet<()>,
@@ -158,6 +160,10 @@ fn handle(
     match frame {
         ClientFrame::Message { conversation_id, content } => {
             gw.accepting()?;
+            // A message frame starts a run like a POST does, and counts like one.
+            if !gw.security.admit_request(client) {
+                return Err(crate::security::too_many(&gw.security));
+            }
             if content.trim().is_empty() {
                 return Err(ApiError::bad_request(
                     "the message is empty",

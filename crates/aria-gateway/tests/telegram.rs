@@ -608,7 +608,8 @@ async fn health_and_resources_report_each_check() {
     h.until("/health", |t| t.messages(CHAT).len() == 1).await;
     let health = h.texts(CHAT).remove(0);
     assert!(health.starts_with("healthy\n"), "{health}");
-    assert!(health.contains("database: schema 8") && health.contains("outbox: "), "{health}");
+    let schema = format!("database: schema {}", aria_store::Store::supported_schema_version());
+    assert!(health.contains(&schema) && health.contains("outbox: "), "{health}");
     h.tg.push_message(CHAT, CHAT, "/status resources");
     h.until("/status resources", |t| t.messages(CHAT).len() == 2).await;
     let resources = h.texts(CHAT).remove(1);

@@ -116,6 +116,12 @@ impl Store {
         *self.residence.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// `text` with the secrets this store's redactor knows replaced (for what leaves the
+    /// process live, like an error shown to a client, as it is when stored).
+    pub fn redact_text(&self, text: &str) -> String {
+        self.redactor.redact(text).into_owned()
+    }
+
     pub(crate) fn redactor(&self) -> &dyn Redact {
         &*self.redactor
     }

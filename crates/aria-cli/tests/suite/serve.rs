@@ -123,6 +123,10 @@ fn a_new_token_is_private_and_then_required() {
     let wrong =
         daemon.request("GET", "/api/v1/conversations", None, &[("Authorization", "Bearer nope")]);
     assert_eq!(wrong.0, 401);
+    // Strangers without the token use up their own budget, never the owner's.
+    let refused: Vec<u16> =
+        (0..650).map(|_| daemon.request("GET", "/api/v1/conversations", None, &[]).0).collect();
+    assert_eq!(refused.last(), Some(&429), "the refusals are rate-limited too");
     let bearer = format!("Bearer {token}");
     let right = daemon.request("GET", "/api/v1/conversations", None, &[("Authorization", &bearer)]);
     assert_eq!(right.0, 200, "{}", right.1);

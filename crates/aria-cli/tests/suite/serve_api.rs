@@ -159,6 +159,7 @@ fn bad_requests_get_the_error_shape_and_never_a_500() {
     let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
     let conversation = new_conversation(&daemon);
     let messages = format!("/api/v1/conversations/{conversation}/messages");
+    let own_https = format!("https://{}", daemon.address);
     let cases: Vec<Case> = vec![
         (
             "POST",
@@ -249,6 +250,39 @@ fn bad_requests_get_the_error_shape_and_never_a_500() {
             "/api/v1/conversations".into(),
             Some("{}".into()),
             vec![("Content-Type", "application/json"), ("Sec-Fetch-Site", "cross-site")],
+            403,
+            "forbidden",
+        ),
+        // Another site's page may not even read (nor spend the rate limit).
+        (
+            "GET",
+            "/api/v1/tools".into(),
+            None,
+            vec![("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors")],
+            403,
+            "forbidden",
+        ),
+        (
+            "GET",
+            "/api/v1/health".into(),
+            None,
+            vec![("Host", "localhost"), ("Host", "evil.example")],
+            403,
+            "forbidden",
+        ),
+        (
+            "GET",
+            "http://evil.example/api/v1/health".into(),
+            None,
+            vec![("Host", "localhost")],
+            403,
+            "forbidden",
+        ),
+        (
+            "POST",
+            "/api/v1/conversations".into(),
+            Some("{}".into()),
+            vec![("Content-Type", "application/json"), ("Origin", &own_https)],
             403,
             "forbidden",
         ),
