@@ -125,6 +125,16 @@ fn walk(guard: &PathGuard, root: &Path) -> Result<Found, String> {
                 continue;
             }
             if name == ".git" {
+                // A `.git` file names the git directory (`gitdir: ...`): that one is the
+                // repository's history, wherever it lies in the roots.
+                if !is_dir && let Some(gitdir) = gitdir_of(guard, &path) {
+                    f.git.push(gitdir);
+                }
+                f.git.push(path);
+                continue;
+            }
+            // A git directory by another name (a bare repository, a `--separate-git-dir`).
+            if is_dir && crate::guard::protected::is_git_directory(&path) {
                 f.git.push(path);
                 continue;
             }
@@ -137,6 +147,17 @@ fn walk(guard: &PathGuard, root: &Path) -> Result<Found, String> {
         }
     }
     Ok(f)
+}
+
+/// The git directory a `.git` file points to (`gitdir: PATH`, relative to the file's
+/// directory), if it is one and lies inside a root (the sandbox shows nothing else).
+fn gitdir_of(guard: &PathGuard, dotgit: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dotgit).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let dir = dotgit.parent()?.join(target);
+    let real = std::fs::canonicalize(dir).ok()?;
+    (guard.root_of(&real).is_some() && crate::guard::protected::is_git_directory(&real))
+        .then_some(real)
 }
 
 /// The sandbox for `argv` run in `cwd` with `access`, confined to `guard`'s roots.

@@ -8,7 +8,7 @@
 //!   judging every symlink by where it really lands, and hands tools a canonical path to open.
 //!   [`PathGuard::read_text`] then re-checks the opened file's identity to narrow the gap
 //!   between check and use. Writes never reach the files that configure ARIA or git (`.env*`,
-//!   `aria.toml`, `AGENTS.md`, `.git/hooks/`, `.git/config`), and ARIA's own directories are
+//!   `aria.toml`, `AGENTS.md`, anything in a git directory), and ARIA's own directories are
 //!   off limits even inside a root.
 //! - [`SecretRedactor`] implements [`aria_api::Redact`]: known secret values and well-known token
 //!   formats, `.env`-style assignments, credentials in URLs and high-entropy tokens become

@@ -110,7 +110,7 @@ pub enum PathRefusal {
     )]
     Sensitive { path: String, component: String, pattern: String },
     #[error(
-        "{path} is protected for writes ({rule}): {why}. Files that configure ARIA or git would let the model change its own protections, so ARIA's tools never write them; if this change is wanted, make it yourself"
+        "{path} is protected for writes ({rule}): {why}. Files that configure ARIA or git would let the model change its own protections, and the git directory holds history no snapshot can restore, so ARIA's tools never write them; if this change is wanted, make it yourself"
     )]
     Protected { path: String, rule: &'static str, why: &'static str },
     #[error(
@@ -381,7 +381,7 @@ impl PathGuard {
 
     /// Resolves a path that must exist, for changing or deleting it: like
     /// [`PathGuard::resolve_existing`], and files protected for writes (`.env*`, `aria.toml`,
-    /// `AGENTS.md`, `ARIA.md`, `.git/hooks/`, `.git/config`) are refused.
+    /// `AGENTS.md`, `ARIA.md`, anything in a git directory) are refused.
     pub fn resolve_existing_for_write(&self, input: &str) -> Result<Resolved, PathError> {
         self.resolve(input, Mode::Existing, Access::Write)
     }

@@ -1,16 +1,22 @@
-//! Files protected for writes: the ones that configure ARIA or git (issue 15, "Configuration is
-//! the user's").
+//! Files protected for writes: the ones that configure ARIA, and everything in a git directory
+//! (issue 15, "Configuration is the user's"; security review of `aria serve`).
 //!
 //! A model that could write `.env` (with `ARIA_CONFIG=./evil.toml`), `aria.toml`, `AGENTS.md`,
 //! a git hook or `.git/config` (`core.fsmonitor`, `core.pager`, clean filters) could switch off
-//! ARIA's protections for later runs or have git run a program of its choosing. Every write the
-//! path guard approves therefore passes [`protection`]; reads are unaffected (the model may read
-//! the instructions it is given). Unlike the sensitive-file patterns this list is not
+//! ARIA's protections for later runs or have git run a program of its choosing. Any other file
+//! of a git directory (`HEAD`, the index, refs, packs, `info/exclude`) holds the repository's
+//! history, and a git snapshot cannot capture the git directory itself: a write there would run
+//! unasked as "recoverable" and could not be undone. Every write the path guard approves
+//! therefore passes [`protection`]; reads are unaffected (the model may read the instructions it
+//! is given, and `git log` reads `.git`). Unlike the sensitive-file patterns this list is not
 //! configurable: the configuration is one of the things it protects.
 //!
 //! Matching is by path component and case-insensitive (on a case-insensitive file system
 //! `.GIT/CONFIG` is `.git/config`). Names count anywhere below the root; the `.git` rules also
-//! look at the root's own path, so a root inside a `.git` directory is covered too.
+//! look at the root's own path, so a root inside a `.git` directory is covered too. A git
+//! directory not named `.git` (a bare repository, or the one a `.git` *file* points to with
+//! `gitdir: ...`, as `--separate-git-dir`, worktrees and submodules make) is recognised the way
+//! git recognises one: a directory holding `HEAD`, `objects/` and `refs/`.
 
 use std::path::Path;
 
@@ -43,6 +49,10 @@ const GIT_CONFIG: Protection = Protection {
     rule: ".git/config",
     why: "git's config can name programs git runs (core.fsmonitor, core.pager, clean and smudge filters)",
 };
+const GIT_DIR: Protection = Protection {
+    rule: ".git/ (the git directory)",
+    why: "the git directory holds the repository's history (HEAD, the index, refs, objects), which a snapshot cannot capture, so a write there could not be undone",
+};
 
 /// The protection that applies to writing the real path `real` inside `root`, if any.
 pub(crate) fn protection(real: &Path, root: &Path) -> Option<Protection> {
@@ -52,7 +62,7 @@ pub(crate) fn protection(real: &Path, root: &Path) -> Option<Protection> {
             return Some(p);
         }
     }
-    git_protection(real)
+    git_protection(real).or_else(|| git_directory_protection(real, root))
 }
 
 /// The protection a single file name carries wherever it stands (`.env*`, `aria.toml`,
@@ -69,8 +79,9 @@ pub(crate) fn name_protection(name: &str) -> Option<Protection> {
     }
 }
 
-/// `.git/hooks/...` and `.git/config` anywhere on the path, including those of submodules
-/// (`.git/modules/NAME/`) and worktrees (`config.worktree`).
+/// `.git` itself and everything in it, anywhere on the path, including submodules
+/// (`.git/modules/NAME/`) and worktrees (`.git/worktrees/NAME/`); hooks and the config get
+/// their own rule, which says what git would run.
 fn git_protection(real: &Path) -> Option<Protection> {
     let names: Vec<String> =
         real.components().map(|c| c.as_os_str().to_string_lossy().to_lowercase()).collect();
@@ -81,8 +92,42 @@ fn git_protection(real: &Path) -> Option<Protection> {
     }
     match after.last().map(String::as_str) {
         Some("config" | "config.worktree") => Some(GIT_CONFIG),
-        _ => None,
+        _ => Some(GIT_DIR),
     }
+}
+
+/// A git directory by another name on the way from `root` (included) to `real`: one a `.git`
+/// file points to, or a bare repository. Only directories that exist are looked at.
+fn git_directory_protection(real: &Path, root: &Path) -> Option<Protection> {
+    let mut dir = real;
+    loop {
+        if is_git_directory(dir) {
+            return Some(if real.strip_prefix(dir).is_ok_and(|r| r.starts_with("hooks")) {
+                GIT_HOOKS
+            } else if real.strip_prefix(dir).is_ok_and(|r| r == Path::new("config")) {
+                GIT_CONFIG
+            } else {
+                GIT_DIR
+            });
+        }
+        if dir == root || !dir.starts_with(root) {
+            return None;
+        }
+        dir = dir.parent()?;
+    }
+}
+
+/// What git itself checks (`is_git_directory`): `HEAD` naming a ref or a commit, `objects/`
+/// and `refs/`.
+pub(crate) fn is_git_directory(dir: &Path) -> bool {
+    if !dir.join("objects").is_dir() || !dir.join("refs").is_dir() {
+        return false;
+    }
+    let Ok(head) = std::fs::read(dir.join("HEAD")) else { return false };
+    let head = String::from_utf8_lossy(&head[..head.len().min(512)]);
+    let head = head.trim_end();
+    head.starts_with("ref: refs/")
+        || (head.len() >= 40 && head.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -105,8 +150,15 @@ mod tests {
         assert_eq!(rule(".git/config"), Some(".git/config"));
         assert_eq!(rule(".git/worktrees/w/config.worktree"), Some(".git/config"));
         assert_eq!(rule("src/config"), None);
-        assert_eq!(rule(".git/HEAD"), None);
-        assert_eq!(rule(".git"), None);
+        // Everything else in a git directory is protected too: writing `.git/HEAD`, the index,
+        // refs or packs can destroy the history, and snapshots cannot capture `.git` to undo
+        // it (this once asserted that `.git/HEAD` was writable).
+        assert_eq!(rule(".git/HEAD"), Some(".git/ (the git directory)"));
+        assert_eq!(rule(".git/objects/pack/pack-1.pack"), Some(".git/ (the git directory)"));
+        assert_eq!(rule(".GIT/index"), Some(".git/ (the git directory)"));
+        assert_eq!(rule(".git"), Some(".git/ (the git directory)"));
+        assert_eq!(rule(".gitignore"), None);
+        assert_eq!(rule(".github/workflows/ci.yml"), None);
         assert_eq!(rule("aria.toml.example"), None);
         assert_eq!(rule("my.env"), None);
     }

@@ -177,6 +177,93 @@ pub(crate) fn commit(
     repo.commit(None, &sig, &sig, message, &tree, parents).map_err(git)
 }
 
+/// The most git-ignored files one snapshot captures because the operation is about to write
+/// them (a directory target may hold many).
+pub(crate) const MAX_IGNORED_FILES: usize = 1000;
+
+/// The most bytes of git-ignored files one snapshot captures.
+pub(crate) const MAX_IGNORED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Adds to `index` the files at or under `targets` (relative to the working tree) that exist
+/// and are not in it yet: the ones `.gitignore` (or `info/exclude`) keeps out of the scan. An
+/// operation about to overwrite such a file must find it in the snapshot, or rollback could not
+/// restore it. Sensitive files, git directories and nested repositories stay out. Fails, so the
+/// write does not run, when the ignored files are too many or too large to capture.
+pub(crate) fn add_ignored_targets(
+    index: &mut Index,
+    workdir: &Path,
+    sensitive: &SensitivePatterns,
+    targets: &[PathBuf],
+) -> Result<(), SnapshotError> {
+    let mut found: Vec<(PathBuf, u64)> = Vec::new();
+    for rel in targets {
+        collect_uncaptured(index, workdir, sensitive, rel, &mut found, rel)?;
+    }
+    let bytes: u64 = found.iter().map(|(_, len)| len).sum();
+    if bytes > MAX_IGNORED_BYTES {
+        return Err(too_much(workdir, targets, format!("{bytes} bytes of them")));
+    }
+    for (rel, _) in &found {
+        index.add_path(rel).map_err(|e| {
+            SnapshotError::git("add an ignored file about to be written", workdir, e)
+        })?;
+    }
+    Ok(())
+}
+
+fn too_much(workdir: &Path, targets: &[PathBuf], what: String) -> SnapshotError {
+    let shown = targets.first().map(|t| workdir.join(t)).unwrap_or_else(|| workdir.to_path_buf());
+    SnapshotError::Unsafe {
+        path: shown,
+        reason: format!(
+            "it holds git-ignored files the operation may overwrite ({what}; a snapshot \
+             captures at most {MAX_IGNORED_FILES} files and {MAX_IGNORED_BYTES} bytes of \
+             them), so the change could not be undone; write fewer or smaller files, or \
+             make this change yourself"
+        ),
+    }
+}
+
+/// The files at or below `rel` that exist and are not in `index` (walks directories without
+/// following links, not into `.git` or nested repositories).
+fn collect_uncaptured(
+    index: &Index,
+    workdir: &Path,
+    sensitive: &SensitivePatterns,
+    rel: &Path,
+    found: &mut Vec<(PathBuf, u64)>,
+    target: &Path,
+) -> Result<(), SnapshotError> {
+    if rel.as_os_str().is_empty()
+        || is_sensitive(sensitive, rel)
+        || rel.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+    {
+        return Ok(());
+    }
+    let path = workdir.join(rel);
+    let Ok(meta) = std::fs::symlink_metadata(&path) else { return Ok(()) };
+    if meta.is_dir() {
+        if path.join(".git").exists() {
+            return Ok(());
+        }
+        let entries = std::fs::read_dir(&path).map_err(|e| SnapshotError::io("list", &path, e))?;
+        let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+        names.sort();
+        for name in names {
+            collect_uncaptured(index, workdir, sensitive, &rel.join(name), found, target)?;
+        }
+        return Ok(());
+    }
+    if !(meta.is_file() || meta.file_type().is_symlink()) || index.get_path(rel, 0).is_some() {
+        return Ok(());
+    }
+    found.push((rel.to_path_buf(), meta.len()));
+    if found.len() > MAX_IGNORED_FILES {
+        return Err(too_much(workdir, &[target.to_path_buf()], "too many".into()));
+    }
+    Ok(())
+}
+
 /// A snapshot of the locked repository (see the module docs).
 pub(crate) fn take(
     locked: &Locked,
@@ -186,8 +273,13 @@ pub(crate) fn take(
 ) -> Result<Snapshot, SnapshotError> {
     let (repo, workdir) = (&locked.repo, locked.workdir.as_path());
     let secs = now_secs(SystemTime::now());
-    let tree_id = worktree_tree(repo, workdir, &locked.sensitive)?;
     let git = |action: &'static str| move |e| SnapshotError::git(action, workdir, e);
+    let relative: Vec<PathBuf> =
+        targets.iter().filter_map(|t| super::relative_to(workdir, t)).collect();
+    let mut index = private_index(repo, workdir, &locked.sensitive)?;
+    add_ignored_targets(&mut index, workdir, &locked.sensitive, &relative)?;
+    let tree_id = index.write_tree_to(repo).map_err(git("write the snapshot tree"))?;
+    drop(index);
     let head = head_commit(repo).map_err(git("read HEAD"))?;
     let tree = repo.find_tree(tree_id).map_err(git("read the snapshot tree"))?;
     let head_tree = match &head {
@@ -195,11 +287,7 @@ pub(crate) fn take(
         None => None,
     };
     let changed = changed_files(repo, workdir, head_tree.as_ref(), &tree)?;
-    let targets: Vec<String> = targets
-        .iter()
-        .filter_map(|t| super::relative_to(workdir, t))
-        .map(|p| p.display().to_string())
-        .collect();
+    let targets: Vec<String> = relative.iter().map(|p| p.display().to_string()).collect();
     let message = message::snapshot_message(&Fields {
         operation,
         session,

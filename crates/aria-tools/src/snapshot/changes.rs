@@ -15,7 +15,8 @@ impl Snapshots {
     /// would record it (the hex id of that tree object): equal ids mean the same content of
     /// every file a snapshot captures (tracked, staged, and untracked but not ignored;
     /// sensitive files left out). A snapshot's commit has exactly this tree, so the id read
-    /// right after a snapshot is the snapshot's. The governed workflow keys check results by
+    /// right after a snapshot is the snapshot's (unless the snapshot also captured ignored
+    /// files its operation was about to write, which this id leaves out). The governed workflow keys check results by
     /// it. Writes the tree object (no ref, no commit) and touches nothing else; takes the
     /// repository's lock while it reads.
     pub fn state_id(&self, repository: &Path) -> Result<String, SnapshotError> {

@@ -1,7 +1,8 @@
 //! Git snapshots before every write, and rollback to any of them (seed 004 FR-005, FR-006).
 //!
 //! [`Snapshots::snapshot`] records the whole working tree of the repository that contains a
-//! path — tracked changes, staged changes and untracked files that are not ignored — as a
+//! path — tracked changes, staged changes and untracked files that are not ignored, plus the
+//! ignored files among (or under) the paths the operation is about to write — as a
 //! commit on a new branch `snapshot/<operation>-<YYYY-MM-DD-HHMMSS>`. The tree is built in a
 //! *separate, in-memory* index seeded from the user's index, so the user's HEAD, index file and
 //! working tree are never touched; the commit's parent is HEAD (none on an unborn branch). A root
@@ -11,7 +12,11 @@
 //!
 //! [`Snapshots::rollback`] writes the snapshot's files (or one file or directory) back into the
 //! working tree and deletes files that did not exist then — only files that are tracked or
-//! untracked-and-not-ignored; ignored files are never touched. It then records what it did
+//! untracked-and-not-ignored, and the ignored files the snapshot captured because its operation
+//! was about to write them (a `.gitignore` the model wrote first must not make an overwrite
+//! irreversible); other ignored files are never touched. Ignored files too many or too large to
+//! capture ([`capture::MAX_IGNORED_FILES`], [`capture::MAX_IGNORED_BYTES`]) fail the snapshot,
+//! so the write does not run unrecoverably. It then records what it did
 //! without moving any branch the user has:
 //!
 //! - a commit of the state just *before* the rollback (parent HEAD), so the rollback itself can

@@ -90,6 +90,19 @@ pub(crate) fn rollback(
     let target =
         repo.find_commit(target_oid).and_then(|c| c.tree()).map_err(git("read the snapshot"))?;
     let mut index = capture::private_index(repo, workdir, &locked.sensitive)?;
+    // The snapshot captured the ignored files its operation was about to write; their current
+    // content goes into the pre-rollback state too, so that undoing the rollback restores them.
+    let targets: Vec<PathBuf> = snapshot
+        .targets
+        .iter()
+        .map(PathBuf::from)
+        .filter(|t| only.is_none_or(|o| t.starts_with(o) || o.starts_with(t)))
+        .collect();
+    // Too many to capture: the rollback still runs (it is what the user asked for); only its
+    // own undo misses them.
+    if let Err(e) = capture::add_ignored_targets(&mut index, workdir, &locked.sensitive, &targets) {
+        tracing::warn!(repository = %workdir.display(), error = %e, "the state before the rollback leaves out ignored files");
+    }
     let before_id = index.write_tree_to(repo).map_err(git("write the working tree's tree"))?;
     let before = repo.find_tree(before_id).map_err(git("read the working tree"))?;
     let restored = apply(locked, &mut index, &before, &target, only)?;

@@ -1,6 +1,7 @@
 mod file_search;
 mod file_tools;
 mod fixture;
+mod git_dir_writes;
 mod git_tools;
 mod injection;
 mod injection_model;
@@ -23,6 +24,7 @@ mod shell_execute_props;
 mod shell_if;
 mod shell_props;
 mod snapshot;
+mod snapshot_ignored;
 mod ssrf_props;
 mod web_fetch;
 mod write_props;
