@@ -21,6 +21,7 @@ mod notes;
 mod progress;
 mod providers;
 mod render;
+mod scheduled;
 use aria_store::runlock;
 #[cfg(feature = "local")]
 mod speed;

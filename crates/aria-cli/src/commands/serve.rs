@@ -267,6 +267,8 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         config.provider.name,
     );
     let mut telegram = super::telegram::start(&config.telegram, &gateway);
+    let scheduler_stop = CancellationToken::new();
+    let scheduler = start_scheduler(&gateway, &store, &config, telegram.is_some(), &scheduler_stop);
     let stop = CancellationToken::new();
     let server = {
         let stop = stop.clone();
@@ -280,6 +282,9 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         config.server.shutdown_grace_secs
     );
     gateway.shutdown.cancel();
+    // No new scheduled runs; those in flight are drained with the other runs below.
+    scheduler_stop.cancel();
+    let _ = scheduler.await;
     if let Some(telegram) = telegram.as_mut() {
         telegram.stop_polling().await;
     }
@@ -303,6 +308,31 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     }
     eprintln!("stopped");
     Ok(OK)
+}
+
+/// The scheduler loop (issue #21): runs the jobs of `aria schedule` at their slots and tells
+/// the daemon's log and, when the Telegram channel runs, its allowlisted chats.
+fn start_scheduler(
+    gateway: &Arc<Gateway>,
+    store: &Arc<aria_store::Store>,
+    config: &Config,
+    telegram_on: bool,
+    stop: &CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    use aria_scheduler::scheduler::{Scheduler, SchedulerConfig, SystemClock};
+    let notifier = crate::scheduled::OutboxNotifier {
+        store: store.clone(),
+        telegram_chats: if telegram_on { config.telegram.allowed_chat_ids.clone() } else { vec![] },
+    };
+    let scheduler = Arc::new(Scheduler::new(
+        store.clone(),
+        Arc::new(SystemClock),
+        Arc::new(crate::scheduled::GatewayRunner { gateway: gateway.clone() }),
+        Arc::new(notifier),
+        SchedulerConfig::default(),
+    ));
+    let span = tracing::info_span!("scheduler");
+    tokio::spawn(tracing::Instrument::instrument(scheduler.run(stop.clone()), span))
 }
 
 /// Waits for SIGINT or SIGTERM and names it.

@@ -214,3 +214,51 @@ fn history_lists_runs_newest_first() {
     assert!(plain.starts_with("2026-01-01T11:00:00Z  failed (2 missed before): detail"), "{plain}");
     assert_eq!(code(&schedule(&aria, &["history", "nope"])), 2);
 }
+
+/// `aria serve` runs due jobs: a reminder (its message is the notification) and an agent task
+/// (a run in a new conversation; its answer is the notification), each slot once. Waits for
+/// the next minute boundary, so this test takes up to a minute.
+#[test]
+fn serve_runs_due_notify_and_agent_jobs() {
+    use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+    use std::time::{Duration, Instant};
+
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::text("Nothing changed today.")]).serve();
+    ok(&schedule(
+        &aria,
+        &["add", "remind", "--cron", "* * * * *", "--tz", "UTC", "--message", "Drink water"],
+    ));
+    ok(&schedule(
+        &aria,
+        &["add", "digest", "--cron", "* * * * *", "--tz", "UTC", "--prompt", "What changed?"],
+    ));
+    let daemon = super::daemon::Daemon::start(&aria, &mock.base_url(), &[]);
+    let store = Store::open(&aria.db(), Arc::new(NoRedact)).unwrap();
+    let first_run = |name: &str| {
+        let id = store.job(name).unwrap().unwrap().id;
+        store.job_history(id, 10).unwrap().into_iter().last().filter(|r| r.finished_at.is_some())
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while (first_run("remind").is_none() || first_run("digest").is_none())
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    drop(daemon);
+    let remind = first_run("remind").expect("the reminder ran within 90 s");
+    assert_eq!(
+        (remind.outcome.as_deref(), remind.detail.as_deref()),
+        (Some("ok"), Some("Drink water"))
+    );
+    assert!(remind.slot.ends_with(":00Z"), "a slot is a whole minute: {}", remind.slot);
+    let digest = first_run("digest").expect("the agent job ran within 90 s");
+    assert_eq!(
+        (digest.outcome.as_deref(), digest.detail.as_deref()),
+        (Some("ok"), Some("Nothing changed today.")),
+        "{digest:?}"
+    );
+    assert!(digest.session_id.is_some(), "the agent run's session is recorded");
+    let kinds: Vec<String> = store.audit_list(None).unwrap().into_iter().map(|r| r.kind).collect();
+    assert!(kinds.iter().filter(|k| *k == "job.claim").count() >= 2, "{kinds:?}");
+}
