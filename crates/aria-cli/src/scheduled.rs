@@ -10,9 +10,8 @@ use std::sync::Arc;
 
 use aria_gateway::Gateway;
 use aria_gateway::runs::{Channel, RunHub, Start};
+use aria_gateway::telegram::Telegram;
 use aria_scheduler::scheduler::{JobRun, Notice, Notifier, RunFuture, RunOutput, Runner};
-use aria_store::Store;
-use serde_json::json;
 
 /// Runs `notify` and `agent` actions.
 pub struct GatewayRunner {
@@ -82,30 +81,16 @@ async fn agent(gateway: &Arc<Gateway>, job: &str, prompt: String) -> Result<RunO
 }
 
 /// Tells the user: the daemon's log always, and each allowlisted Telegram chat through the
-/// outbox when the Telegram channel runs.
+/// outbox when the Telegram channel runs (the sender is woken at once).
 pub struct OutboxNotifier {
-    pub store: Arc<Store>,
-    /// Empty when the Telegram channel is off.
-    pub telegram_chats: Vec<i64>,
+    pub telegram: Option<Arc<Telegram>>,
 }
 
 impl Notifier for OutboxNotifier {
     fn notify(&self, notice: Notice) {
         tracing::info!(job = %notice.job, slot = %notice.slot, kind = ?notice.kind, "{}", notice.text);
-        let now_ms = i64::try_from(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis())
-                .unwrap_or(0),
-        )
-        .unwrap_or(i64::MAX);
-        for chat in &self.telegram_chats {
-            let payload = json!({ "text": notice.text });
-            if let Err(e) =
-                self.store.outbox_send(aria_gateway::telegram::CHANNEL, *chat, &payload, now_ms)
-            {
-                tracing::error!(chat, "cannot queue a scheduled job's notification: {e}");
-            }
+        if let Some(telegram) = &self.telegram {
+            telegram.notify_allowed(&notice.text);
         }
     }
 }

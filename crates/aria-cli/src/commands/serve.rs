@@ -268,7 +268,12 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     );
     let mut telegram = super::telegram::start(&config.telegram, &gateway);
     let scheduler_stop = CancellationToken::new();
-    let scheduler = start_scheduler(&gateway, &store, &config, telegram.is_some(), &scheduler_stop);
+    let scheduler = start_scheduler(
+        &gateway,
+        &store,
+        telegram.as_ref().map(|t| t.channel.clone()),
+        &scheduler_stop,
+    );
     let stop = CancellationToken::new();
     let server = {
         let stop = stop.clone();
@@ -315,15 +320,11 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
 fn start_scheduler(
     gateway: &Arc<Gateway>,
     store: &Arc<aria_store::Store>,
-    config: &Config,
-    telegram_on: bool,
+    telegram: Option<Arc<aria_gateway::telegram::Telegram>>,
     stop: &CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     use aria_scheduler::scheduler::{Scheduler, SchedulerConfig, SystemClock};
-    let notifier = crate::scheduled::OutboxNotifier {
-        store: store.clone(),
-        telegram_chats: if telegram_on { config.telegram.allowed_chat_ids.clone() } else { vec![] },
-    };
+    let notifier = crate::scheduled::OutboxNotifier { telegram };
     let scheduler = Arc::new(Scheduler::new(
         store.clone(),
         Arc::new(SystemClock),

@@ -12,6 +12,8 @@ use serde_json::json;
 use super::harness::{Aria, code, json_of, text};
 
 const NO_SERVER: &str = "http://127.0.0.1:9/v1";
+const TG_TOKEN: &str = "987654:schedule-test-token";
+const CHAT: i64 = 4242;
 
 fn schedule(aria: &Aria, args: &[&str]) -> Output {
     let mut full = vec!["schedule"];
@@ -224,6 +226,14 @@ fn serve_runs_due_notify_and_agent_jobs() {
     use std::time::{Duration, Instant};
 
     let aria = Aria::new();
+    let tg = aria_testkit::telegram_mock::FakeTelegram::start(TG_TOKEN);
+    std::fs::create_dir_all(aria.home()).unwrap();
+    let env = format!("TELEGRAM_BOT_TOKEN={TG_TOKEN}\nTELEGRAM_API_BASE={}\n", tg.api_base());
+    std::fs::write(aria.home().join(".env"), env).unwrap();
+    let config = aria.dir.path().join("config/aria");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("aria.toml"), format!("[telegram]\nallowed_chat_ids = [{CHAT}]\n"))
+        .unwrap();
     let mock = MockOpenAi::new(vec![MockTurn::text("Nothing changed today.")]).serve();
     ok(&schedule(
         &aria,
@@ -245,6 +255,14 @@ fn serve_runs_due_notify_and_agent_jobs() {
     {
         std::thread::sleep(Duration::from_millis(250));
     }
+    // Both notifications reach the allowlisted chat within 10 s of the runs.
+    let told = tg.wait_until_blocking(Duration::from_secs(10), |t| {
+        let said = t.messages(CHAT);
+        ["Drink water", "Nothing changed today."]
+            .iter()
+            .all(|needle| said.iter().any(|(_, m)| m.contains(needle)))
+    });
+    assert!(told, "Telegram was told: {:#?}", tg.messages(CHAT));
     drop(daemon);
     let remind = first_run("remind").expect("the reminder ran within 90 s");
     assert_eq!(

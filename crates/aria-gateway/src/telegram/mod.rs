@@ -210,6 +210,15 @@ impl Telegram {
         self.started.elapsed()
     }
 
+    /// A plain message to every allowlisted chat, through the outbox, and the sender woken at
+    /// once (the scheduler's notifications). Returns how many chats it was queued for.
+    pub fn notify_allowed(&self, text: &str) -> usize {
+        for chat in &self.config.allowed_chat_ids {
+            self.say(*chat, text);
+        }
+        self.config.allowed_chat_ids.len()
+    }
+
     /// A plain message to a chat, through the outbox.
     fn say(&self, chat: i64, text: &str) {
         self.say_html(chat, &format::escape(text), text);
