@@ -142,16 +142,15 @@ impl Schedule {
         // cronie: both day fields restricted (not starting with `*`) → OR, otherwise AND.
         // croner already does the right thing when either is a bare `*`.
         let and = dom != "*" && dow != "*" && (dom.starts_with('*') || dow.starts_with('*'));
-        let cron = CronParser::builder()
-            .dom_and_dow(and)
-            .build()
-            .parse(&fields.join(" "))
-            .map_err(|e| {
-                invalid(format!(
-                    "{e} (minute 0-59, hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, \
+        let cron =
+            CronParser::builder().dom_and_dow(and).build().parse(&fields.join(" ")).map_err(
+                |e| {
+                    invalid(format!(
+                        "{e} (minute 0-59, hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, \
                      day of week 0-7 or SUN-SAT; lists a,b, ranges a-b, steps */n)"
-                ))
-            })?;
+                    ))
+                },
+            )?;
         let schedule = Schedule {
             expr: trimmed.to_owned(),
             cron,
@@ -196,21 +195,22 @@ impl Schedule {
         Ok(out)
     }
 
-    /// The most recent fire in `(after, until]` and how many fires that interval holds. Used by
-    /// catch-up, which runs only the most recent missed slot and says how many were missed.
+    /// The most recent fire in `(after, until]`, how many fires that interval holds, and the
+    /// first fire after `until`. Used by catch-up, which runs only the most recent missed slot
+    /// and says how many were missed, and by the scheduler to know when to look again.
     pub fn fires_between(
         &self,
         tz: &TimeZone,
         after: Timestamp,
         until: Timestamp,
-    ) -> Result<(Option<Timestamp>, u64), CronError> {
+    ) -> Result<(Option<Timestamp>, u64, Timestamp), CronError> {
         let mut at = after;
         let mut last = None;
         let mut count = 0u64;
         loop {
             let next = self.next_after(tz, at)?;
             if next > until {
-                return Ok((last, count));
+                return Ok((last, count, next));
             }
             count += 1;
             last = Some(next);

@@ -167,7 +167,7 @@ fn bad_expressions_and_zones_are_refused_with_a_reason() {
 fn fires_between_counts_missed_slots_and_keeps_the_last() {
     let schedule = Schedule::parse("0 * * * *").unwrap();
     let tz = zone("UTC").unwrap();
-    let (last, count) = schedule
+    let (last, count, next) = schedule
         .fires_between(
             &tz,
             "2026-01-01T00:00:00Z".parse().unwrap(),
@@ -175,8 +175,9 @@ fn fires_between_counts_missed_slots_and_keeps_the_last() {
         )
         .unwrap();
     assert_eq!(count, 5);
+    assert_eq!(next, "2026-01-01T06:00:00Z".parse().unwrap());
     assert_eq!(last, Some("2026-01-01T05:00:00Z".parse().unwrap()));
-    let (none, zero) = schedule
+    let (none, zero, _) = schedule
         .fires_between(
             &tz,
             "2026-01-01T00:00:00Z".parse().unwrap(),

@@ -14,13 +14,13 @@
 //!    again at its next slot, never in a loop.
 //!
 //! [`Scheduler::run`] calls `tick` at least every 60 s and wakes exactly at the next due slot.
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use aria_store::{Claim, Job, SlotRun, Store, StoreError};
+use aria_store::{Claim, Job, JobSchedule, SlotRun, Store, StoreError};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use tokio::sync::{Notify, Semaphore};
@@ -177,6 +177,23 @@ pub struct Scheduler {
     running: Arc<Mutex<HashSet<(i64, String)>>>,
     /// Woken when a run ends, so a waiting job need not wait for the next slot.
     finished: Arc<Notify>,
+    /// For each job with nothing due at the last tick: when it is due next, and what that was
+    /// computed from. A tick skips such a job until then (10,000 jobs in a few milliseconds).
+    next_fires: Mutex<HashMap<i64, NextFire>>,
+}
+
+/// When a job is due next, valid while its expression, zone and last slot are unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct NextFire {
+    cron: String,
+    tz: String,
+    /// The last claimed slot (or the creation time) as stored: compared as text, not parsed.
+    since: String,
+    at: Timestamp,
+}
+
+fn since_text(job: &JobSchedule) -> &str {
+    job.last_claimed_slot.as_deref().unwrap_or(&job.created_at)
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -207,6 +224,7 @@ impl Scheduler {
             permits,
             running: Arc::default(),
             finished: Arc::default(),
+            next_fires: Mutex::default(),
         }
     }
 
@@ -215,33 +233,41 @@ impl Scheduler {
         self.running.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
-    /// The most recent due slot of `job` at `now` and how many slots that leaves missed, if
-    /// one is due. Slots after the last claimed one (or after the job's creation) count.
-    pub fn due_slot(job: &Job, now: Timestamp) -> Result<Option<(Timestamp, u64)>, CronError> {
-        let schedule = Schedule::parse(&job.cron)?;
-        let tz = zone(&job.tz)?;
-        let since = job
-            .last_claimed_slot
+    /// Slots after this one count: the last claimed slot, else the job's creation.
+    fn since(job: &JobSchedule, now: Timestamp) -> Timestamp {
+        job.last_claimed_slot
             .as_deref()
             .and_then(parse_time)
             .or_else(|| parse_time(&job.created_at))
-            .unwrap_or(now);
-        let (last, count) = schedule.fires_between(&tz, since, now)?;
-        Ok(last.map(|slot| (slot, count.saturating_sub(1))))
+            .unwrap_or(now)
     }
 
-    /// The next instant at which some enabled job is due, after `now`.
-    pub fn next_due(&self, now: Timestamp) -> Result<Option<Timestamp>, SchedulerError> {
-        let mut next: Option<Timestamp> = None;
-        for job in self.store.jobs()?.into_iter().filter(|j| j.enabled) {
-            let (Ok(schedule), Ok(tz)) = (Schedule::parse(&job.cron), zone(&job.tz)) else {
-                continue;
-            };
-            if let Ok(at) = schedule.next_after(&tz, now) {
-                next = Some(next.map_or(at, |n| n.min(at)));
-            }
-        }
-        Ok(next)
+    /// The most recent due slot of `job` at `now` and how many slots that leaves missed, if
+    /// one is due, and the job's first slot after `now`. Slots after the last claimed one (or
+    /// after the job's creation) count.
+    #[allow(clippy::type_complexity)]
+    pub fn due_slot(
+        job: &JobSchedule,
+        now: Timestamp,
+    ) -> Result<(Option<(Timestamp, u64)>, Timestamp), CronError> {
+        let schedule = Schedule::parse(&job.cron)?;
+        let tz = zone(&job.tz)?;
+        let (last, count, next) = schedule.fires_between(&tz, Self::since(job, now), now)?;
+        Ok((last.map(|slot| (slot, count.saturating_sub(1))), next))
+    }
+
+    /// The next instant at which some job is due, as the last tick left it (`None` before the
+    /// first tick or when no job has a future slot).
+    pub fn next_due(&self) -> Option<Timestamp> {
+        self.next_fires.lock().unwrap_or_else(PoisonError::into_inner).values().map(|n| n.at).min()
+    }
+
+    /// Whether the last tick found `job` not due before a later instant than `now`.
+    fn known_not_due(&self, job: &JobSchedule, now: Timestamp) -> bool {
+        let fires = self.next_fires.lock().unwrap_or_else(PoisonError::into_inner);
+        fires.get(&job.id).is_some_and(|n| {
+            now < n.at && n.cron == job.cron && n.tz == job.tz && n.since == since_text(job)
+        })
     }
 
     /// One evaluation at the clock's now (see the module documentation).
@@ -267,10 +293,31 @@ impl Scheduler {
                 ),
             });
         }
-        for job in self.store.jobs()?.into_iter().filter(|j| j.enabled) {
+        let jobs = self.store.job_schedules()?;
+        let ids: HashSet<i64> = jobs.iter().map(|j| j.id).collect();
+        self.next_fires
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|id, _| ids.contains(id));
+        for job in jobs {
+            if self.known_not_due(&job, now) {
+                continue;
+            }
             let (slot, missed) = match Self::due_slot(&job, now) {
-                Ok(Some(due)) => due,
-                Ok(None) => continue,
+                Ok((Some(due), _)) => due,
+                Ok((None, at)) => {
+                    let next = NextFire {
+                        cron: job.cron.clone(),
+                        tz: job.tz.clone(),
+                        since: since_text(&job).to_owned(),
+                        at,
+                    };
+                    self.next_fires
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(job.id, next);
+                    continue;
+                }
                 Err(e) => {
                     report.broken.push((job.name.clone(), e.to_string()));
                     continue;
@@ -282,6 +329,11 @@ impl Scheduler {
             }
             let Ok(permit) = self.permits.clone().try_acquire_owned() else {
                 report.waiting.push(job.name.clone());
+                continue;
+            };
+            // The whole job (action, roots) only for one that runs; gone meanwhile: skip.
+            let Some(job) = self.store.job(&job.name)?.filter(|j| j.enabled && j.id == job.id)
+            else {
                 continue;
             };
             let claim = self.store.job_claim_slot(
@@ -371,7 +423,7 @@ impl Scheduler {
             }
             let now = self.clock.now();
             let mut sleep = self.config.max_sleep;
-            if let Ok(Some(next)) = self.next_due(now) {
+            if let Some(next) = self.next_due() {
                 let until = now.duration_until(next).unsigned_abs();
                 sleep = sleep.min(until);
             }

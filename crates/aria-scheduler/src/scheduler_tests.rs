@@ -287,25 +287,29 @@ async fn two_schedulers_on_one_database_run_each_slot_once() {
 
 #[test]
 fn a_broken_expression_is_reported_not_run() {
-    let job = Job {
+    let job = aria_store::JobSchedule {
         id: 1,
         name: "bad".into(),
         cron: "61 * * * *".into(),
         tz: "UTC".into(),
-        action: json!({}),
-        enabled: true,
-        created_by: "user".into(),
-        roots: vec![],
-        last_completed_slot: None,
         last_claimed_slot: None,
         created_at: "2026-01-01T00:00:00.000Z".into(),
-        updated_at: "2026-01-01T00:00:00.000Z".into(),
     };
     assert!(Scheduler::due_slot(&job, "2026-01-02T00:00:00Z".parse().unwrap()).is_err());
-    let ok = Job { cron: "0 * * * *".into(), ..job };
+    let ok = aria_store::JobSchedule { cron: "0 * * * *".into(), ..job };
     assert_eq!(
         Scheduler::due_slot(&ok, "2026-01-01T05:30:00Z".parse().unwrap()).unwrap(),
-        Some(("2026-01-01T05:00:00Z".parse().unwrap(), 4))
+        (
+            Some(("2026-01-01T05:00:00Z".parse().unwrap(), 4)),
+            "2026-01-01T06:00:00Z".parse().unwrap()
+        )
+    );
+    // Slots after the last claimed one count, not those since creation.
+    let claimed =
+        aria_store::JobSchedule { last_claimed_slot: Some("2026-01-01T04:00:00Z".into()), ..ok };
+    assert_eq!(
+        Scheduler::due_slot(&claimed, "2026-01-01T05:30:00Z".parse().unwrap()).unwrap().0,
+        Some(("2026-01-01T05:00:00Z".parse().unwrap(), 0))
     );
 }
 

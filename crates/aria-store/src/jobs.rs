@@ -76,6 +76,17 @@ pub struct Job {
     pub updated_at: String,
 }
 
+/// What the scheduler reads of every enabled job on each tick (no JSON to decode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSchedule {
+    pub id: i64,
+    pub name: String,
+    pub cron: String,
+    pub tz: String,
+    pub last_claimed_slot: Option<String>,
+    pub created_at: String,
+}
+
 /// A job to create.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewJob {
@@ -254,6 +265,31 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()
             .map_err(sql("listing jobs"))?;
         rows.into_iter().map(decode_job).collect()
+    }
+
+    /// The schedule of every enabled job, by id.
+    pub fn job_schedules(&self) -> Result<Vec<JobSchedule>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT j.id, j.name, j.cron, j.tz, \
+                 (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id), j.created_at \
+                 FROM jobs j WHERE j.enabled = 1 ORDER BY j.id",
+            )
+            .map_err(sql("listing job schedules"))?;
+        stmt.query_map([], |r| {
+            Ok(JobSchedule {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                cron: r.get(2)?,
+                tz: r.get(3)?,
+                last_claimed_slot: r.get(4)?,
+                created_at: r.get(5)?,
+            })
+        })
+        .map_err(sql("listing job schedules"))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sql("listing job schedules"))
     }
 
     /// Enables or disables a job. Audited as `job.enable` / `job.disable` by `actor`.

@@ -46,6 +46,8 @@ fn jobs_are_created_listed_changed_and_deleted_with_an_audit_record_each() {
 
     s.job_set_enabled("standup", false, "user").unwrap();
     assert!(!s.job("standup").unwrap().unwrap().enabled);
+    let enabled: Vec<String> = s.job_schedules().unwrap().into_iter().map(|j| j.name).collect();
+    assert_eq!(enabled, ["another"], "only enabled jobs are scheduled");
     s.job_set_enabled("standup", true, "user").unwrap();
     assert!(matches!(s.job_set_enabled("nope", true, "user"), Err(StoreError::UnknownJob(_))));
     s.job_delete("another", "user").unwrap();

@@ -88,7 +88,7 @@ pub use chain::ZERO_HASH;
 pub use conversations::{ConversationPage, StoredApproval};
 pub use error::StoreError;
 pub use ids::{IdKind, MIN_PREFIX};
-pub use jobs::{Claim, Job, NewJob, SlotRun};
+pub use jobs::{Claim, Job, JobSchedule, NewJob, SlotRun};
 pub use journal::{ConversationSummary, StoredMessage, StoredTrace};
 pub use memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,
