@@ -270,16 +270,19 @@ impl Scheduler {
         })
     }
 
-    /// One evaluation at the clock's now (see the module documentation).
-    pub fn tick(&self) -> Result<TickReport, SchedulerError> {
+    /// At start, when this process is the only scheduler on the database (the daemon lock is
+    /// held): every claim still unfinished was left by a process that died, so it is marked
+    /// interrupted and reported now rather than after the timeout. Never rerun.
+    pub fn recover(&self) -> Result<Vec<SlotRun>, SchedulerError> {
         let now = self.clock.now();
-        let mut report = TickReport::default();
-        let grace = self.config.timeout + Duration::from_secs(60);
-        let cutoff = now
-            .checked_sub(SignedDuration::try_from(grace).unwrap_or(SignedDuration::MAX))
-            .unwrap_or(Timestamp::MIN);
-        report.interrupted = self.store.job_mark_interrupted(&stamp(cutoff), &stamp(now))?;
-        for run in &report.interrupted {
+        let cutoff = now.checked_add(SignedDuration::from_millis(1)).unwrap_or(now);
+        let interrupted = self.store.job_mark_interrupted(&stamp(cutoff), &stamp(now))?;
+        self.report_interrupted(&interrupted);
+        Ok(interrupted)
+    }
+
+    fn report_interrupted(&self, runs: &[SlotRun]) {
+        for run in runs {
             let job = self.job_name(run.job_id);
             self.notifier.notify(Notice {
                 kind: NoticeKind::Interrupted,
@@ -293,6 +296,18 @@ impl Scheduler {
                 ),
             });
         }
+    }
+
+    /// One evaluation at the clock's now (see the module documentation).
+    pub fn tick(&self) -> Result<TickReport, SchedulerError> {
+        let now = self.clock.now();
+        let mut report = TickReport::default();
+        let grace = self.config.timeout + Duration::from_secs(60);
+        let cutoff = now
+            .checked_sub(SignedDuration::try_from(grace).unwrap_or(SignedDuration::MAX))
+            .unwrap_or(Timestamp::MIN);
+        report.interrupted = self.store.job_mark_interrupted(&stamp(cutoff), &stamp(now))?;
+        self.report_interrupted(&report.interrupted);
         let jobs = self.store.job_schedules()?;
         let ids: HashSet<i64> = jobs.iter().map(|j| j.id).collect();
         self.next_fires

@@ -189,6 +189,22 @@ async fn a_claim_left_by_a_crash_is_never_rerun_and_is_reported_interrupted() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn recovery_at_start_reports_every_unfinished_claim_at_once() {
+    let mut rig = rig(Behaviour::Succeed);
+    let job = rig.hourly("j");
+    let slot = Rig::first_slot(&job);
+    rig.clock.set(slot);
+    rig.store.job_claim_slot(job.id, &rfc3339_utc(slot), &stamp(slot), "crashed", 0).unwrap();
+    rig.clock.advance(SignedDuration::from_secs(5));
+    let recovered = rig.scheduler.recover().unwrap();
+    assert_eq!(recovered.len(), 1);
+    assert_eq!(rig.notice().await.kind, NoticeKind::Interrupted);
+    assert_eq!(rig.scheduler.tick().unwrap().started, [], "never rerun");
+    assert!(rig.scheduler.recover().unwrap().is_empty());
+    assert_eq!(rig.calls(), []);
+}
+
+#[tokio::test(start_paused = true)]
 async fn at_most_three_jobs_run_at_once_and_the_others_wait_unclaimed() {
     let mut rig = rig(Behaviour::Gate);
     let jobs: Vec<Job> = ["a", "b", "c", "d", "e"].iter().map(|n| rig.hourly(n)).collect();

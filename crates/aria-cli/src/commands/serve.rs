@@ -332,6 +332,17 @@ fn start_scheduler(
         Arc::new(notifier),
         SchedulerConfig::default(),
     ));
+    // This process holds the daemon lock, so no other scheduler runs on this database: a claim
+    // still open was left by a daemon that died, and is reported as interrupted now.
+    match scheduler.recover() {
+        Ok(runs) if !runs.is_empty() => eprintln!(
+            "note: {} scheduled run(s) were interrupted when aria stopped; they are not rerun \
+             (see `aria schedule history NAME`)",
+            runs.len()
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("warning: cannot check for interrupted scheduled runs: {e}"),
+    }
     let span = tracing::info_span!("scheduler");
     tokio::spawn(tracing::Instrument::instrument(scheduler.run(stop.clone()), span))
 }

@@ -280,3 +280,37 @@ fn serve_runs_due_notify_and_agent_jobs() {
     let kinds: Vec<String> = store.audit_list(None).unwrap().into_iter().map(|r| r.kind).collect();
     assert!(kinds.iter().filter(|k| *k == "job.claim").count() >= 2, "{kinds:?}");
 }
+
+/// A claim left open by a daemon that died is reported as interrupted when `aria serve`
+/// starts again, and that slot is not run.
+#[test]
+fn serve_reports_a_run_left_open_by_a_dead_daemon_as_interrupted() {
+    use std::time::{Duration, Instant};
+
+    let aria = Aria::new();
+    ok(&schedule(&aria, &["add", "j", "--cron", "0 0 1 1 *", "--tz", "UTC", "--message", "hi"]));
+    {
+        let store = Store::open(&aria.db(), Arc::new(NoRedact)).unwrap();
+        let id = store.job("j").unwrap().unwrap().id;
+        let slot = "2026-01-01T00:00:00Z";
+        assert_eq!(store.job_claim_slot(id, slot, slot, "pid 1", 0).unwrap(), Claim::Claimed);
+    }
+    let mut daemon = super::daemon::Daemon::start(&aria, NO_SERVER, &[]);
+    let store = Store::open(&aria.db(), Arc::new(NoRedact)).unwrap();
+    let id = store.job("j").unwrap().unwrap().id;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let outcome = loop {
+        let run = store.job_history(id, 1).unwrap().remove(0);
+        if run.outcome.is_some() || Instant::now() > deadline {
+            break run.outcome;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(outcome.as_deref(), Some("interrupted"));
+    std::thread::sleep(Duration::from_millis(200));
+    let said = daemon.said();
+    assert!(said.contains("1 scheduled run(s) were interrupted"), "{said}");
+    daemon.signal("TERM");
+    assert!(daemon.wait_exit(Duration::from_secs(20)).expect("it stops").success());
+    assert_eq!(store.job_history(id, 10).unwrap().len(), 1, "the slot was not run again");
+}
