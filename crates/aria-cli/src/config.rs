@@ -14,7 +14,9 @@ pub use dotenv::{Pinned, load_dotenv};
 mod memory;
 pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
 mod provider;
+mod schedule;
 mod server;
+pub use schedule::{RawSchedule, ScheduleConfig};
 pub use server::{RawServer, ServerConfig, parse_listen};
 mod show;
 mod telegram;
@@ -60,6 +62,7 @@ pub struct RawConfig {
     pub web: Option<RawWeb>,
     pub server: Option<RawServer>,
     pub telegram: Option<RawTelegram>,
+    pub schedule: Option<RawSchedule>,
 }
 
 /// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
@@ -260,6 +263,7 @@ pub struct Config {
     pub web: WebConfig,
     pub server: ServerConfig,
     pub telegram: TelegramSettings,
+    pub schedule: ScheduleConfig,
 }
 
 /// `[web]`, checked: every allowed host parses.
@@ -446,6 +450,7 @@ pub fn resolve(
     let web = resolve_web(raw.web.unwrap_or_default())?;
     let server = server::resolve_server(raw.server.unwrap_or_default())?;
     let telegram = telegram::resolve_telegram(raw.telegram.unwrap_or_default(), env, &roots)?;
+    let schedule = schedule::resolve_schedule(raw.schedule.unwrap_or_default())?;
     Ok(Config {
         source,
         config_dir: config_dir(env),
@@ -471,6 +476,7 @@ pub fn resolve(
         web,
         server,
         telegram,
+        schedule,
     })
 }
 

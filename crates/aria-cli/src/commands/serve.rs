@@ -271,6 +271,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     let scheduler = start_scheduler(
         &gateway,
         &store,
+        &config,
         telegram.as_ref().map(|t| t.channel.clone()),
         &scheduler_stop,
     );
@@ -320,6 +321,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
 fn start_scheduler(
     gateway: &Arc<Gateway>,
     store: &Arc<aria_store::Store>,
+    config: &Config,
     telegram: Option<Arc<aria_gateway::telegram::Telegram>>,
     stop: &CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
@@ -330,7 +332,11 @@ fn start_scheduler(
         Arc::new(SystemClock),
         Arc::new(crate::scheduled::GatewayRunner { gateway: gateway.clone() }),
         Arc::new(notifier),
-        SchedulerConfig::default(),
+        SchedulerConfig {
+            timeout: Duration::from_secs(config.schedule.timeout_secs),
+            max_concurrent: config.schedule.max_concurrent,
+            ..SchedulerConfig::default()
+        },
     ));
     // This process holds the daemon lock, so no other scheduler runs on this database: a claim
     // still open was left by a daemon that died, and is reported as interrupted now.
