@@ -302,23 +302,12 @@ async fn rollback(
     let repository = body.repository.as_deref().map(repository_arg).transpose()?;
     let store = gw.store.clone();
     blocking("rolling back", move || {
-        let done =
-            service.rollback(&id, repository.as_deref(), None, "user").map_err(snapshot_error)?;
-        // A rollback changes files: it goes in the audit log like any other change (the same
-        // record as `aria rollback`).
-        store.audit_append(AuditEvent::new(
-            None,
-            "user",
-            "snapshot.rollback",
-            json!({
-                "snapshot": done.snapshot,
-                "repository": done.repository,
-                "path": Value::Null,
-                "restored": done.restored,
-                "revert_commit": done.revert_commit,
-                "branch": done.branch,
-            }),
-        ))?;
+        let done = rollback_audited(&service, &store, &id, repository.as_deref(), "http").map_err(
+            |e| match e {
+                Rolled::Snapshot(e) => snapshot_error(e),
+                Rolled::Store(e) => e.into(),
+            },
+        )?;
         Ok(Json(RollbackDone {
             files: done.restored.iter().map(|r| r.path.clone()).collect(),
             restored: done.restored.iter().map(|r| json!(r)).collect(),
@@ -330,6 +319,43 @@ async fn rollback(
         }))
     })
     .await
+}
+
+/// Why an audited rollback failed.
+#[derive(Debug)]
+pub(crate) enum Rolled {
+    Snapshot(SnapshotError),
+    Store(StoreError),
+}
+
+/// Puts a snapshot's files back and records it in the audit log (the same record as
+/// `aria rollback`, plus the channel it came through): a rollback changes files like any other
+/// change. Blocking (git work).
+pub(crate) fn rollback_audited(
+    service: &Snapshots,
+    store: &Store,
+    id: &str,
+    repository: Option<&Path>,
+    channel: &str,
+) -> Result<aria_tools::snapshot::Rollback, Rolled> {
+    let done = service.rollback(id, repository, None, "user").map_err(Rolled::Snapshot)?;
+    store
+        .audit_append(AuditEvent::new(
+            None,
+            "user",
+            "snapshot.rollback",
+            json!({
+                "snapshot": done.snapshot,
+                "repository": done.repository,
+                "path": Value::Null,
+                "restored": done.restored,
+                "revert_commit": done.revert_commit,
+                "branch": done.branch,
+                "channel": channel,
+            }),
+        ))
+        .map_err(Rolled::Store)?;
+    Ok(done)
 }
 
 /// `repository` of a rollback: an absolute path to a directory.

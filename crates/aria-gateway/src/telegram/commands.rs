@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use aria_api::{ApprovalMode, AuditEvent};
+use aria_api::ApprovalMode;
 use aria_store::{MemoryQuery, Writer};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Telegram;
 use super::chat;
@@ -258,23 +258,12 @@ async fn rollback(tg: &Telegram, id: &str) -> Result<String, String> {
     let store = tg.gw.store.clone();
     let id = id.to_owned();
     tokio::task::spawn_blocking(move || {
-        let done = service.rollback(&id, None, None, "user").map_err(|e| e.to_string())?;
-        store
-            .audit_append(AuditEvent::new(
-                None,
-                "user",
-                "snapshot.rollback",
-                json!({
-                    "snapshot": done.snapshot,
-                    "repository": done.repository,
-                    "path": Value::Null,
-                    "restored": done.restored,
-                    "revert_commit": done.revert_commit,
-                    "branch": done.branch,
-                    "channel": "telegram",
-                }),
-            ))
-            .map_err(|e| e.to_string())?;
+        let done =
+            crate::routes::resources::rollback_audited(&service, &store, &id, None, "telegram")
+                .map_err(|e| match e {
+                    crate::routes::resources::Rolled::Snapshot(e) => e.to_string(),
+                    crate::routes::resources::Rolled::Store(e) => e.to_string(),
+                })?;
         let files: Vec<&str> = done.restored.iter().map(|r| r.path.as_str()).collect();
         Ok(if files.is_empty() {
             format!("Rolled back to {}: the files already matched.", done.snapshot.0)
