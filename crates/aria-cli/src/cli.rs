@@ -158,7 +158,22 @@ pub enum ScheduleCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Let a job run at its slots again.
+    /// Change a job's expression, zone or action (what is given). Slots before the change are
+    /// not caught up.
+    Edit {
+        name: String,
+        #[arg(long, value_name = "EXPR")]
+        cron: Option<String>,
+        #[arg(long, value_name = "ZONE")]
+        tz: Option<String>,
+        /// A new agent task (replaces the action).
+        #[arg(long, value_name = "TEXT", conflicts_with = "message")]
+        prompt: Option<String>,
+        /// A new fixed message (replaces the action).
+        #[arg(long, value_name = "TEXT")]
+        message: Option<String>,
+    },
+    /// Let a job run at its slots again (slots while it was disabled are not caught up).
     Enable { name: String },
     /// Stop a job from running (it stays, with its history).
     Disable { name: String },

@@ -192,8 +192,8 @@ struct NextFire {
     at: Timestamp,
 }
 
-fn since_text(job: &JobSchedule) -> &str {
-    job.last_claimed_slot.as_deref().unwrap_or(&job.created_at)
+fn since_text(job: &JobSchedule) -> String {
+    format!("{} {}", job.last_claimed_slot.as_deref().unwrap_or(""), job.updated_at)
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -233,13 +233,13 @@ impl Scheduler {
         self.running.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
-    /// Slots after this one count: the last claimed slot, else the job's creation.
+    /// Slots after this one count: the last claimed slot, or the job's last change (creation,
+    /// edit, enable) when that is later — a disabled stretch or an old expression's slots are
+    /// not caught up.
     fn since(job: &JobSchedule, now: Timestamp) -> Timestamp {
-        job.last_claimed_slot
-            .as_deref()
-            .and_then(parse_time)
-            .or_else(|| parse_time(&job.created_at))
-            .unwrap_or(now)
+        let claimed = job.last_claimed_slot.as_deref().and_then(parse_time);
+        let changed = parse_time(&job.updated_at).or_else(|| parse_time(&job.created_at));
+        claimed.max(changed).unwrap_or(now)
     }
 
     /// The most recent due slot of `job` at `now` and how many slots that leaves missed, if
@@ -324,7 +324,7 @@ impl Scheduler {
                     let next = NextFire {
                         cron: job.cron.clone(),
                         tz: job.tz.clone(),
-                        since: since_text(&job).to_owned(),
+                        since: since_text(&job),
                         at,
                     };
                     self.next_fires

@@ -189,6 +189,24 @@ async fn a_claim_left_by_a_crash_is_never_rerun_and_is_reported_interrupted() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn slots_while_disabled_or_under_an_old_expression_are_not_caught_up() {
+    let mut rig = rig(Behaviour::Succeed);
+    let job = rig.hourly("j");
+    rig.store.job_set_enabled("j", false, "user").unwrap();
+    // Enabled again (now, in real time) with the fake clock hours later: the hours it was off
+    // are not missed slots.
+    rig.store.job_set_enabled("j", true, "user").unwrap();
+    let enabled: Timestamp = rig.store.job("j").unwrap().unwrap().updated_at.parse().unwrap();
+    rig.clock.set(enabled.checked_add(SignedDuration::from_mins(1)).unwrap());
+    assert_eq!(rig.scheduler.tick().unwrap().started, [], "nothing due right after enabling");
+    let next = Rig::first_slot(&rig.store.job("j").unwrap().unwrap());
+    assert!(next >= Rig::first_slot(&job));
+    rig.clock.set(next);
+    assert_eq!(rig.scheduler.tick().unwrap().started, [("j".to_owned(), rfc3339_utc(next), 0)]);
+    let _ = rig.notice().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn recovery_at_start_reports_every_unfinished_claim_at_once() {
     let mut rig = rig(Behaviour::Succeed);
     let job = rig.hourly("j");
@@ -310,6 +328,7 @@ fn a_broken_expression_is_reported_not_run() {
         tz: "UTC".into(),
         last_claimed_slot: None,
         created_at: "2026-01-01T00:00:00.000Z".into(),
+        updated_at: "2026-01-01T00:00:00.000Z".into(),
     };
     assert!(Scheduler::due_slot(&job, "2026-01-02T00:00:00Z".parse().unwrap()).is_err());
     let ok = aria_store::JobSchedule { cron: "0 * * * *".into(), ..job };
@@ -319,6 +338,16 @@ fn a_broken_expression_is_reported_not_run() {
             Some(("2026-01-01T05:00:00Z".parse().unwrap(), 4)),
             "2026-01-01T06:00:00Z".parse().unwrap()
         )
+    );
+    // Enabled (or edited) at 05:10 after being off since 04:00: 05:00 is not caught up.
+    let reenabled = aria_store::JobSchedule {
+        last_claimed_slot: Some("2026-01-01T03:00:00Z".into()),
+        updated_at: "2026-01-01T05:10:00.000Z".into(),
+        ..ok.clone()
+    };
+    assert_eq!(
+        Scheduler::due_slot(&reenabled, "2026-01-01T05:30:00Z".parse().unwrap()).unwrap(),
+        (None, "2026-01-01T06:00:00Z".parse().unwrap())
     );
     // Slots after the last claimed one count, not those since creation.
     let claimed =

@@ -85,6 +85,9 @@ pub struct JobSchedule {
     pub tz: String,
     pub last_claimed_slot: Option<String>,
     pub created_at: String,
+    /// The last change to the job (creation, edit, enable, disable): slots before it are not
+    /// caught up.
+    pub updated_at: String,
 }
 
 /// A job to create.
@@ -273,8 +276,8 @@ impl Store {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT j.id, j.name, j.cron, j.tz, \
-                 (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id), j.created_at \
-                 FROM jobs j WHERE j.enabled = 1 ORDER BY j.id",
+                 (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id), j.created_at, \
+                 j.updated_at FROM jobs j WHERE j.enabled = 1 ORDER BY j.id",
             )
             .map_err(sql("listing job schedules"))?;
         stmt.query_map([], |r| {
@@ -285,11 +288,43 @@ impl Store {
                 tz: r.get(3)?,
                 last_claimed_slot: r.get(4)?,
                 created_at: r.get(5)?,
+                updated_at: r.get(6)?,
             })
         })
         .map_err(sql("listing job schedules"))?
         .collect::<Result<Vec<_>, _>>()
         .map_err(sql("listing job schedules"))
+    }
+
+    /// Changes a job's expression, zone or action (those given). Audited as `job.edit` by
+    /// `actor` with the new values.
+    pub fn job_update(
+        &self,
+        name: &str,
+        cron: Option<&str>,
+        tz: Option<&str>,
+        action: Option<&Value>,
+        actor: &str,
+    ) -> Result<(), StoreError> {
+        let action_text = action.map(|a| encode("a job's action", a)).transpose()?;
+        self.write_tx("editing a job", |tx| {
+            let changed = tx
+                .execute(
+                    "UPDATE jobs SET cron = COALESCE(?2, cron), tz = COALESCE(?3, tz), \
+                     action = COALESCE(?4, action), updated_at = ?5 WHERE name = ?1",
+                    params![name, cron, tz, action_text, now_rfc3339()],
+                )
+                .map_err(sql("editing a job"))?;
+            if changed == 0 {
+                return Err(StoreError::UnknownJob(name.to_owned()));
+            }
+            self.job_audit(
+                tx,
+                actor,
+                "job.edit",
+                json!({"name": name, "cron": cron, "tz": tz, "action": action}),
+            )
+        })
     }
 
     /// Enables or disables a job. Audited as `job.enable` / `job.disable` by `actor`.

@@ -50,12 +50,27 @@ fn jobs_are_created_listed_changed_and_deleted_with_an_audit_record_each() {
     assert_eq!(enabled, ["another"], "only enabled jobs are scheduled");
     s.job_set_enabled("standup", true, "user").unwrap();
     assert!(matches!(s.job_set_enabled("nope", true, "user"), Err(StoreError::UnknownJob(_))));
+    s.job_update(
+        "another",
+        Some("@hourly"),
+        None,
+        Some(&json!({"kind": "notify", "message": "x"})),
+        "user",
+    )
+    .unwrap();
+    let edited = s.job("another").unwrap().unwrap();
+    assert_eq!((edited.cron.as_str(), edited.tz.as_str()), ("@hourly", "Europe/Berlin"));
+    assert_eq!(edited.action, json!({"kind": "notify", "message": "x"}));
+    assert!(matches!(
+        s.job_update("nope", None, None, None, "user"),
+        Err(StoreError::UnknownJob(_))
+    ));
     s.job_delete("another", "user").unwrap();
     assert!(s.job("another").unwrap().is_none());
     assert!(matches!(s.job_delete("another", "user"), Err(StoreError::UnknownJob(_))));
     assert_eq!(
         audit_kinds(&s),
-        ["job.create", "job.create", "job.disable", "job.enable", "job.delete"]
+        ["job.create", "job.create", "job.disable", "job.enable", "job.edit", "job.delete"]
     );
     let created = &s.audit_list(None).unwrap()[0];
     assert_eq!((created.actor.as_str(), &created.payload["cron"]), ("user", &json!("0 9 * * *")));

@@ -30,6 +30,10 @@ pub fn schedule(global: &GlobalArgs, command: ScheduleCommand) -> CliResult<u8> 
         }
         ScheduleCommand::List { json } => list(&open()?.1, json),
         ScheduleCommand::Show { name, json } => show(&open()?.1, &name, json),
+        ScheduleCommand::Edit { name, cron, tz, prompt, message } => {
+            let action = ScheduleAction { prompt, message };
+            edit(&open()?.1, &name, cron.as_deref(), tz.as_deref(), &action)
+        }
         ScheduleCommand::Enable { name } => set_enabled(&open()?.1, &name, true),
         ScheduleCommand::Disable { name } => set_enabled(&open()?.1, &name, false),
         ScheduleCommand::Delete { name } => {
@@ -95,13 +99,48 @@ fn preview(
     Ok(OK)
 }
 
-fn action_json(action: &ScheduleAction) -> Value {
+fn action_json(action: &ScheduleAction) -> Option<Value> {
     match (&action.prompt, &action.message) {
-        (Some(prompt), _) => json!({"kind": "agent", "prompt": prompt}),
-        (None, Some(message)) => json!({"kind": "notify", "message": message}),
-        // clap's group makes one of them required.
-        (None, None) => Value::Null,
+        (Some(prompt), _) => Some(json!({"kind": "agent", "prompt": prompt})),
+        (None, Some(message)) => Some(json!({"kind": "notify", "message": message})),
+        (None, None) => None,
     }
+}
+
+fn edit(
+    store: &Store,
+    name: &str,
+    cron: Option<&str>,
+    tz: Option<&str>,
+    action: &ScheduleAction,
+) -> CliResult<u8> {
+    let action = action_json(action);
+    if cron.is_none() && tz.is_none() && action.is_none() {
+        return Err(CliError::config(anyhow::anyhow!(
+            "nothing to change: give --cron, --tz, --prompt or --message"
+        )));
+    }
+    let job = find(store, name)?;
+    let cron = cron.map(Schedule::parse).transpose().map_err(cron_error)?;
+    if let Some(tz) = tz {
+        zone(tz).map_err(cron_error)?;
+    }
+    store
+        .job_update(name, cron.as_ref().map(Schedule::expr), tz, action.as_ref(), "user")
+        .map_err(job_error)?;
+    let job = find(store, &job.name)?;
+    println!(
+        "Changed job {} ({} in {}, {}).",
+        job.name,
+        job.cron,
+        job.tz,
+        action_text(&job.action)
+    );
+    match next_runs(&job, 3) {
+        Ok(fires) => fires.iter().for_each(|f| println!("  next: {f}")),
+        Err(why) => println!("  next: never ({why})"),
+    }
+    Ok(OK)
 }
 
 fn add(
@@ -124,7 +163,8 @@ fn add(
         name,
         cron: schedule.expr().to_owned(),
         tz: tz_name,
-        action: action_json(action),
+        // clap's group makes one of them required.
+        action: action_json(action).unwrap_or(Value::Null),
         enabled,
         created_by: "user".into(),
         roots,

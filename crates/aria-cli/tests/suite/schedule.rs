@@ -183,13 +183,23 @@ fn jobs_are_added_listed_shown_toggled_and_deleted() {
     assert!(ok(&schedule(&aria, &["show", "standup"])).contains("enabled:  yes"));
     assert_eq!(code(&schedule(&aria, &["enable", "nope"])), 2);
 
+    let out =
+        ok(&schedule(&aria, &["edit", "digest", "--cron", "0 8 * * *", "--message", "Coffee"]));
+    assert!(out.contains("Changed job digest (0 8 * * * in UTC, notify: Coffee)"), "{out}");
+    assert_eq!(code(&schedule(&aria, &["edit", "digest"])), 2, "nothing to change");
+    assert_eq!(code(&schedule(&aria, &["edit", "digest", "--tz", "Nowhere/Else"])), 2);
+    assert_eq!(code(&schedule(&aria, &["edit", "nope", "--cron", "@daily"])), 2);
+
     ok(&schedule(&aria, &["delete", "digest"]));
     assert_eq!(code(&schedule(&aria, &["show", "digest"])), 2);
 
     // Every change is in the audit log.
     let store = Store::open(&aria.db(), Arc::new(NoRedact)).unwrap();
     let kinds: Vec<String> = store.audit_list(None).unwrap().into_iter().map(|r| r.kind).collect();
-    assert_eq!(kinds, ["job.create", "job.create", "job.disable", "job.enable", "job.delete"]);
+    assert_eq!(
+        kinds,
+        ["job.create", "job.create", "job.disable", "job.enable", "job.edit", "job.delete"]
+    );
 }
 
 #[test]
