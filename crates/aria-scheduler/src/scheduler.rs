@@ -3,9 +3,10 @@
 //! One [`Scheduler::tick`] does everything for one instant of the [`Clock`]:
 //! 1. claims made long enough ago that their run must be over (the job timeout plus a minute)
 //!    and still unfinished are marked `interrupted` and reported; they are never run again;
-//! 2. for each enabled job, the slots since its last claimed slot (or its creation) that are
-//!    due now are counted; only the most recent runs, once, and carries how many earlier ones
-//!    were missed (catch-up without a backlog replay);
+//! 2. for each enabled job, the slots since its last claimed slot (or its last change:
+//!    creation, edit, enable) that are due now are counted; only the most recent runs, once,
+//!    and carries how many earlier ones were missed (catch-up without a backlog replay); a job
+//!    whose next fire is known to be later is skipped without recomputing it;
 //! 3. that slot is claimed in the store (one transaction; a slot another scheduler claimed is
 //!    left alone) only when one of the [`SchedulerConfig::max_concurrent`] run permits is free —
 //!    a job that must wait stays unclaimed and is picked up by a later tick;
@@ -14,6 +15,8 @@
 //!    again at its next slot, never in a loop.
 //!
 //! [`Scheduler::run`] calls `tick` at least every 60 s and wakes exactly at the next due slot.
+//! [`Scheduler::recover`], for a scheduler that knows it is alone on the database (the daemon
+//! lock), reports every claim left open by a dead process at once instead of after the timeout.
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
