@@ -369,6 +369,27 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     low_diversity(value.as_bytes())
 }
 
+/// Whether a value a vendor's key pattern matched is a stand-in: low in diversity, or made of
+/// stand-in words with little else (`sk-ant-xxxxxxxx…`, `ghp_your_token_here`). A long random
+/// key that happens to contain one such word (`…a0XxXxB7…`) is still a key: what is left once
+/// the words are taken out decides.
+pub(crate) fn is_vendor_placeholder(value: &str) -> bool {
+    if low_diversity(value.as_bytes()) {
+        return true;
+    }
+    if !is_placeholder(value) {
+        return false;
+    }
+    let mut rest = value.to_ascii_lowercase();
+    for word in PLACEHOLDER_WORDS.iter().chain(PLACEHOLDER_SHORT) {
+        rest = rest.replace(word, "");
+    }
+    rest.bytes().filter(u8::is_ascii_alphanumeric).count() < VENDOR_RANDOM_MIN
+}
+
+/// Random characters a vendor key keeps besides stand-in words to count as a real key.
+const VENDOR_RANDOM_MIN: usize = 24;
+
 /// Too few distinct characters for a random value, or one character filling half of it.
 fn low_diversity(v: &[u8]) -> bool {
     if v.len() < 8 {

@@ -51,7 +51,7 @@ use crate::guard::secret_rules::{Check, ENV_KEYWORDS, RULES};
 
 #[path = "secret_judge.rs"]
 mod secret_judge;
-use secret_judge::{Strength, is_placeholder, strength, value_is_secret};
+use secret_judge::{Strength, is_placeholder, is_vendor_placeholder, strength, value_is_secret};
 
 /// Known values shorter than this are ignored: redacting `true` or `1234` everywhere would
 /// destroy text and protect nothing.
@@ -532,9 +532,10 @@ fn judge(text: &str, caps: &Captures<'_>, slots: &Slots, whole: regex::Match<'_>
     let name = slots.name.and_then(|g| caps.get(g)).map(|m| m.as_str());
     let ok = match slots.check {
         Check::None => true,
-        Check::Token => !is_placeholder(value.as_str()),
+        Check::Token => !is_vendor_placeholder(value.as_str()),
         Check::HasDigit => {
-            whole.as_str().bytes().any(|b| b.is_ascii_digit()) && !is_placeholder(value.as_str())
+            whole.as_str().bytes().any(|b| b.is_ascii_digit())
+                && !is_vendor_placeholder(value.as_str())
         }
         Check::UrlPassword => url_password_is_secret(name.unwrap_or(""), value.as_str()),
         Check::EnvValue => env_value_is_secret(text, caps, slots, whole, value, unquoted),

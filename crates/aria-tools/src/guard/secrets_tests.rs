@@ -119,3 +119,28 @@ proptest! {
         same(&parts.concat());
     }
 }
+
+/// Found by the property test: a random key whose characters happen to spell a stand-in word
+/// (`XxXx`) was taken for a placeholder and left in the text.
+#[test]
+fn a_random_key_containing_a_stand_in_word_is_still_redacted() {
+    use aria_api::Redact;
+    let r = SecretRedactor::new(Vec::new());
+    for key in [
+        "sk-ant-api03-__0aAXxXx-a_a-_AaA-a0aAA0A-AAA0AAaa_A0AA",
+        "sk-ant-api03-Q7fK2xXxXmB9pLr4TzW8nV1cYh6DsJe3-demo-Ua5",
+        "ghp_9fK2mB7pLr4TzW8nV1cYh6DsJe3Ua5Q7xxxx",
+    ] {
+        let text = format!("key: \"{key}\"");
+        let out = r.redact(&text);
+        assert!(!out.contains(&key[key.len() - 12..]), "{key} -> {out}");
+    }
+    // Real stand-ins stay: nothing random is left once the words are taken out.
+    for placeholder in [
+        "sk-ant-xxxxxxxxxxxxxxxxxxxxxxxxxxxx1",
+        "sk-ant-api03-your_key_here_example_12",
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    ] {
+        assert_eq!(r.redact(placeholder), placeholder, "{placeholder}");
+    }
+}
