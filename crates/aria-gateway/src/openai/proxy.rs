@@ -75,6 +75,7 @@ pub(super) async fn respond(
         usage: Usage::default(),
         reason: None,
         ended: false,
+        store: gw.store.clone(),
     };
     relay.on(first);
     let stream = futures::stream::unfold(relay, |mut r| async move {
@@ -104,6 +105,8 @@ struct Relay {
     usage: Usage,
     reason: Option<FinishReason>,
     ended: bool,
+    /// For the secret filter: a backend's error may quote a key.
+    store: std::sync::Arc<aria_store::Store>,
 }
 
 impl Relay {
@@ -124,7 +127,7 @@ impl Relay {
             Some(Ok(ChatEvent::Finished { reason })) => self.reason = Some(reason),
             Some(Err(e)) => {
                 self.ended = true;
-                self.pending.push_back(data(&provider_error(e).body()));
+                self.pending.push_back(SseEvent::default().data(error_data(&self.store, e)));
             }
             None => {
                 self.ended = true;
@@ -150,6 +153,12 @@ fn finish(reason: Option<FinishReason>, has_calls: bool) -> &'static str {
 
 fn data(value: &Value) -> SseEvent {
     SseEvent::default().data(value.to_string())
+}
+
+/// A failure in the middle of a stream, as its last event's data: in OpenAI's shape, through
+/// the secret filter (a backend's error may quote a key or a URL with credentials).
+fn error_data(store: &aria_store::Store, e: ProviderError) -> String {
+    store.redact_text(&provider_error(e).body().to_string())
 }
 
 /// A model's failure as an HTTP error: the client's fault stays 4xx, the backend's is 502/504.
@@ -195,6 +204,23 @@ mod tests {
             message: "refused".into(),
         });
         assert_eq!((e.status.as_u16(), e.kind, e.retry), (502, "server_error", Some(true)));
+    }
+
+    #[test]
+    fn a_failure_mid_stream_is_told_without_the_secrets_it_quotes() {
+        #[derive(Debug)]
+        struct Hide;
+        impl aria_api::Redact for Hide {
+            fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+                text.replace("sk-live-0123456789abcdef", "[REDACTED:api_key]").into()
+            }
+        }
+        let store = aria_store::Store::open_in_memory(std::sync::Arc::new(Hide)).unwrap();
+        let e =
+            ProviderError::Http { status: 401, body: "bad key sk-live-0123456789abcdef".into() };
+        let text = error_data(&store, e);
+        assert!(!text.contains("sk-live-0123456789abcdef"), "{text}");
+        assert!(text.contains("[REDACTED:api_key]") && text.contains("\"error\""), "{text}");
     }
 
     #[test]
