@@ -9,16 +9,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns unwrap too
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use aria_api::{
-    Message, NoRedact, Role, Tier, Tool, ToolContext, ToolFuture, ToolOutput, ToolSpec,
-};
+use aria_api::{Message, NoRedact, Role, Tool};
 use aria_core::{Agent, AgentConfig, ToolRegistry};
 use aria_gateway::{Approvals, Gateway, PassThrough, Runs, Security, Services};
 use aria_store::Store;
 use aria_testkit::scripted::{End, ScriptedProvider, Turn};
+use aria_testkit::tools::DeleteTool;
 use futures::{SinkExt, StreamExt};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -28,26 +26,6 @@ use tokio_util::sync::CancellationToken;
 // -----------------------------------------------------------------------------------------------
 // The harness
 // -----------------------------------------------------------------------------------------------
-
-/// An irreversible tool that counts its calls (it must not run unless approved).
-#[derive(Debug)]
-struct DeleteTool {
-    spec: ToolSpec,
-    calls: AtomicUsize,
-}
-
-impl Tool for DeleteTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    fn tier(&self, _args: &Value) -> Tier {
-        Tier::Irreversible
-    }
-    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move { Ok(ToolOutput::text(format!("deleted {}", args["path"]))) })
-    }
-}
 
 #[derive(Default)]
 struct Script {
@@ -81,15 +59,7 @@ impl Harness {
         let agent_model = ScriptedProvider::new(script.agent, End::Fail);
         let own = ScriptedProvider::new(script.own, End::Fail);
         let other = ScriptedProvider::new(script.other, End::Fail);
-        let tool = Arc::new(DeleteTool {
-            spec: ToolSpec {
-                name: "file_delete".into(),
-                description: "Deletes a file.".into(),
-                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}},
-                                   "required": ["path"]}),
-            },
-            calls: AtomicUsize::new(0),
-        });
+        let tool = Arc::new(DeleteTool::default());
         let mut config = AgentConfig::new("test-model", "You are a test.");
         config.approval_timeout = Duration::from_secs(30);
         let agent = Agent::new(
@@ -367,7 +337,7 @@ async fn irreversible_calls_are_denied_and_the_answer_says_so() {
     assert!(content.starts_with("I could not delete a.txt.\n\n---\n"), "{content}");
     assert!(content.contains("ARIA did not run 1 action that needs approval"), "{content}");
     assert!(content.contains("- file_delete {\"path\":\"a.txt\"}"), "{content}");
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0, "the irreversible call ran");
+    assert_eq!(h.tool.calls(), 0, "the irreversible call ran");
     // ARIA records the run as failed (the change asked for was not made); the client still
     // gets the answer, with why nothing was done.
     let session = h.gw.store.session(header(&headers, "x-aria-session-id")).unwrap().unwrap();
@@ -384,7 +354,7 @@ async fn irreversible_calls_are_denied_and_the_answer_says_so() {
         .filter_map(|c| c["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
         .collect();
     assert!(text.starts_with("No.\n\n---\nARIA did not run 1 action"), "{text}");
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(h.tool.calls(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -705,7 +675,7 @@ async fn ws_asks_approvals_on_the_socket() {
         (question["tool"].as_str(), question["tier"].as_str()),
         (Some("file_delete"), Some("irreversible"))
     );
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(h.tool.calls(), 0);
     ws.send(json!({"type": "approve", "id": question["id"], "decision": "maybe"})).await;
     // Events of the run may come first (its state changes race with the question).
     let error = ws.until("error").await.pop().unwrap();
@@ -716,7 +686,7 @@ async fn ws_asks_approvals_on_the_socket() {
     let result = frames.iter().find(|f| f["event"] == "approval_result").expect("approval_result");
     assert_eq!(result["data"]["status"], "approved");
     assert_eq!(frames.last().unwrap()["data"]["answer"], "Deleted.");
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(h.tool.calls(), 1);
     // Answering again is a conflict, reported on the socket.
     ws.send(json!({"type": "approve", "id": question["id"], "decision": "deny"})).await;
     assert_eq!(ws.next().await.unwrap()["data"]["code"], "conflict");

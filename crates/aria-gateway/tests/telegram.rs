@@ -4,19 +4,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns unwrap too
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use aria_api::{
-    ChatEvent, ChatRequest, ChatStream, FinishReason, NoRedact, Provider, Tier, Tool, ToolContext,
-    ToolFuture, ToolOutput, ToolSpec, Usage,
-};
+use aria_api::{ChatEvent, ChatRequest, ChatStream, FinishReason, NoRedact, Provider, Tool, Usage};
 use aria_core::{Agent, AgentConfig, ToolRegistry};
 use aria_gateway::telegram::{BotToken, CHANNEL, Telegram, TelegramConfig, TelegramHandle};
 use aria_gateway::{Approvals, Gateway, Runs, Security, Services};
 use aria_store::{OutboxState, Store};
 use aria_testkit::scripted::{End, ScriptedProvider, Turn};
 use aria_testkit::telegram_mock::{FakeTelegram, Fault};
+use aria_testkit::tools::DeleteTool;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -26,26 +23,6 @@ const CHAT: i64 = 4242;
 const GROUP: i64 = -1001;
 const STRANGER: i64 = 999;
 const WAIT: Duration = Duration::from_secs(10);
-
-/// An irreversible tool that counts its calls (it must not run unless approved).
-#[derive(Debug)]
-struct DeleteTool {
-    spec: ToolSpec,
-    calls: AtomicUsize,
-}
-
-impl Tool for DeleteTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    fn tier(&self, _args: &Value) -> Tier {
-        Tier::Irreversible
-    }
-    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move { Ok(ToolOutput::text(format!("deleted {}", args["path"]))) })
-    }
-}
 
 /// A model that streams its answer slowly, piece by piece.
 #[derive(Debug)]
@@ -101,15 +78,7 @@ impl Harness {
         let snapshots = aria_tools::Snapshots::new(guard, aria_tools::SnapshotOptions::default());
         let runs = Arc::new(Runs::new());
         let approvals = Approvals::new(store.clone(), runs.clone(), approval_timeout);
-        let tool = Arc::new(DeleteTool {
-            spec: ToolSpec {
-                name: "file_delete".into(),
-                description: "Deletes a file.".into(),
-                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}},
-                                   "required": ["path"]}),
-            },
-            calls: AtomicUsize::new(0),
-        });
+        let tool = Arc::new(DeleteTool::default());
         let mut config = AgentConfig::new("test-model", "You are a test.");
         config.approval_timeout = approval_timeout;
         let agent = Agent::new(
@@ -299,12 +268,12 @@ async fn an_approved_call_runs_and_the_question_says_so() {
     h.tg.push_callback(CHAT, CHAT, message + 1000, &format!("approve:{id}"));
     h.tg.push_callback(STRANGER, STRANGER, message, &format!("approve:{id}"));
     h.until("the stale press answered", |t| t.calls("answerCallbackQuery").len() >= 2).await;
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(h.tool.calls(), 0);
     let notes = h.tg.calls("answerCallbackQuery");
     assert_eq!(notes[0]["text"], "This question is no longer open.");
     h.tg.push_callback(CHAT, CHAT, message, &format!("approve:{id}"));
     h.until("the answer", |t| t.messages(CHAT).iter().any(|(_, m)| m.contains("all done"))).await;
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(h.tool.calls(), 1);
     h.until("the question edited", |t| {
         t.text_of(CHAT, message).is_some_and(|m| m.starts_with("✅ Approved"))
     })
@@ -325,7 +294,7 @@ async fn a_denied_call_does_not_run() {
     })
     .await;
     h.until("the answer", |t| t.messages(CHAT).iter().any(|(_, m)| m.contains("all done"))).await;
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(h.tool.calls(), 0);
     h.stop().await;
 }
 
@@ -338,12 +307,12 @@ async fn an_unanswered_question_times_out_as_denied_and_says_so() {
         t.text_of(CHAT, message).is_some_and(|m| m.contains("No answer in time"))
     })
     .await;
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(h.tool.calls(), 0);
     // A late press is refused.
     h.tg.push_callback(CHAT, CHAT, message, &format!("approve:{id}"));
     h.until("the late press answered", |t| !t.calls("answerCallbackQuery").is_empty()).await;
     assert_eq!(h.tg.calls("answerCallbackQuery")[0]["text"], "This question is no longer open.");
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(h.tool.calls(), 0);
     h.stop().await;
 }
 
@@ -680,7 +649,7 @@ async fn a_chat_in_read_only_mode_changes_nothing_and_is_not_asked() {
     assert_eq!(texts[2], "This chat now runs in read_only mode until the daemon restarts.");
     h.tg.push_message(CHAT, CHAT, "delete old.txt");
     h.until("the answer", |t| t.messages(CHAT).iter().any(|(_, m)| m.contains("all done"))).await;
-    assert_eq!(h.tool.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(h.tool.calls(), 0);
     assert!(!h.tg.calls("sendMessage").iter().any(has_buttons), "nobody is asked");
     let answer = h.texts(CHAT).pop().unwrap();
     assert!(

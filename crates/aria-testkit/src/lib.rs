@@ -12,6 +12,8 @@
 //! - [`telegram_mock`]: a fake Telegram Bot API (long polling, messages and edits kept,
 //!   HTML checked as Telegram does, scripted 429/5xx/cut connections/delays).
 //!
+//! - [`tools`]: test tools (an irreversible one that counts its calls).
+//!
 //! Nothing here reaches beyond 127.0.0.1.
 
 pub mod anthropic_mock;
@@ -22,6 +24,7 @@ pub mod ollama_mock;
 pub mod openai_mock;
 pub mod scripted;
 pub mod telegram_mock;
+pub mod tools;
 
 pub use embed_mock::toy_embedding;
 pub use telegram_mock::{FakeTelegram, Fault};
