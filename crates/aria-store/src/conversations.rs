@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::StoreError;
 use crate::error::sql;
 use crate::journal::{ConversationSummary, SUMMARY, read_summary};
-use crate::store::{Store, now_rfc3339};
+use crate::store::{Store, count, now_rfc3339};
 
 /// One page of conversations and how many match in all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,13 +103,12 @@ impl Store {
         let filter = "WHERE (?1 IS NULL OR c.title LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM \
                       messages m2 WHERE m2.conversation_id = c.id AND m2.content LIKE ?1 ESCAPE '\\'))";
         let pattern = query.filter(|q| !q.trim().is_empty()).map(|q| like_pattern(q.trim()));
-        let total: i64 = conn
-            .query_row(
-                &format!("SELECT COUNT(*) FROM conversations c {filter}"),
-                params![pattern],
-                |r| r.get(0),
-            )
-            .map_err(sql("counting conversations"))?;
+        let total = count(
+            &conn,
+            &format!("SELECT COUNT(*) FROM conversations c {filter}"),
+            params![pattern],
+            "counting conversations",
+        )?;
         let mut stmt = conn
             .prepare_cached(&format!(
                 "{SUMMARY} {filter} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?2 OFFSET ?3"
@@ -121,7 +120,7 @@ impl Store {
         let items = rows
             .map(|r| r.map_err(sql("listing conversations"))?)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ConversationPage { items, total: u64::try_from(total).unwrap_or(0) })
+        Ok(ConversationPage { items, total })
     }
 
     /// Gives a conversation a new title; `None` when there is no such conversation.

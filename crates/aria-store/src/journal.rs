@@ -290,10 +290,12 @@ impl Store {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SessionRecord>, u64), StoreError> {
-        let total: i64 = self
-            .conn()
-            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
-            .map_err(sql("counting sessions"))?;
+        let total = crate::store::count(
+            &self.conn(),
+            "SELECT COUNT(*) FROM sessions",
+            [],
+            "counting sessions",
+        )?;
         let items = self.query_sessions(
             &format!(
                 "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC \
@@ -301,7 +303,7 @@ impl Store {
             ),
             [limit_param(limit), limit_param(offset)],
         )?;
-        Ok((items, u64::try_from(total).unwrap_or(0)))
+        Ok((items, total))
     }
 
     /// The sessions (runs) of one conversation, oldest first.

@@ -462,15 +462,12 @@ impl Store {
 
     /// How many rows still wait to be sent.
     pub fn outbox_waiting(&self, channel: &str) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .conn()
-            .query_row(
-                "SELECT COUNT(*) FROM outbox WHERE channel = ?1 AND state IN ('pending', 'unknown')",
-                [channel],
-                |r| r.get(0),
-            )
-            .map_err(sql("counting the outbox"))?;
-        Ok(u64::try_from(n).unwrap_or(0))
+        crate::store::count(
+            &self.conn(),
+            "SELECT COUNT(*) FROM outbox WHERE channel = ?1 AND state IN ('pending', 'unknown')",
+            [channel],
+            "counting the outbox",
+        )
     }
 
     /// New messages (not edits) sent to a chat since `since_ms`, for the per-chat rate limit.
@@ -480,16 +477,13 @@ impl Store {
         chat_id: i64,
         since_ms: i64,
     ) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .conn()
-            .query_row(
-                "SELECT COUNT(*) FROM outbox WHERE channel = ?1 AND chat_id = ?2 \
+        crate::store::count(
+            &self.conn(),
+            "SELECT COUNT(*) FROM outbox WHERE channel = ?1 AND chat_id = ?2 \
                  AND kind = 'send' AND state = 'sent' AND sent_at_ms >= ?3",
-                params![channel, chat_id, since_ms],
-                |r| r.get(0),
-            )
-            .map_err(sql("counting sent messages"))?;
-        Ok(u64::try_from(n).unwrap_or(0))
+            params![channel, chat_id, since_ms],
+            "counting sent messages",
+        )
     }
 
     /// A value the channel keeps (e.g. Telegram's `getUpdates` offset).
@@ -580,15 +574,12 @@ impl Store {
 
     /// Messages refused from chats not on the allowlist, in all.
     pub fn channel_refused(&self, channel: &str) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .conn()
-            .query_row(
-                "SELECT COALESCE(SUM(refused), 0) FROM channel_chats WHERE channel = ?1",
-                [channel],
-                |r| r.get(0),
-            )
-            .map_err(sql("counting refused messages"))?;
-        Ok(u64::try_from(n).unwrap_or(0))
+        crate::store::count(
+            &self.conn(),
+            "SELECT COALESCE(SUM(refused), 0) FROM channel_chats WHERE channel = ?1",
+            [channel],
+            "counting refused messages",
+        )
     }
 
     /// The conversation a chat talks in, if it has one.

@@ -178,6 +178,17 @@ fn create_private_file(path: &Path) -> Result<(), StoreError> {
         .map_err(|source| StoreError::CreateFile { path: path.to_owned(), source })
 }
 
+/// The one non-negative number a `SELECT COUNT(*) …`-style query answers.
+pub(crate) fn count(
+    conn: &Connection,
+    query: &str,
+    params: impl rusqlite::Params,
+    what: &'static str,
+) -> Result<u64, StoreError> {
+    let n: i64 = conn.query_row(query, params, |r| r.get(0)).map_err(sql(what))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 /// Now, as RFC 3339 UTC with milliseconds: `2026-11-22T04:21:28.123Z`. Fixed width, so text
 /// order is time order.
 pub(crate) fn now_rfc3339() -> String {
