@@ -199,10 +199,6 @@ impl Mock {
 
     /// Starts the server on its own thread, reporting failure to bind or spawn.
     pub fn try_serve(self) -> std::io::Result<MockServer> {
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let wire = self.wire;
         let shared = Arc::new(Shared {
             config: self,
@@ -217,23 +213,8 @@ impl Mock {
             Wire::Anthropic => crate::anthropic_mock::routes(Arc::clone(&shared)),
             Wire::Ollama => crate::ollama_mock::routes(Arc::clone(&shared)),
         };
-        let (stop, stopped) = oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(format!("{}-mock-{}", wire.label(), addr.port()))
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = axum::serve(listener, app).into_future() => {}
-                        _ = stopped => {}
-                    }
-                });
-                // Dropping the runtime here closes every open connection, stalled ones included.
-                drop(runtime);
-            })?;
-        Ok(MockServer { addr, shared, stop: Some(stop), thread: Some(thread) })
+        let server = Loopback::serve(&format!("{}-mock", wire.label()), app)?;
+        Ok(MockServer { addr: server.addr, shared, _server: server })
     }
 }
 
@@ -242,8 +223,7 @@ impl Mock {
 pub struct MockServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    _server: Loopback,
 }
 
 impl MockServer {
@@ -317,23 +297,54 @@ impl MockServer {
     }
 
     /// Stops the server and closes every connection. Also done on drop.
-    pub fn shutdown(mut self) {
-        self.stop_now();
-    }
+    pub fn shutdown(self) {}
+}
 
-    fn stop_now(&mut self) {
+/// An axum app served on a loopback port by a thread with its own runtime (so it works from
+/// async and non-async tests alike). Dropping it stops the server and closes every connection,
+/// stalled ones included.
+#[derive(Debug)]
+pub(crate) struct Loopback {
+    pub(crate) addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Loopback {
+    /// Binds 127.0.0.1 on a free port and serves `app` there; the thread is named `name-PORT`.
+    pub(crate) fn serve(name: &str, app: Router) -> std::io::Result<Loopback> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new().name(format!("{name}-{}", addr.port())).spawn(
+            move || {
+                runtime.block_on(async move {
+                    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = axum::serve(listener, app).into_future() => {}
+                        _ = stopped => {}
+                    }
+                });
+                // Dropping the runtime here closes every open connection, stalled ones included.
+                drop(runtime);
+            },
+        )?;
+        Ok(Loopback { addr, stop: Some(stop), thread: Some(thread) })
+    }
+}
+
+impl Drop for Loopback {
+    fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-    }
-}
-
-impl Drop for MockServer {
-    fn drop(&mut self) {
-        self.stop_now();
     }
 }
 

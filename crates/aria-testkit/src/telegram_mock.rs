@@ -17,10 +17,8 @@
 //! runs on its own thread and runtime, so dropping it closes every connection at once.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -30,7 +28,7 @@ use axum::http::{StatusCode, header};
 use axum::response::Response;
 use axum::routing::post;
 use serde_json::{Value, json};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::Notify;
 
 /// A scripted failure for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,8 +90,7 @@ impl Shared {
 pub struct FakeTelegram {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    _server: crate::mock::Loopback,
 }
 
 /// The bot's own user id (`getMe`).
@@ -110,10 +107,6 @@ impl FakeTelegram {
     }
 
     pub fn try_start(token: &str) -> std::io::Result<FakeTelegram> {
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let shared = Arc::new(Shared {
             token: token.to_owned(),
             world: Mutex::new(World {
@@ -128,22 +121,8 @@ impl FakeTelegram {
             .route("/file/{bot}/files/{id}", axum::routing::get(download))
             .fallback(|| async { error(StatusCode::NOT_FOUND, "Not Found", None) })
             .with_state(Arc::clone(&shared));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(format!("telegram-fake-{}", addr.port()))
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = axum::serve(listener, app).into_future() => {}
-                        _ = stopped => {}
-                    }
-                });
-                drop(runtime);
-            })?;
-        Ok(FakeTelegram { addr, shared, stop: Some(stop), thread: Some(thread) })
+        let server = crate::mock::Loopback::serve("telegram-fake", app)?;
+        Ok(FakeTelegram { addr: server.addr, shared, _server: server })
     }
 
     /// What `TELEGRAM_API_BASE` should be, e.g. `http://127.0.0.1:40123`.
@@ -345,24 +324,7 @@ impl FakeTelegram {
     }
 
     /// Stops the server and closes every connection. Also done on drop.
-    pub fn shutdown(mut self) {
-        self.stop_now();
-    }
-
-    fn stop_now(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for FakeTelegram {
-    fn drop(&mut self) {
-        self.stop_now();
-    }
+    pub fn shutdown(self) {}
 }
 
 fn chat_object(chat: i64) -> Value {
