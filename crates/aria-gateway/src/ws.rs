@@ -171,7 +171,7 @@ fn handle(
                 ));
             }
             let conversation_id = match conversation_id {
-                Some(id) if gw.store.get_conversation(&id)?.is_some() => id,
+                Some(id) if gw.store.conversation(&id)?.is_some() => id,
                 Some(id) => {
                     return Err(ApiError::not_found(
                         format!("no conversation {id}"),

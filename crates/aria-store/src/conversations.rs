@@ -140,7 +140,7 @@ impl Store {
         if changed == 0 {
             return Ok(None);
         }
-        Ok(self.get_conversation(id)?.map(|(summary, _)| summary))
+        self.conversation(id)
     }
 
     /// Deletes a conversation with its messages, sessions, their traces and its summary, in one

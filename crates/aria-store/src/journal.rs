@@ -264,6 +264,11 @@ impl Store {
         rows.map(|r| r.map_err(sql("listing conversations"))?).collect()
     }
 
+    /// One conversation (exact id) without its messages; `None` if unknown.
+    pub fn conversation(&self, id: &str) -> Result<Option<ConversationSummary>, StoreError> {
+        summary(&self.conn(), id)
+    }
+
     /// One conversation (exact id) with all its messages, oldest first; `None` if unknown.
     pub fn get_conversation(
         &self,

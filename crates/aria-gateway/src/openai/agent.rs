@@ -98,7 +98,7 @@ fn conversation(gw: &Gateway, headers: &HeaderMap) -> Result<String, OpenAiError
         return Ok(gw.store.create_conversation("")?.id);
     };
     let id = value.to_str().map(str::trim).unwrap_or_default();
-    if id.is_empty() || gw.store.get_conversation(id)?.is_none() {
+    if id.is_empty() || gw.store.conversation(id)?.is_none() {
         return Err(OpenAiError::new(
             StatusCode::NOT_FOUND,
             "conversation_not_found",

@@ -279,7 +279,7 @@ async fn send(
     if body.content.trim().is_empty() {
         return Err(ApiError::bad_request("the message is empty", "say something in `content`"));
     }
-    if gw.store.get_conversation(&id)?.is_none() {
+    if gw.store.conversation(&id)?.is_none() {
         return Err(unknown(&id));
     }
     let hub = gw.runs.start(gw.clone(), id, Start::Message(body.content), Channel::Web);

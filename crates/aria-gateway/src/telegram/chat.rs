@@ -20,7 +20,7 @@ use crate::runs::{Channel, Event, Start};
 pub(super) fn conversation(tg: &Telegram, chat: i64) -> Result<String, aria_store::StoreError> {
     let store = &tg.gw.store;
     if let Some(id) = store.channel_chat_conversation(CHANNEL, chat)?
-        && store.get_conversation(&id)?.is_some()
+        && store.conversation(&id)?.is_some()
     {
         return Ok(id);
     }
