@@ -188,6 +188,8 @@ fn systemd_quote(text: &str) -> String {
 }
 
 async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> CliResult<u8> {
+    // Runs that died without finishing (a crash, kill -9), as every command reports them.
+    ctx.report_interrupted();
     let Context { config, store, redactor } = ctx;
     for a in store.approvals_interrupt_pending()? {
         eprintln!(
@@ -248,17 +250,6 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         security,
         shutdown: CancellationToken::new(),
     });
-    let interrupted = store
-        .unfinished_sessions()?
-        .into_iter()
-        .filter(|s| !aria_store::runlock::is_running(&config.data_dir, &s.id));
-    let interrupted = interrupted.count();
-    if interrupted > 0 {
-        eprintln!(
-            "note: {interrupted} run(s) were interrupted earlier; see them with `aria sessions \
-             list` and resume one with POST /api/v1/runs/ID/resume or `aria run --resume ID`"
-        );
-    }
     eprintln!(
         "ARIA is serving on http://{address}/ (web UI), API under http://{address}/api/v1 \
          ({}); model {} ({}). Ctrl-C stops it.",
