@@ -73,6 +73,7 @@ mod memory;
 mod memory_index;
 mod memory_schema;
 mod memory_search;
+mod notifications;
 mod outbox;
 pub mod runlock;
 mod schema;
@@ -98,6 +99,7 @@ pub use memory_index::Residence;
 pub use memory_search::{
     Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, fts_query,
 };
+pub use notifications::StoredNotification;
 pub use outbox::{ChannelChat, OutboxItem, OutboxKind, OutboxState};
 pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
 pub use store::Store;

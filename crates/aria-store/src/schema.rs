@@ -164,6 +164,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "scheduled jobs and their slot claims",
         statements: crate::jobs::JOBS,
     },
+    Migration {
+        version: 10,
+        description: "notifications (what the user was told, pushed or not)",
+        statements: crate::notifications::NOTIFICATIONS,
+    },
 ];
 
 /// The version this build writes.
