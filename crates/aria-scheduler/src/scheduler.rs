@@ -88,12 +88,34 @@ pub struct RunOutput {
     pub session_id: Option<String>,
 }
 
+/// Why a run did not complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// It ran and failed; the text is what the user is told.
+    Failed(String),
+    /// It did not run at all (a cost cap would be exceeded, …); the text says why. The slot is
+    /// finished as `skipped` and the job runs again at its next slot.
+    Skipped(String),
+}
+
+impl From<String> for RunError {
+    fn from(why: String) -> Self {
+        RunError::Failed(why)
+    }
+}
+
+impl From<&str> for RunError {
+    fn from(why: &str) -> Self {
+        RunError::Failed(why.to_owned())
+    }
+}
+
 /// A future a [`Runner`] returns.
-pub type RunFuture = Pin<Box<dyn Future<Output = Result<RunOutput, String>> + Send>>;
+pub type RunFuture = Pin<Box<dyn Future<Output = Result<RunOutput, RunError>> + Send>>;
 
 /// Runs a job's action. Supplied by the composition root (`aria serve`).
 pub trait Runner: Send + Sync + 'static {
-    /// Runs one slot. An `Err` is a failed run (its text is what the user is told).
+    /// Runs one slot.
     fn run(&self, run: JobRun) -> RunFuture;
 }
 
@@ -101,10 +123,30 @@ pub trait Runner: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeKind {
+    /// A run began (pushed only when the user asked for it: `[notify] job_started`).
+    Started,
     Completed,
     Failed,
+    /// A run that did not start (a cost cap); the job runs again at its next slot.
+    Skipped,
     Timeout,
     Interrupted,
+    /// A completed run of a heartbeat job.
+    Heartbeat,
+}
+
+impl NoticeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeKind::Started => "started",
+            NoticeKind::Completed => "completed",
+            NoticeKind::Failed => "failed",
+            NoticeKind::Skipped => "skipped",
+            NoticeKind::Timeout => "timeout",
+            NoticeKind::Interrupted => "interrupted",
+            NoticeKind::Heartbeat => "heartbeat",
+        }
+    }
 }
 
 /// One notification.
@@ -394,14 +436,20 @@ impl Scheduler {
             (self.store.clone(), self.clock.clone(), self.notifier.clone());
         let (running, finished, timeout) =
             (self.running.clone(), self.finished.clone(), self.config.timeout);
+        self.notifier.notify(notice(NoticeKind::Started, &run, &slot_text, ""));
         let future = self.runner.run(run.clone());
         let span = tracing::info_span!("scheduled_job", job = %run.job.name, slot = %slot_text);
         tokio::spawn(tracing::Instrument::instrument(
             async move {
                 let result = tokio::time::timeout(timeout, future).await;
+                let heartbeat = run.job.action["kind"] == "heartbeat";
                 let (kind, outcome, text, session) = match result {
+                    Ok(Ok(out)) if heartbeat => {
+                        (NoticeKind::Heartbeat, "ok", out.text, out.session_id)
+                    }
                     Ok(Ok(out)) => (NoticeKind::Completed, "ok", out.text, out.session_id),
-                    Ok(Err(why)) => (NoticeKind::Failed, "failed", why, None),
+                    Ok(Err(RunError::Failed(why))) => (NoticeKind::Failed, "failed", why, None),
+                    Ok(Err(RunError::Skipped(why))) => (NoticeKind::Skipped, "skipped", why, None),
                     Err(_) => (
                         NoticeKind::Timeout,
                         "timeout",
@@ -464,7 +512,13 @@ fn notice(kind: NoticeKind, run: &JobRun, slot: &str, text: &str) -> Notice {
         ),
     };
     let text = match kind {
-        NoticeKind::Completed => format!("Job {name} ({slot}){missed}: {text}"),
+        NoticeKind::Started => format!("Job {name} ({slot}) started{missed}"),
+        NoticeKind::Completed | NoticeKind::Heartbeat => {
+            format!("Job {name} ({slot}){missed}: {text}")
+        }
+        NoticeKind::Skipped => {
+            format!("Job {name} ({slot}) was skipped{missed}: {text}; it runs again at its next slot")
+        }
         NoticeKind::Failed => {
             format!("Job {name} ({slot}) failed{missed}: {text}; it runs again at its next slot")
         }

@@ -13,6 +13,7 @@ enum Behaviour {
     Succeed,
     Fail,
     Hang,
+    Skip,
     /// Waits for a permit of the gate, so a test decides when runs end.
     Gate,
 }
@@ -31,6 +32,7 @@ impl Runner for TestRunner {
             match behaviour {
                 Behaviour::Succeed => Ok(RunOutput { text: "all good".into(), session_id: None }),
                 Behaviour::Fail => Err("the repository is gone".into()),
+                Behaviour::Skip => Err(RunError::Skipped("the daily cost cap is reached".into())),
                 Behaviour::Hang => std::future::pending().await,
                 Behaviour::Gate => {
                     gate.acquire().await.map_err(|e| e.to_string())?.forget();
@@ -105,8 +107,14 @@ impl Rig {
         Schedule::parse("0 * * * *").unwrap().next_after(&zone("UTC").unwrap(), created).unwrap()
     }
 
+    /// The next notice other than a run's start.
     async fn notice(&mut self) -> Notice {
-        self.notices.recv().await.unwrap()
+        loop {
+            let notice = self.notices.recv().await.unwrap();
+            if notice.kind != NoticeKind::Started {
+                return notice;
+            }
+        }
     }
 
     fn calls(&self) -> Vec<(String, String, u64)> {
@@ -417,4 +425,42 @@ async fn the_loop_wakes_at_the_slot_and_starts_the_job_within_two_seconds() {
     assert_eq!(runner.calls.lock().unwrap().len(), 1);
     cancel.cancel();
     task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_skipped_run_is_recorded_and_told_and_the_job_goes_on_at_its_next_slot() {
+    let mut rig = rig(Behaviour::Skip);
+    let job = rig.hourly("capped");
+    let slot = Rig::first_slot(&job);
+    rig.clock.set(slot);
+    assert_eq!(rig.scheduler.tick().unwrap().started.len(), 1);
+    let started = rig.notices.recv().await.unwrap();
+    assert_eq!((started.kind, started.job.as_str()), (NoticeKind::Started, "capped"));
+    let notice = rig.notice().await;
+    assert_eq!(notice.kind, NoticeKind::Skipped);
+    assert!(notice.text.contains("daily cost cap"), "{}", notice.text);
+    let history = rig.store.job_history(job.id, 5).unwrap();
+    assert_eq!(history[0].outcome.as_deref(), Some("skipped"));
+    rig.clock.set(slot.checked_add(hours(1)).unwrap());
+    assert_eq!(rig.scheduler.tick().unwrap().started.len(), 1, "the next slot is tried");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_heartbeat_job_reports_as_a_heartbeat() {
+    let mut rig = rig(Behaviour::Succeed);
+    let job = rig
+        .store
+        .job_create(&NewJob {
+            name: "heartbeat".into(),
+            cron: "0 * * * *".into(),
+            tz: "UTC".into(),
+            action: json!({"kind": "heartbeat"}),
+            enabled: true,
+            created_by: "system".into(),
+            roots: vec![],
+        })
+        .unwrap();
+    rig.clock.set(Rig::first_slot(&job));
+    assert_eq!(rig.scheduler.tick().unwrap().started.len(), 1);
+    assert_eq!(rig.notice().await.kind, NoticeKind::Heartbeat);
 }
