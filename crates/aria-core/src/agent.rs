@@ -318,12 +318,27 @@ impl Agent {
         cancel: CancellationToken,
         mode: ApprovalMode,
     ) -> Result<SessionRecord, RunError> {
+        self.run_with(task, conversation_id, events, cancel, mode, self.config.limits).await
+    }
+
+    /// [`Agent::run_in_mode`] under other limits (a scheduled job's own cost cap). The limits
+    /// are the session's: recorded in `session.start` and enforced for this run; a resumed run
+    /// goes on under the agent's.
+    pub async fn run_with(
+        &self,
+        task: &str,
+        conversation_id: Option<String>,
+        events: &EventSink,
+        cancel: CancellationToken,
+        mode: ApprovalMode,
+        limits: Limits,
+    ) -> Result<SessionRecord, RunError> {
         let session = self.journal.create_session(&NewSession {
             conversation_id,
             task: task.to_owned(),
             provider: self.provider.name().to_owned(),
             model: self.config.model.clone(),
-            limits: self.config.limits,
+            limits,
         })?;
         self.audit.append(AuditEvent::new(
             Some(&session.id),

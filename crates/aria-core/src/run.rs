@@ -342,7 +342,7 @@ impl<'a> Run<'a> {
     }
 
     fn check_limits(&mut self) -> Result<(), Stop> {
-        let limits = self.agent.config.limits;
+        let limits = self.session.limits;
         if self.cancel.is_cancelled() {
             return Err(Stop::Cancel);
         }
@@ -385,7 +385,7 @@ impl<'a> Run<'a> {
     /// counts come from the provider afterwards).
     fn check_cost(&mut self, request: &ChatRequest) -> Result<(), Stop> {
         let Some(price) = self.agent.config.price else { return Ok(()) };
-        let cap = self.agent.config.limits.max_cost_usd;
+        let cap = self.session.limits.max_cost_usd;
         let done_calls = u64::from(self.session.iterations.saturating_sub(1)).max(1);
         let estimate = price.cost(Usage {
             input_tokens: self.agent.config.count_input_tokens.unwrap_or(estimate_tokens)(request),

@@ -182,6 +182,9 @@ pub enum Start {
     Message(String),
     /// A message run in another approval mode than the agent's (a chat's `/mode`).
     MessageInMode(String, aria_api::ApprovalMode),
+    /// A scheduled job's prompt, under its own cost cap (USD) when it has one; the agent's
+    /// cap still binds when it is lower.
+    Job(String, Option<f64>),
     Resume(String),
 }
 
@@ -424,6 +427,15 @@ async fn drive(
         Start::MessageInMode(content, mode) => {
             let conversation = Some(conversation_id.to_owned());
             gateway.agent.run_in_mode(&content, conversation, &tx, cancel, mode).await
+        }
+        Start::Job(content, cap) => {
+            let config = gateway.agent.config();
+            let mut limits = config.limits;
+            if let Some(cap) = cap {
+                limits.max_cost_usd = limits.max_cost_usd.min(cap);
+            }
+            let conversation = Some(conversation_id.to_owned());
+            gateway.agent.run_with(&content, conversation, &tx, cancel, config.mode, limits).await
         }
         Start::Resume(session_id) => gateway.agent.resume(&session_id, &tx, cancel).await,
     };

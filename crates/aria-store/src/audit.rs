@@ -180,6 +180,21 @@ impl Store {
         }
     }
 
+    /// How many audit records of each kind were written at or after `since` (RFC 3339 UTC),
+    /// by kind (the heartbeat's "operations since the last one").
+    pub fn audit_kind_counts_since(&self, since: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT kind, COUNT(*) FROM audit_log WHERE time >= ?1 GROUP BY kind ORDER BY kind",
+            )
+            .map_err(sql("counting audit records"))?;
+        stmt.query_map([since], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0).unsigned_abs())))
+            .map_err(sql("counting audit records"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql("counting audit records"))
+    }
+
     /// The last `last` records (all when `None`), ascending `seq`.
     pub fn audit_list(&self, last: Option<usize>) -> Result<Vec<AuditRecordRow>, StoreError> {
         let limit = last.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));

@@ -499,6 +499,22 @@ impl Store {
         })
     }
 
+    /// How the slots of every job finished at or after `since` (RFC 3339 UTC): `(outcome,
+    /// count)`, `running` for claims not finished yet.
+    pub fn job_outcomes_since(&self, since: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT COALESCE(outcome, 'running'), COUNT(*) FROM job_slots \
+                 WHERE claimed_at >= ?1 GROUP BY 1 ORDER BY 1",
+            )
+            .map_err(sql("counting job runs"))?;
+        stmt.query_map([since], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0).unsigned_abs())))
+            .map_err(sql("counting job runs"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql("counting job runs"))
+    }
+
     /// The newest `limit` claims of a job, newest first.
     pub fn job_history(&self, job_id: i64, limit: usize) -> Result<Vec<SlotRun>, StoreError> {
         let conn = self.conn();

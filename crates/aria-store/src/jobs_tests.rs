@@ -172,3 +172,33 @@ fn two_threads_racing_on_one_database_claim_each_slot_once() {
         slots.len()
     );
 }
+
+#[test]
+fn outcomes_since_count_finished_and_running_slots() {
+    let store = store();
+    let job = store
+        .job_create(&NewJob {
+            name: "count".into(),
+            cron: "0 * * * *".into(),
+            tz: "UTC".into(),
+            action: json!({"kind": "notify", "message": "m"}),
+            enabled: true,
+            created_by: "user".into(),
+            roots: vec![],
+        })
+        .unwrap();
+    let at = "2026-01-01T00:00:00.000Z";
+    for slot in ["2026-01-01T01:00:00Z", "2026-01-01T02:00:00Z", "2026-01-01T03:00:00Z"] {
+        store.job_claim_slot(job.id, slot, at, "t", 0).unwrap();
+    }
+    store.job_finish_slot(job.id, "2026-01-01T01:00:00Z", at, "ok", None, None).unwrap();
+    store.job_finish_slot(job.id, "2026-01-01T02:00:00Z", at, "skipped", None, None).unwrap();
+    assert_eq!(
+        store.job_outcomes_since("2025-12-31T00:00:00Z").unwrap(),
+        [("ok".to_owned(), 1), ("running".to_owned(), 1), ("skipped".to_owned(), 1)]
+    );
+    assert_eq!(store.job_outcomes_since("2026-02-01T00:00:00Z").unwrap(), []);
+    let kinds = store.audit_kind_counts_since("2000-01-01T00:00:00Z").unwrap();
+    assert!(kinds.contains(&("job.claim".to_owned(), 3)), "{kinds:?}");
+    assert_eq!(store.sessions_in_state_since("failed", "2000-01-01T00:00:00Z").unwrap(), 0);
+}

@@ -160,6 +160,17 @@ impl Store {
         Ok(())
     }
 
+    /// How many sessions last changed at or after `since` (RFC 3339 UTC) and are now in
+    /// `state` (the heartbeat's failed runs).
+    pub fn sessions_in_state_since(&self, state: &str, since: &str) -> Result<u64, StoreError> {
+        crate::store::count(
+            &self.conn(),
+            "SELECT COUNT(*) FROM sessions WHERE state = ?1 AND updated_at >= ?2",
+            rusqlite::params![state, since],
+            "counting sessions",
+        )
+    }
+
     /// One session by exact id.
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let conn = self.conn();
