@@ -190,6 +190,17 @@ impl Default for SchedulerConfig {
     }
 }
 
+/// Why [`Scheduler::run_now`] did not run a job.
+#[derive(Debug, thiserror::Error)]
+pub enum RunNowError {
+    #[error("there is no job named {0}; `aria schedule list` shows them")]
+    Unknown(String),
+    #[error("job {0} already ran in this second; try again")]
+    Busy(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// What could stop a tick.
 #[derive(Debug, thiserror::Error)]
 pub enum SchedulerError {
@@ -432,43 +443,12 @@ impl Scheduler {
     }
 
     fn spawn_run(&self, run: JobRun, slot_text: String, permit: tokio::sync::OwnedSemaphorePermit) {
-        let (store, clock, notifier) =
-            (self.store.clone(), self.clock.clone(), self.notifier.clone());
-        let (running, finished, timeout) =
-            (self.running.clone(), self.finished.clone(), self.config.timeout);
-        self.notifier.notify(notice(NoticeKind::Started, &run, &slot_text, ""));
-        let future = self.runner.run(run.clone());
+        let (running, finished) = (self.running.clone(), self.finished.clone());
         let span = tracing::info_span!("scheduled_job", job = %run.job.name, slot = %slot_text);
+        let execute = self.execute(run.clone(), slot_text.clone());
         tokio::spawn(tracing::Instrument::instrument(
             async move {
-                let result = tokio::time::timeout(timeout, future).await;
-                let heartbeat = run.job.action["kind"] == "heartbeat";
-                let (kind, outcome, text, session) = match result {
-                    Ok(Ok(out)) if heartbeat => {
-                        (NoticeKind::Heartbeat, "ok", out.text, out.session_id)
-                    }
-                    Ok(Ok(out)) => (NoticeKind::Completed, "ok", out.text, out.session_id),
-                    Ok(Err(RunError::Failed(why))) => (NoticeKind::Failed, "failed", why, None),
-                    Ok(Err(RunError::Skipped(why))) => (NoticeKind::Skipped, "skipped", why, None),
-                    Err(_) => (
-                        NoticeKind::Timeout,
-                        "timeout",
-                        format!("cancelled after {} s", timeout.as_secs()),
-                        None,
-                    ),
-                };
-                let now = stamp(clock.now());
-                if let Err(e) = store.job_finish_slot(
-                    run.job.id,
-                    &slot_text,
-                    &now,
-                    outcome,
-                    Some(&text),
-                    session.as_deref(),
-                ) {
-                    tracing::error!(error = %e, "could not record a scheduled run's outcome");
-                }
-                notifier.notify(notice(kind, &run, &slot_text, &text));
+                execute.await;
                 running
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -478,6 +458,67 @@ impl Scheduler {
             },
             span,
         ));
+    }
+
+    /// Runs a claimed slot under the job timeout, records its outcome and tells the user.
+    fn execute(&self, run: JobRun, slot_text: String) -> impl Future<Output = Notice> + use<> {
+        let (store, clock, notifier) =
+            (self.store.clone(), self.clock.clone(), self.notifier.clone());
+        let timeout = self.config.timeout;
+        self.notifier.notify(notice(NoticeKind::Started, &run, &slot_text, ""));
+        let future = self.runner.run(run.clone());
+        async move {
+            let result = tokio::time::timeout(timeout, future).await;
+            let heartbeat = run.job.action["kind"] == "heartbeat";
+            let (kind, outcome, text, session) = match result {
+                Ok(Ok(out)) if heartbeat => (NoticeKind::Heartbeat, "ok", out.text, out.session_id),
+                Ok(Ok(out)) => (NoticeKind::Completed, "ok", out.text, out.session_id),
+                Ok(Err(RunError::Failed(why))) => (NoticeKind::Failed, "failed", why, None),
+                Ok(Err(RunError::Skipped(why))) => (NoticeKind::Skipped, "skipped", why, None),
+                Err(_) => (
+                    NoticeKind::Timeout,
+                    "timeout",
+                    format!("cancelled after {} s", timeout.as_secs()),
+                    None,
+                ),
+            };
+            let now = stamp(clock.now());
+            if let Err(e) = store.job_finish_slot(
+                run.job.id,
+                &slot_text,
+                &now,
+                outcome,
+                Some(&text),
+                session.as_deref(),
+            ) {
+                tracing::error!(error = %e, "could not record a scheduled run's outcome");
+            }
+            let notice = notice(kind, &run, &slot_text, &text);
+            notifier.notify(notice.clone());
+            notice
+        }
+    }
+
+    /// Runs job `name` now, once, whatever its schedule (`aria schedule run`, the API's and
+    /// Telegram's "run now"). The run is a slot like any other — the current second, claimed
+    /// first, recorded in the job's history, told to the user — and its slot does not move the
+    /// schedule: the job's next slot runs as planned. A disabled job runs too (asked by name).
+    pub async fn run_now(&self, name: &str) -> Result<Notice, RunNowError> {
+        let job = self.store.job(name)?.ok_or_else(|| RunNowError::Unknown(name.to_owned()))?;
+        let now = self.clock.now();
+        let slot = now.round(jiff::Unit::Second).unwrap_or(now);
+        let slot_text = rfc3339_utc(slot);
+        let claim = self.store.job_claim_manual(
+            job.id,
+            &slot_text,
+            &stamp(now),
+            &format!("manual ({})", self.config.instance),
+        )?;
+        if claim != Claim::Claimed {
+            return Err(RunNowError::Busy(name.to_owned()));
+        }
+        let _permit = self.permits.clone().acquire_owned().await;
+        Ok(self.execute(JobRun { job, slot, missed: 0 }, slot_text).await)
     }
 
     /// Ticks until `cancel`: at least every [`SchedulerConfig::max_sleep`], at the next due
@@ -517,7 +558,9 @@ fn notice(kind: NoticeKind, run: &JobRun, slot: &str, text: &str) -> Notice {
             format!("Job {name} ({slot}){missed}: {text}")
         }
         NoticeKind::Skipped => {
-            format!("Job {name} ({slot}) was skipped{missed}: {text}; it runs again at its next slot")
+            format!(
+                "Job {name} ({slot}) was skipped{missed}: {text}; it runs again at its next slot"
+            )
         }
         NoticeKind::Failed => {
             format!("Job {name} ({slot}) failed{missed}: {text}; it runs again at its next slot")

@@ -464,3 +464,20 @@ async fn a_heartbeat_job_reports_as_a_heartbeat() {
     assert_eq!(rig.scheduler.tick().unwrap().started.len(), 1);
     assert_eq!(rig.notice().await.kind, NoticeKind::Heartbeat);
 }
+
+#[tokio::test(start_paused = true)]
+async fn run_now_runs_once_is_recorded_and_leaves_the_schedule_alone() {
+    let mut rig = rig(Behaviour::Succeed);
+    let job = rig.hourly("manual");
+    rig.clock.advance(SignedDuration::from_mins(1));
+    let notice = rig.scheduler.run_now("manual").await.unwrap();
+    assert_eq!(notice.kind, NoticeKind::Completed);
+    assert!(notice.text.contains("all good"), "{}", notice.text);
+    assert_eq!(rig.notice().await, notice, "told like a scheduled run");
+    assert!(matches!(rig.scheduler.run_now("manual").await, Err(RunNowError::Busy(_))));
+    assert!(matches!(rig.scheduler.run_now("nope").await, Err(RunNowError::Unknown(_))));
+    let history = rig.store.job_history(job.id, 5).unwrap();
+    assert_eq!((history.len(), history[0].outcome.as_deref()), (1, Some("ok")));
+    rig.clock.set(Rig::first_slot(&job));
+    assert_eq!(rig.scheduler.tick().unwrap().started.len(), 1, "the hourly slot still runs");
+}

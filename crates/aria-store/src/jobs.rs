@@ -53,6 +53,11 @@ pub(crate) const JOBS: &[&str] = &[
     "CREATE INDEX job_slots_open ON job_slots(finished_at) WHERE finished_at IS NULL",
 ];
 
+/// Runs asked for by hand (`aria schedule run`) are slots too, marked so that they do not move
+/// the schedule: the scheduler's "last claimed slot" counts scheduled slots only.
+pub(crate) const MANUAL_RUNS: &str =
+    "ALTER TABLE job_slots ADD COLUMN manual INTEGER NOT NULL DEFAULT 0";
+
 /// A job as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Job {
@@ -130,7 +135,7 @@ pub enum Claim {
 }
 
 const JOB_SELECT: &str = "SELECT j.id, j.name, j.cron, j.tz, j.action, j.enabled, j.created_by, \
-    j.roots, j.last_completed_slot, (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id), \
+    j.roots, j.last_completed_slot, (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id AND s.manual = 0), \
     j.created_at, j.updated_at FROM jobs j";
 
 const SLOT_SELECT: &str = "SELECT job_id, slot, claimed_at, claimed_by, missed, finished_at, \
@@ -276,7 +281,7 @@ impl Store {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT j.id, j.name, j.cron, j.tz, \
-                 (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id), j.created_at, \
+                 (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id AND s.manual = 0), j.created_at, \
                  j.updated_at FROM jobs j WHERE j.enabled = 1 ORDER BY j.id",
             )
             .map_err(sql("listing job schedules"))?;
@@ -404,6 +409,42 @@ impl Store {
                 "scheduler",
                 "job.claim",
                 json!({"name": name, "slot": slot, "by": claimed_by, "missed": missed}),
+            )?;
+            Ok(Claim::Claimed)
+        })
+    }
+
+    /// Claims `slot` of job `job_id` for a run asked for by hand: like [`Store::job_claim_slot`]
+    /// but the job may be disabled, and the claim is marked manual so the schedule does not
+    /// move. Audited as `job.claim` with `manual: true`.
+    pub fn job_claim_manual(
+        &self,
+        job_id: i64,
+        slot: &str,
+        now: &str,
+        claimed_by: &str,
+    ) -> Result<Claim, StoreError> {
+        self.write_tx("claiming a job's slot", |tx| {
+            let name: Option<String> = tx
+                .query_row("SELECT name FROM jobs WHERE id = ?1", [job_id], |r| r.get(0))
+                .optional()
+                .map_err(sql("claiming a job's slot"))?;
+            let Some(name) = name else { return Ok(Claim::NotRunnable) };
+            let inserted = tx
+                .execute(
+                    "INSERT OR IGNORE INTO job_slots (job_id, slot, claimed_at, claimed_by, manual) \
+                     VALUES (?1, ?2, ?3, ?4, 1)",
+                    params![job_id, slot, now, claimed_by],
+                )
+                .map_err(sql("claiming a job's slot"))?;
+            if inserted == 0 {
+                return Ok(Claim::Taken);
+            }
+            self.job_audit(
+                tx,
+                "user",
+                "job.claim",
+                json!({"name": name, "slot": slot, "by": claimed_by, "manual": true}),
             )?;
             Ok(Claim::Claimed)
         })

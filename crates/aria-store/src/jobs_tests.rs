@@ -202,3 +202,26 @@ fn outcomes_since_count_finished_and_running_slots() {
     assert!(kinds.contains(&("job.claim".to_owned(), 3)), "{kinds:?}");
     assert_eq!(store.sessions_in_state_since("failed", "2000-01-01T00:00:00Z").unwrap(), 0);
 }
+
+#[test]
+fn a_manual_claim_runs_a_disabled_job_once_and_does_not_move_the_schedule() {
+    let store = store();
+    let job = store
+        .job_create(&NewJob {
+            name: "by-hand".into(),
+            cron: "0 * * * *".into(),
+            tz: "UTC".into(),
+            action: json!({"kind": "notify", "message": "m"}),
+            enabled: false,
+            created_by: "user".into(),
+            roots: vec![],
+        })
+        .unwrap();
+    let (slot, at) = ("2026-01-01T01:30:00Z", "2026-01-01T01:30:00.000Z");
+    assert_eq!(store.job_claim_manual(job.id, slot, at, "manual").unwrap(), Claim::Claimed);
+    assert_eq!(store.job_claim_manual(job.id, slot, at, "manual").unwrap(), Claim::Taken);
+    assert_eq!(store.job("by-hand").unwrap().unwrap().last_claimed_slot, None);
+    store.job_set_enabled("by-hand", true, "user").unwrap();
+    assert!(store.job_schedules().unwrap()[0].last_claimed_slot.is_none());
+    assert_eq!(store.job_history(job.id, 5).unwrap()[0].slot, slot);
+}

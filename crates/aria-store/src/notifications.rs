@@ -11,8 +11,8 @@ use crate::StoreError;
 use crate::error::sql;
 use crate::store::{Store, now_rfc3339};
 
-/// The statements of the schema step that adds notifications.
-pub(crate) const NOTIFICATIONS: &[&str] = &["CREATE TABLE notifications (
+/// The table of the schema step that adds notifications.
+pub(crate) const NOTIFICATIONS: &str = "CREATE TABLE notifications (
         id INTEGER PRIMARY KEY,
         time TEXT NOT NULL,
         kind TEXT NOT NULL,
@@ -20,7 +20,7 @@ pub(crate) const NOTIFICATIONS: &[&str] = &["CREATE TABLE notifications (
         slot TEXT,
         text TEXT NOT NULL,
         pushed TEXT NOT NULL
-    ) STRICT"];
+    ) STRICT";
 
 /// How many notifications are kept.
 pub const KEEP: i64 = 10_000;

@@ -166,8 +166,8 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 10,
-        description: "notifications (what the user was told, pushed or not)",
-        statements: crate::notifications::NOTIFICATIONS,
+        description: "notifications (what the user was told, pushed or not); manual job runs",
+        statements: &[crate::notifications::NOTIFICATIONS, crate::jobs::MANUAL_RUNS],
     },
 ];
 
