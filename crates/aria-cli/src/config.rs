@@ -16,7 +16,7 @@ pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resol
 mod provider;
 mod schedule;
 mod server;
-pub use schedule::{RawSchedule, ScheduleConfig};
+pub use schedule::{NotifyConfig, RawNotify, RawSchedule, ScheduleConfig};
 pub use server::{RawServer, ServerConfig, parse_listen};
 mod show;
 mod telegram;
@@ -63,6 +63,7 @@ pub struct RawConfig {
     pub server: Option<RawServer>,
     pub telegram: Option<RawTelegram>,
     pub schedule: Option<RawSchedule>,
+    pub notify: Option<RawNotify>,
 }
 
 /// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
@@ -264,6 +265,7 @@ pub struct Config {
     pub server: ServerConfig,
     pub telegram: TelegramSettings,
     pub schedule: ScheduleConfig,
+    pub notify: NotifyConfig,
 }
 
 /// `[web]`, checked: every allowed host parses.
@@ -451,6 +453,7 @@ pub fn resolve(
     let server = server::resolve_server(raw.server.unwrap_or_default())?;
     let telegram = telegram::resolve_telegram(raw.telegram.unwrap_or_default(), env, &roots)?;
     let schedule = schedule::resolve_schedule(raw.schedule.unwrap_or_default())?;
+    let notify = schedule::resolve_notify(raw.notify.unwrap_or_default());
     Ok(Config {
         source,
         config_dir: config_dir(env),
@@ -477,6 +480,7 @@ pub fn resolve(
         server,
         telegram,
         schedule,
+        notify,
     })
 }
 

@@ -1,96 +1,122 @@
-//! Scheduled jobs inside `aria serve`: the composition of `aria-scheduler`'s loop with the
-//! gateway (which runs agent tasks) and the Telegram outbox (which carries notifications).
-//!
-//! Actions run here: `notify` (the job's fixed message is the notification) and `agent` (the
-//! prompt runs as a task in a new conversation through `gw.runs.start`, like any other front
-//! end's message; its answer is the notification). A scheduled run has nobody to ask, so it is
-//! started as a channel that cannot ask: a call that needs approval is denied.
+//! Scheduled jobs inside `aria serve` (and `aria schedule run`): `aria-scheduler`'s loop
+//! composed with the gateway, which runs the jobs' actions (`aria_gateway::jobs`) and tells
+//! the user (`aria_gateway::notify`), and the built-in heartbeat job.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use aria_gateway::Gateway;
-use aria_gateway::runs::{Channel, RunHub, Start};
-use aria_gateway::telegram::Telegram;
-use aria_scheduler::scheduler::{JobRun, Notice, Notifier, RunFuture, RunOutput, Runner};
+use aria_gateway::jobs::JobRunner;
+use aria_scheduler::cron::system_zone;
+use aria_scheduler::scheduler::{Clock, Scheduler, SchedulerConfig, SystemClock};
+use aria_store::{NewJob, Store, StoreError};
+use serde_json::json;
 
-/// Runs `notify` and `agent` actions.
-pub struct GatewayRunner {
-    pub gateway: Arc<Gateway>,
+use crate::config::Config;
+
+/// The built-in heartbeat job's name.
+pub const HEARTBEAT: &str = "heartbeat";
+
+/// The scheduler of this process, its runs going through `gateway`, its notices to the
+/// gateway's notifier (which the front ends can reach it through).
+pub fn scheduler(gateway: &Arc<Gateway>, config: &Config) -> Arc<Scheduler> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let scheduler = Arc::new(Scheduler::new(
+        gateway.store.clone(),
+        clock,
+        Arc::new(JobRunner { gateway: gateway.clone() }),
+        gateway.notifications.clone(),
+        SchedulerConfig {
+            timeout: Duration::from_secs(config.schedule.timeout_secs),
+            max_concurrent: config.schedule.max_concurrent,
+            ..SchedulerConfig::default()
+        },
+    ));
+    gateway.notifications.set_scheduler(&scheduler);
+    scheduler
 }
 
-/// Cancels the run when the scheduler drops its future (the job timed out).
-struct CancelOnDrop(Arc<RunHub>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if !self.0.is_finished() {
-            self.0.cancel.cancel();
-        }
+/// Makes the built-in heartbeat job follow `[schedule] heartbeat`: created when missing, its
+/// expression updated when the configuration changed, disabled when it is `off`. A job named
+/// `heartbeat` that a person made themselves is left alone. Returns what changed, for a note.
+pub fn ensure_heartbeat(store: &Store, cron: Option<&str>) -> Result<Option<String>, StoreError> {
+    let existing = store.job(HEARTBEAT)?;
+    if let Some(job) = &existing
+        && (job.created_by != "system" || job.action["kind"] != "heartbeat")
+    {
+        return Ok(None);
     }
-}
-
-impl Runner for GatewayRunner {
-    fn run(&self, run: JobRun) -> RunFuture {
-        let gateway = self.gateway.clone();
-        Box::pin(async move {
-            let action = &run.job.action;
-            match action["kind"].as_str() {
-                Some("notify") => Ok(RunOutput {
-                    text: action["message"].as_str().unwrap_or_default().to_owned(),
-                    session_id: None,
-                }),
-                Some("agent") => {
-                    let prompt = action["prompt"].as_str().unwrap_or_default().to_owned();
-                    agent(&gateway, &run.job.name, prompt).await
-                }
-                other => Err(format!(
-                    "this version of aria cannot run a job whose action is {other:?}; delete \
-                     it with `aria schedule delete {}`",
-                    run.job.name
-                )),
+    match (existing, cron) {
+        (None, None) => Ok(None),
+        (None, Some(cron)) => {
+            let (tz, _) = system_zone();
+            store.job_create(&NewJob {
+                name: HEARTBEAT.into(),
+                cron: cron.to_owned(),
+                tz: tz.clone(),
+                action: json!({"kind": "heartbeat"}),
+                enabled: true,
+                created_by: "system".into(),
+                roots: Vec::new(),
+            })?;
+            Ok(Some(format!("heartbeat scheduled at `{cron}` ({tz})")))
+        }
+        (Some(job), None) if job.enabled => {
+            store.job_set_enabled(HEARTBEAT, false, "system")?;
+            Ok(Some("heartbeat off ([schedule] heartbeat = \"off\")".into()))
+        }
+        (Some(_), None) => Ok(None),
+        (Some(job), Some(cron)) => {
+            let mut changed = None;
+            if job.cron != cron {
+                store.job_update(HEARTBEAT, Some(cron), None, None, "system")?;
+                changed = Some(format!("heartbeat now at `{cron}`"));
             }
-        })
+            if !job.enabled {
+                store.job_set_enabled(HEARTBEAT, true, "system")?;
+                changed = Some(format!("heartbeat on at `{cron}`"));
+            }
+            Ok(changed)
+        }
     }
 }
 
-async fn agent(gateway: &Arc<Gateway>, job: &str, prompt: String) -> Result<RunOutput, String> {
-    let conversation = gateway
-        .store
-        .create_conversation(&format!("scheduled: {job}"))
-        .map_err(|e| format!("cannot open a conversation for the run: {e}"))?;
-    let hub = gateway.runs.start(
-        gateway.clone(),
-        conversation.id,
-        Start::Message(prompt),
-        Channel::OpenAi,
-    );
-    let guard = CancelOnDrop(hub.clone());
-    let mut events = hub.follow();
-    while events.recv().await.is_some() {}
-    let reply = guard.0.reply().ok_or("the run ended without a reply")?;
-    match (reply.state.as_str(), reply.answer) {
-        ("done", Some(answer)) => {
-            Ok(RunOutput { text: answer, session_id: Some(reply.session_id) })
-        }
-        (state, _) => Err(format!(
-            "the run {} ended {state}{}",
-            reply.session_id,
-            reply.error.map(|e| format!(": {e}")).unwrap_or_default()
-        )),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use aria_api::NoRedact;
 
-/// Tells the user: the daemon's log always, and each allowlisted Telegram chat through the
-/// outbox when the Telegram channel runs (the sender is woken at once).
-pub struct OutboxNotifier {
-    pub telegram: Option<Arc<Telegram>>,
-}
+    use super::*;
 
-impl Notifier for OutboxNotifier {
-    fn notify(&self, notice: Notice) {
-        tracing::info!(job = %notice.job, slot = %notice.slot, kind = ?notice.kind, "{}", notice.text);
-        if let Some(telegram) = &self.telegram {
-            telegram.notify_allowed(&notice.text);
-        }
+    #[test]
+    fn the_heartbeat_job_follows_the_configuration_and_leaves_a_persons_job_alone() {
+        let store = Store::open_in_memory(Arc::new(NoRedact)).unwrap();
+        assert!(ensure_heartbeat(&store, Some("0 18 * * *")).unwrap().is_some());
+        let job = store.job(HEARTBEAT).unwrap().unwrap();
+        assert_eq!(
+            (job.cron.as_str(), job.enabled, job.created_by.as_str()),
+            ("0 18 * * *", true, "system")
+        );
+        assert!(ensure_heartbeat(&store, Some("0 18 * * *")).unwrap().is_none(), "unchanged");
+        ensure_heartbeat(&store, Some("0 9 * * *")).unwrap();
+        assert_eq!(store.job(HEARTBEAT).unwrap().unwrap().cron, "0 9 * * *");
+        ensure_heartbeat(&store, None).unwrap();
+        assert!(!store.job(HEARTBEAT).unwrap().unwrap().enabled);
+        ensure_heartbeat(&store, Some("0 9 * * *")).unwrap();
+        assert!(store.job(HEARTBEAT).unwrap().unwrap().enabled);
+
+        let store = Store::open_in_memory(Arc::new(NoRedact)).unwrap();
+        store
+            .job_create(&NewJob {
+                name: HEARTBEAT.into(),
+                cron: "*/5 * * * *".into(),
+                tz: "UTC".into(),
+                action: json!({"kind": "notify", "message": "mine"}),
+                enabled: true,
+                created_by: "user".into(),
+                roots: vec![],
+            })
+            .unwrap();
+        assert!(ensure_heartbeat(&store, None).unwrap().is_none());
+        assert!(store.job(HEARTBEAT).unwrap().unwrap().enabled, "a person's job is theirs");
     }
 }

@@ -36,6 +36,10 @@ fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
         AgentConfig::new("bench-model", "You are a benchmark."),
     );
     Arc::new(Gateway {
+        notifications: Arc::new(aria_gateway::notify::Notifications::new(
+            store.clone(),
+            Default::default(),
+        )),
         agent: Arc::new(agent),
         store,
         runs,

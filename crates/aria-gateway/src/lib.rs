@@ -19,6 +19,8 @@
 pub mod approvals;
 pub mod error;
 mod extract;
+pub mod jobs;
+pub mod notify;
 pub mod openai;
 pub mod openapi;
 mod routes;
@@ -90,6 +92,8 @@ pub struct Gateway {
     pub security: Security,
     /// Cancelled when the daemon begins to stop: no new runs from then on.
     pub shutdown: CancellationToken,
+    /// What the user is told (scheduled jobs, heartbeats), recorded and pushed.
+    pub notifications: Arc<notify::Notifications>,
 }
 
 impl Gateway {

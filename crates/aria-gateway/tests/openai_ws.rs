@@ -80,6 +80,10 @@ impl Harness {
             }
         });
         let gw = Arc::new(Gateway {
+            notifications: Arc::new(aria_gateway::notify::Notifications::new(
+                store.clone(),
+                Default::default(),
+            )),
             agent: Arc::new(agent),
             store,
             runs,

@@ -91,6 +91,10 @@ impl Harness {
         )
         .with_approver(Arc::new(approvals.clone()));
         let gw = Arc::new(Gateway {
+            notifications: Arc::new(aria_gateway::notify::Notifications::new(
+                store.clone(),
+                Default::default(),
+            )),
             agent: Arc::new(agent),
             store,
             runs,

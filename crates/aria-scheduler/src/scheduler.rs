@@ -236,6 +236,8 @@ pub struct Scheduler {
     /// For each job with nothing due at the last tick: when it is due next, and what that was
     /// computed from. A tick skips such a job until then (10,000 jobs in a few milliseconds).
     next_fires: Mutex<HashMap<i64, NextFire>>,
+    /// When the last tick ran (for `/status`).
+    last_tick: Mutex<Option<Timestamp>>,
 }
 
 /// When a job is due next, valid while its expression, zone and last slot are unchanged.
@@ -281,7 +283,13 @@ impl Scheduler {
             running: Arc::default(),
             finished: Arc::default(),
             next_fires: Mutex::default(),
+            last_tick: Mutex::default(),
         }
+    }
+
+    /// When the last tick ran; `None` before the first.
+    pub fn last_tick(&self) -> Option<Timestamp> {
+        *self.last_tick.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Runs in flight now.
@@ -357,6 +365,7 @@ impl Scheduler {
     /// One evaluation at the clock's now (see the module documentation).
     pub fn tick(&self) -> Result<TickReport, SchedulerError> {
         let now = self.clock.now();
+        *self.last_tick.lock().unwrap_or_else(PoisonError::into_inner) = Some(now);
         let mut report = TickReport::default();
         let grace = self.config.timeout + Duration::from_secs(60);
         let cutoff = now

@@ -240,7 +240,17 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         config.server.allowed_origins.clone(),
         config.server.rate_limit_per_minute,
     );
+    let notify = aria_gateway::notify::NotifySettings {
+        enabled: config.notify.enabled,
+        job_started: config.notify.job_started,
+        desktop: if config.notify.desktop {
+            aria_gateway::notify::NotifySettings::find_desktop()
+        } else {
+            None
+        },
+    };
     let gateway = Arc::new(Gateway {
+        notifications: Arc::new(aria_gateway::notify::Notifications::new(store.clone(), notify)),
         agent: Arc::new(parts.agent),
         store: store.clone(),
         runs: runs.clone(),
@@ -259,13 +269,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     );
     let mut telegram = super::telegram::start(&config.telegram, &gateway);
     let scheduler_stop = CancellationToken::new();
-    let scheduler = start_scheduler(
-        &gateway,
-        &store,
-        &config,
-        telegram.as_ref().map(|t| t.channel.clone()),
-        &scheduler_stop,
-    );
+    let scheduler = start_scheduler(&gateway, &config, &scheduler_stop);
     let stop = CancellationToken::new();
     let server = {
         let stop = stop.clone();
@@ -307,28 +311,19 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     Ok(OK)
 }
 
-/// The scheduler loop (issue #21): runs the jobs of `aria schedule` at their slots and tells
-/// the daemon's log and, when the Telegram channel runs, its allowlisted chats.
+/// The scheduler loop (issue #21): runs the jobs of `aria schedule` (and the built-in
+/// heartbeat) at their slots and tells the user through the gateway's notifier.
 fn start_scheduler(
     gateway: &Arc<Gateway>,
-    store: &Arc<aria_store::Store>,
     config: &Config,
-    telegram: Option<Arc<aria_gateway::telegram::Telegram>>,
     stop: &CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    use aria_scheduler::scheduler::{Scheduler, SchedulerConfig, SystemClock};
-    let notifier = crate::scheduled::OutboxNotifier { telegram };
-    let scheduler = Arc::new(Scheduler::new(
-        store.clone(),
-        Arc::new(SystemClock),
-        Arc::new(crate::scheduled::GatewayRunner { gateway: gateway.clone() }),
-        Arc::new(notifier),
-        SchedulerConfig {
-            timeout: Duration::from_secs(config.schedule.timeout_secs),
-            max_concurrent: config.schedule.max_concurrent,
-            ..SchedulerConfig::default()
-        },
-    ));
+    match crate::scheduled::ensure_heartbeat(&gateway.store, config.schedule.heartbeat.as_deref()) {
+        Ok(Some(change)) => eprintln!("note: {change}"),
+        Ok(None) => {}
+        Err(e) => eprintln!("warning: cannot set up the heartbeat job: {e}"),
+    }
+    let scheduler = crate::scheduled::scheduler(gateway, config);
     // This process holds the daemon lock, so no other scheduler runs on this database: a claim
     // still open was left by a daemon that died, and is reported as interrupted now.
     match scheduler.recover() {

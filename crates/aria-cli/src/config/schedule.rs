@@ -1,4 +1,5 @@
-//! `[schedule]`: how `aria serve` runs scheduled jobs (issue #21).
+//! `[schedule]`: how `aria serve` runs scheduled jobs, and `[notify]`: how it tells you
+//! (issue #21).
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +13,9 @@ pub struct RawSchedule {
     pub timeout_secs: Option<u64>,
     /// Scheduled runs at once (default 3).
     pub max_concurrent: Option<usize>,
+    /// When the built-in heartbeat job runs: a cron expression in the local zone (default
+    /// `0 18 * * *`, daily at 18:00), or `off`.
+    pub heartbeat: Option<String>,
 }
 
 /// `[schedule]`, checked.
@@ -19,11 +23,20 @@ pub struct RawSchedule {
 pub struct ScheduleConfig {
     pub timeout_secs: u64,
     pub max_concurrent: usize,
+    /// The heartbeat's cron expression; `None`: off.
+    pub heartbeat: Option<String>,
 }
+
+/// The heartbeat's default: daily at 18:00 local time.
+pub const DEFAULT_HEARTBEAT: &str = "0 18 * * *";
 
 impl Default for ScheduleConfig {
     fn default() -> Self {
-        ScheduleConfig { timeout_secs: 600, max_concurrent: 3 }
+        ScheduleConfig {
+            timeout_secs: 600,
+            max_concurrent: 3,
+            heartbeat: Some(DEFAULT_HEARTBEAT.to_owned()),
+        }
     }
 }
 
@@ -32,6 +45,7 @@ impl ScheduleConfig {
         RawSchedule {
             timeout_secs: Some(self.timeout_secs),
             max_concurrent: Some(self.max_concurrent),
+            heartbeat: Some(self.heartbeat.clone().unwrap_or_else(|| "off".to_owned())),
         }
     }
 }
@@ -50,7 +64,67 @@ pub fn resolve_schedule(raw: RawSchedule) -> Result<ScheduleConfig, ConfigError>
             "[schedule] max_concurrent = {max_concurrent}: give 1 to 16 (default 3)"
         )));
     }
-    Ok(ScheduleConfig { timeout_secs, max_concurrent })
+    let heartbeat = match raw.heartbeat.as_deref().map(str::trim) {
+        None => default.heartbeat,
+        Some("off" | "") => None,
+        Some(expr) => {
+            let schedule = aria_scheduler::cron::Schedule::parse(expr).map_err(|e| {
+                ConfigError::Invalid(format!(
+                    "[schedule] heartbeat = {expr:?}: {e}; give a cron expression like \
+                     \"{DEFAULT_HEARTBEAT}\" or \"off\""
+                ))
+            })?;
+            Some(schedule.expr().to_owned())
+        }
+    };
+    Ok(ScheduleConfig { timeout_secs, max_concurrent, heartbeat })
+}
+
+/// `[notify]` as written.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNotify {
+    /// Push notifications to Telegram and the desktop (default true). Off, they are still
+    /// recorded and listed in the web UI.
+    pub enabled: Option<bool>,
+    /// Also tell when a scheduled job starts (default false).
+    pub job_started: Option<bool>,
+    /// Desktop notifications with `notify-send` when it exists and a display is there (default
+    /// true).
+    pub desktop: Option<bool>,
+}
+
+/// `[notify]`, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotifyConfig {
+    pub enabled: bool,
+    pub job_started: bool,
+    pub desktop: bool,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig { enabled: true, job_started: false, desktop: true }
+    }
+}
+
+impl NotifyConfig {
+    pub fn to_raw(&self) -> RawNotify {
+        RawNotify {
+            enabled: Some(self.enabled),
+            job_started: Some(self.job_started),
+            desktop: Some(self.desktop),
+        }
+    }
+}
+
+pub fn resolve_notify(raw: RawNotify) -> NotifyConfig {
+    let d = NotifyConfig::default();
+    NotifyConfig {
+        enabled: raw.enabled.unwrap_or(d.enabled),
+        job_started: raw.job_started.unwrap_or(d.job_started),
+        desktop: raw.desktop.unwrap_or(d.desktop),
+    }
 }
 
 #[cfg(test)]
@@ -60,15 +134,22 @@ mod tests {
     #[test]
     fn defaults_and_bounds() {
         assert_eq!(resolve_schedule(RawSchedule::default()).unwrap(), ScheduleConfig::default());
-        let set = RawSchedule { timeout_secs: Some(30), max_concurrent: Some(1) };
+        let set = RawSchedule {
+            timeout_secs: Some(30),
+            max_concurrent: Some(1),
+            heartbeat: Some("off".into()),
+        };
         assert_eq!(
             resolve_schedule(set).unwrap(),
-            ScheduleConfig { timeout_secs: 30, max_concurrent: 1 }
+            ScheduleConfig { timeout_secs: 30, max_concurrent: 1, heartbeat: None }
         );
+        let hourly = RawSchedule { heartbeat: Some("@hourly".into()), ..Default::default() };
+        assert!(resolve_schedule(hourly).unwrap().heartbeat.is_some());
         for bad in [
             RawSchedule { timeout_secs: Some(0), ..Default::default() },
             RawSchedule { max_concurrent: Some(0), ..Default::default() },
             RawSchedule { max_concurrent: Some(99), ..Default::default() },
+            RawSchedule { heartbeat: Some("at six".into()), ..Default::default() },
         ] {
             assert!(resolve_schedule(bad).unwrap_err().to_string().contains("[schedule]"));
         }

@@ -114,6 +114,7 @@ impl Config {
             server: Some(self.server.to_raw()),
             telegram: Some(self.telegram.to_raw()),
             schedule: Some(self.schedule.to_raw()),
+            notify: Some(self.notify.to_raw()),
         }
     }
 }

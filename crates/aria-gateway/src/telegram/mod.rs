@@ -22,6 +22,7 @@ mod commands;
 mod files;
 pub mod format;
 mod health;
+mod notify;
 pub mod outbox;
 mod poll;
 
@@ -176,6 +177,9 @@ impl Telegram {
             username: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
         });
+        let push: Arc<dyn crate::notify::Push> = channel.clone();
+        channel.gw.notifications.attach(Arc::downgrade(&push));
+        drop(push);
         let sender_stop = CancellationToken::new();
         let sender = tokio::spawn(tracing::Instrument::instrument(
             outbox::run_sender(outbox, bot, channel.config.max_per_minute, sender_stop.clone()),
@@ -208,15 +212,6 @@ impl Telegram {
     /// How long the channel has been running.
     pub fn uptime(&self) -> Duration {
         self.started.elapsed()
-    }
-
-    /// A plain message to every allowlisted chat, through the outbox, and the sender woken at
-    /// once (the scheduler's notifications). Returns how many chats it was queued for.
-    pub fn notify_allowed(&self, text: &str) -> usize {
-        for chat in &self.config.allowed_chat_ids {
-            self.say(*chat, text);
-        }
-        self.config.allowed_chat_ids.len()
     }
 
     /// A plain message to a chat, through the outbox.
