@@ -24,13 +24,10 @@ use std::time::{Duration, SystemTime};
 use aria_api::ToolContext;
 use aria_scheduler::scheduler::{JobRun, RunError, RunFuture, RunOutput, Runner};
 use aria_store::Job;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::Gateway;
 use crate::runs::{Channel, RunHub, Start};
-
-/// The action kinds a job may have.
-pub const ACTION_KINDS: &[&str] = &["agent", "notify", "profile", "digest", "heartbeat"];
 
 /// Runs the actions of scheduled jobs through the daemon.
 #[derive(Debug, Clone)]
@@ -362,57 +359,9 @@ pub fn heartbeat(gateway: &Gateway, since: Option<&str>) -> Result<String, Strin
     ))
 }
 
-/// Checks an action given by a person or the API: a known kind with what it needs. Returns
-/// the action to store.
-pub fn check_action(action: &Value) -> Result<Value, String> {
-    let kind = action["kind"].as_str().unwrap_or_default();
-    let need = |key: &str| -> Result<(), String> {
-        match action[key].as_str() {
-            Some(v) if !v.trim().is_empty() => Ok(()),
-            _ => Err(format!("a {kind} job needs a non-empty \"{key}\"")),
-        }
-    };
-    match kind {
-        "agent" => {
-            need("prompt")?;
-            if let Some(cap) = action.get("max_cost_usd")
-                && !cap.as_f64().is_some_and(|c| c.is_finite() && c > 0.0)
-            {
-                return Err("max_cost_usd is a positive number of US dollars".into());
-            }
-        }
-        "notify" => need("message")?,
-        "profile" => {
-            need("profile")?;
-            need("root")?;
-        }
-        "digest" => need("root")?,
-        "heartbeat" => {}
-        other => {
-            return Err(format!(
-                "unknown action kind {other:?}: use one of {}",
-                ACTION_KINDS.join(", ")
-            ));
-        }
-    }
-    Ok(action.clone())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn actions_are_checked_for_what_they_need() {
-        assert!(check_action(&json!({"kind": "agent", "prompt": "check"})).is_ok());
-        assert!(check_action(&json!({"kind": "agent", "prompt": " "})).is_err());
-        assert!(check_action(&json!({"kind": "agent", "prompt": "x", "max_cost_usd": 0})).is_err());
-        assert!(check_action(&json!({"kind": "profile", "profile": "run_tests"})).is_err());
-        assert!(check_action(&json!({"kind": "digest", "root": "/r"})).is_ok());
-        assert!(check_action(&json!({"kind": "heartbeat"})).is_ok());
-        let err = check_action(&json!({"kind": "shell"})).unwrap_err();
-        assert!(err.contains("agent, notify"), "{err}");
-    }
 
     #[test]
     fn tail_keeps_the_end_on_a_line_boundary() {

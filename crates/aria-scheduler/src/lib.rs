@@ -16,4 +16,5 @@
 //! carries the number of slots that were missed.
 
 pub mod cron;
+pub mod manage;
 pub mod scheduler;
