@@ -158,21 +158,20 @@ pub enum ScheduleCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Change a job's expression, zone or action (what is given). Slots before the change are
-    /// not caught up.
+    /// Change a job's expression, zone or action (what is given; a new action replaces the
+    /// old). Slots before the change are not caught up.
     Edit {
         name: String,
         #[arg(long, value_name = "EXPR")]
         cron: Option<String>,
         #[arg(long, value_name = "ZONE")]
         tz: Option<String>,
-        /// A new agent task (replaces the action).
-        #[arg(long, value_name = "TEXT", conflicts_with = "message")]
-        prompt: Option<String>,
-        /// A new fixed message (replaces the action).
-        #[arg(long, value_name = "TEXT")]
-        message: Option<String>,
+        #[command(flatten)]
+        action: ScheduleAction,
     },
+    /// Run a job now, once, whatever its schedule (recorded in its history and told like a
+    /// scheduled run; its next slot still runs as planned).
+    Run { name: String },
     /// Let a job run at its slots again (slots while it was disabled are not caught up).
     Enable { name: String },
     /// Stop a job from running (it stays, with its history).
@@ -189,16 +188,33 @@ pub enum ScheduleCommand {
     },
 }
 
-/// What a job does (exactly one).
-#[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+/// What a job does (one of --prompt, --message, --profile, --digest, --heartbeat).
+#[derive(Debug, Args, Default)]
 pub struct ScheduleAction {
     /// Run this prompt as a task in a new conversation; its answer is the notification.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["message", "profile", "digest", "heartbeat"])]
     pub prompt: Option<String>,
+    /// The most one run of this job may spend on models, in US dollars (with --prompt). A run
+    /// that the daily or monthly cap would not allow is skipped, and you are told.
+    #[arg(long, value_name = "USD")]
+    pub max_cost_usd: Option<f64>,
     /// Send this fixed message (a reminder).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["profile", "digest", "heartbeat"])]
     pub message: Option<String>,
+    /// Run this command profile (run_tests, lint_project, build_project, a [profiles.NAME]) in
+    /// the job's directory (--path); its result is the notification.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["digest", "heartbeat"])]
+    pub profile: Option<String>,
+    /// Tell what changed in the job's directory (--path) since its last run: files modified
+    /// and, in a git repository, commits.
+    #[arg(long, conflicts_with = "heartbeat")]
+    pub digest: bool,
+    /// The heartbeat: operations, failures, jobs, snapshots, spend, uptime and the audit head.
+    #[arg(long)]
+    pub heartbeat: bool,
+    /// The directory a --profile or --digest job works in (default: the first root).
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

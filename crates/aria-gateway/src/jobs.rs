@@ -208,7 +208,9 @@ pub async fn digest(root: PathBuf, since: &str) -> Result<String, RunError> {
     let since_at: jiff::Timestamp = since.parse().map_err(|e| {
         RunError::Failed(format!("the job's last run {since:?} is not a time: {e}"))
     })?;
-    let since_time = SystemTime::from(since_at);
+    // File systems stamp with a coarse clock (a few milliseconds behind): a second of slack
+    // lists a file changed right at the last run twice rather than never.
+    let since_time = SystemTime::from(since_at) - Duration::from_secs(1);
     let walk_root = root.clone();
     let mut files = tokio::task::spawn_blocking(move || changed_files(&walk_root, since_time))
         .await
@@ -327,7 +329,9 @@ pub fn heartbeat(gateway: &Gateway, since: Option<&str>) -> Result<String, Strin
     let failed = store.sessions_in_state_since("failed", &since).map_err(e)?;
     let outcomes = store.job_outcomes_since(&since).map_err(e)?;
     let outcome = |o: &str| outcomes.iter().find(|(k, _)| k == o).map_or(0, |(_, n)| *n);
-    let ran: u64 = outcomes.iter().filter(|(k, _)| k != "skipped").map(|(_, n)| n).sum();
+    // Finished runs: skipped ones did not run, running ones (this heartbeat) have not ended.
+    let ran: u64 =
+        outcomes.iter().filter(|(k, _)| k != "skipped" && k != "running").map(|(_, n)| n).sum();
     let today = store.spend_since(&aria_store::day_start_utc()).map_err(e)?;
     let month = store.spend_since(&aria_store::month_start_utc()).map_err(e)?;
     let secs = gateway.notifications.uptime().as_secs();

@@ -1,59 +1,87 @@
-//! `aria schedule …`: the fire-time calculator (`preview`, pure) and the jobs that
-//! `aria serve` runs (`add`, `list`, `show`, `enable`, `disable`, `delete`, `history`).
-//! What an expression means is `aria_scheduler::cron`'s; the rows are `aria_store`'s.
+//! `aria schedule …`: the fire-time calculator (`preview`, pure), the jobs that `aria serve`
+//! runs (`add`, `list`, `show`, `edit`, `enable`, `disable`, `delete`, `history`) and `run`
+//! (one job now, in this process). What an expression means is `aria_scheduler::cron`'s; the
+//! checks and shapes of a job are `aria_scheduler::manage`'s, shared with the HTTP API and
+//! Telegram; the rows are `aria_store`'s.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use aria_scheduler::cron::{CronError, Schedule, rfc3339_in, system_zone, zone};
-use aria_store::{Job, NewJob, SlotRun, Store, StoreError};
+use aria_scheduler::manage::{self, Changes, Draft, ManageError};
+use aria_scheduler::scheduler::NoticeKind;
+use aria_store::{Job, Store};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde_json::{Value, json};
 
+use super::run::Context;
 use crate::app;
 use crate::cli::{GlobalArgs, ScheduleAction, ScheduleCommand};
-use crate::exit::{CliError, CliResult, OK};
+use crate::config::Config;
+use crate::exit::{CliError, CliResult, FAILED, OK};
 
 pub fn schedule(global: &GlobalArgs, command: ScheduleCommand) -> CliResult<u8> {
-    let open = || -> CliResult<(Vec<String>, Arc<Store>)> {
+    let open = || -> CliResult<(Config, Arc<Store>)> {
         let config = app::load_config(global)?;
         let store = app::open_store(&config, app::redactor(&config))?;
-        Ok((config.roots.iter().map(|r| r.display().to_string()).collect(), store))
+        Ok((config, store))
     };
     match command {
         ScheduleCommand::Preview { cron, tz, after, count, json } => {
             preview(&cron, tz.as_deref(), after.as_deref(), count, json)
         }
         ScheduleCommand::Add { name, cron, tz, action, disabled } => {
-            let (roots, store) = open()?;
-            add(&store, name, &cron, tz.as_deref(), &action, !disabled, roots)
+            let (config, store) = open()?;
+            let action = action_json(&action, &config)?.ok_or_else(|| {
+                CliError::config(anyhow::anyhow!(
+                    "say what the job does: --prompt TEXT, --message TEXT, --profile NAME, \
+                     --digest or --heartbeat"
+                ))
+            })?;
+            let roots = config.roots.iter().map(|r| r.display().to_string()).collect();
+            add(
+                &store,
+                Draft {
+                    name,
+                    cron,
+                    tz,
+                    action,
+                    enabled: !disabled,
+                    created_by: "user".into(),
+                    roots,
+                },
+            )
         }
         ScheduleCommand::List { json } => list(&open()?.1, json),
         ScheduleCommand::Show { name, json } => show(&open()?.1, &name, json),
-        ScheduleCommand::Edit { name, cron, tz, prompt, message } => {
-            let action = ScheduleAction { prompt, message };
-            edit(&open()?.1, &name, cron.as_deref(), tz.as_deref(), &action)
+        ScheduleCommand::Edit { name, cron, tz, action } => {
+            let (config, store) = open()?;
+            let action = action_json(&action, &config)?;
+            edit(&store, &name, Changes { cron, tz, action, enabled: None })
         }
         ScheduleCommand::Enable { name } => set_enabled(&open()?.1, &name, true),
         ScheduleCommand::Disable { name } => set_enabled(&open()?.1, &name, false),
         ScheduleCommand::Delete { name } => {
-            open()?.1.job_delete(&name, "user").map_err(job_error)?;
+            open()?.1.job_delete(&name, "user").map_err(|e| job_error(e.into()))?;
             println!("Deleted job {name} and its history.");
             Ok(OK)
         }
         ScheduleCommand::History { name, limit, json } => history(&open()?.1, &name, limit, json),
+        ScheduleCommand::Run { name } => run_now(global, &name),
     }
 }
 
-/// A bad expression or zone, an unknown or duplicate job: the user's to fix (exit 2).
+/// A bad expression or zone: the user's to fix (exit 2).
 fn cron_error(e: CronError) -> CliError {
     CliError::config(e)
 }
 
-fn job_error(e: StoreError) -> CliError {
+/// A bad, unknown or duplicate job: the user's to fix (exit 2); the store failing: exit 1.
+fn job_error(e: ManageError) -> CliError {
     match e {
-        StoreError::UnknownJob(_) | StoreError::DuplicateJob(_) => CliError::config(e),
-        other => CliError::failed(other),
+        ManageError::Store(e) => CliError::failed(e),
+        other => CliError::config(other),
     }
 }
 
@@ -99,127 +127,99 @@ fn preview(
     Ok(OK)
 }
 
-fn action_json(action: &ScheduleAction) -> Option<Value> {
-    match (&action.prompt, &action.message) {
-        (Some(prompt), _) => Some(json!({"kind": "agent", "prompt": prompt})),
-        (None, Some(message)) => Some(json!({"kind": "notify", "message": message})),
-        (None, None) => None,
+/// The action the flags describe (`None`: none given). A --profile or --digest job works in
+/// --path, which must be inside a root (default: the first root).
+fn action_json(action: &ScheduleAction, config: &Config) -> CliResult<Option<Value>> {
+    let dir = || -> CliResult<String> {
+        let root = config.roots.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+        let path = action.path.clone().unwrap_or(root);
+        let path = std::fs::canonicalize(&path)
+            .map_err(|e| CliError::config(anyhow::anyhow!("--path {}: {e}", path.display())))?;
+        let inside = config
+            .roots
+            .iter()
+            .any(|r| std::fs::canonicalize(r).is_ok_and(|r| path.starts_with(r)));
+        if !inside {
+            return Err(CliError::config(anyhow::anyhow!(
+                "--path {} is outside the roots ({}); give a directory inside one, or --root",
+                path.display(),
+                config.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        Ok(path.display().to_string())
+    };
+    if action.max_cost_usd.is_some() && action.prompt.is_none() {
+        return Err(CliError::config(anyhow::anyhow!(
+            "--max-cost-usd is the cap of an agent job: give it with --prompt"
+        )));
+    }
+    if action.path.is_some() && action.profile.is_none() && !action.digest {
+        return Err(CliError::config(anyhow::anyhow!(
+            "--path is the directory of a --profile or --digest job"
+        )));
+    }
+    let value = if let Some(prompt) = &action.prompt {
+        let mut value = json!({"kind": "agent", "prompt": prompt});
+        if let Some(cap) = action.max_cost_usd {
+            value["max_cost_usd"] = json!(cap);
+        }
+        value
+    } else if let Some(message) = &action.message {
+        json!({"kind": "notify", "message": message})
+    } else if let Some(profile) = &action.profile {
+        json!({"kind": "profile", "profile": profile, "root": dir()?})
+    } else if action.digest {
+        json!({"kind": "digest", "root": dir()?})
+    } else if action.heartbeat {
+        json!({"kind": "heartbeat"})
+    } else {
+        return Ok(None);
+    };
+    manage::check_action(&value).map(Some).map_err(job_error)
+}
+
+fn print_next(job: &Job) {
+    match manage::next_fires(job, 3) {
+        Ok(fires) if fires.is_empty() => println!("  next: never"),
+        Ok(fires) => fires.iter().for_each(|f| println!("  next: {f}")),
+        Err(why) => println!("  next: never ({why})"),
     }
 }
 
-fn edit(
-    store: &Store,
-    name: &str,
-    cron: Option<&str>,
-    tz: Option<&str>,
-    action: &ScheduleAction,
-) -> CliResult<u8> {
-    let action = action_json(action);
-    if cron.is_none() && tz.is_none() && action.is_none() {
-        return Err(CliError::config(anyhow::anyhow!(
-            "nothing to change: give --cron, --tz, --prompt or --message"
-        )));
-    }
-    let job = find(store, name)?;
-    let cron = cron.map(Schedule::parse).transpose().map_err(cron_error)?;
-    if let Some(tz) = tz {
-        zone(tz).map_err(cron_error)?;
-    }
-    store
-        .job_update(name, cron.as_ref().map(Schedule::expr), tz, action.as_ref(), "user")
-        .map_err(job_error)?;
-    let job = find(store, &job.name)?;
+fn edit(store: &Store, name: &str, changes: Changes) -> CliResult<u8> {
+    let job = manage::edit(store, name, changes, "user").map_err(job_error)?;
     println!(
         "Changed job {} ({} in {}, {}).",
         job.name,
         job.cron,
         job.tz,
-        action_text(&job.action)
+        manage::action_text(&job.action)
     );
-    match next_runs(&job, 3) {
-        Ok(fires) => fires.iter().for_each(|f| println!("  next: {f}")),
-        Err(why) => println!("  next: never ({why})"),
-    }
+    print_next(&job);
     Ok(OK)
 }
 
-fn add(
-    store: &Store,
-    name: String,
-    cron: &str,
-    tz: Option<&str>,
-    action: &ScheduleAction,
-    enabled: bool,
-    roots: Vec<String>,
-) -> CliResult<u8> {
-    if name.trim().is_empty() || name.chars().any(char::is_whitespace) {
-        return Err(CliError::config(anyhow::anyhow!(
-            "a job name is one word without spaces (like daily-digest)"
-        )));
-    }
-    let schedule = Schedule::parse(cron).map_err(cron_error)?;
-    let (tz_name, tz) = zone_or_system(tz)?;
-    let new = NewJob {
-        name,
-        cron: schedule.expr().to_owned(),
-        tz: tz_name,
-        // clap's group makes one of them required.
-        action: action_json(action).unwrap_or(Value::Null),
-        enabled,
-        created_by: "user".into(),
-        roots,
-    };
-    let job = store.job_create(&new).map_err(job_error)?;
-    println!("Added job {} ({} in {}).", job.name, job.cron, job.tz);
-    for fire in schedule.fires_after(&tz, Timestamp::now(), 3).map_err(cron_error)? {
-        println!("  next: {}", rfc3339_in(&fire));
-    }
-    if !enabled {
+fn add(store: &Store, draft: Draft) -> CliResult<u8> {
+    let job = manage::create(store, draft).map_err(job_error)?;
+    println!(
+        "Added job {} ({} in {}, {}).",
+        job.name,
+        job.cron,
+        job.tz,
+        manage::action_text(&job.action)
+    );
+    print_next(&job);
+    if !job.enabled {
         println!("It is disabled; enable it with `aria schedule enable {}`.", job.name);
     }
     Ok(OK)
 }
 
-/// The next fire of a job, as RFC 3339 in its zone, or why there is none.
-fn next_runs(job: &Job, count: usize) -> Result<Vec<String>, String> {
-    let schedule = Schedule::parse(&job.cron).map_err(|e| e.to_string())?;
-    let tz = zone(&job.tz).map_err(|e| e.to_string())?;
-    let fires = schedule.fires_after(&tz, Timestamp::now(), count).map_err(|e| e.to_string())?;
-    Ok(fires.iter().map(rfc3339_in).collect())
-}
-
-fn job_json(job: &Job) -> Value {
-    let next =
-        if job.enabled { next_runs(job, 1).ok().and_then(|f| f.into_iter().next()) } else { None };
-    json!({
-        "name": job.name,
-        "cron": job.cron,
-        "tz": job.tz,
-        "action": job.action,
-        "enabled": job.enabled,
-        "created_by": job.created_by,
-        "roots": job.roots,
-        "next_run": next,
-        "last_completed_slot": job.last_completed_slot,
-        "created_at": job.created_at,
-    })
-}
-
-fn action_text(action: &Value) -> String {
-    match action["kind"].as_str() {
-        Some("agent") => format!("agent: {}", action["prompt"].as_str().unwrap_or("")),
-        Some("notify") => format!("notify: {}", action["message"].as_str().unwrap_or("")),
-        _ => action.to_string(),
-    }
-}
-
 fn list(store: &Store, json: bool) -> CliResult<u8> {
     let jobs = store.jobs()?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&jobs.iter().map(job_json).collect::<Vec<_>>())?
-        );
+        let jobs: Vec<Value> = jobs.iter().map(manage::job_json).collect();
+        println!("{}", serde_json::to_string_pretty(&jobs)?);
         return Ok(OK);
     }
     if jobs.is_empty() {
@@ -229,61 +229,29 @@ fn list(store: &Store, json: bool) -> CliResult<u8> {
         return Ok(OK);
     }
     for job in &jobs {
-        let next = match (job.enabled, next_runs(job, 1)) {
-            (false, _) => "disabled".to_owned(),
-            (true, Ok(f)) => f.into_iter().next().unwrap_or_default(),
-            (true, Err(why)) => format!("never ({why})"),
-        };
-        println!(
-            "{}  {}  {}  next {}  {}",
-            job.name,
-            job.cron,
-            job.tz,
-            next,
-            action_text(&job.action)
-        );
+        println!("{}", manage::job_line(job));
     }
     Ok(OK)
 }
 
 fn find(store: &Store, name: &str) -> CliResult<Job> {
-    store.job(name)?.ok_or_else(|| job_error(StoreError::UnknownJob(name.to_owned())))
-}
-
-fn run_json(run: &SlotRun) -> Value {
-    json!({
-        "slot": run.slot,
-        "claimed_at": run.claimed_at,
-        "finished_at": run.finished_at,
-        "outcome": run.outcome,
-        "missed": run.missed,
-        "detail": run.detail,
-        "session_id": run.session_id,
-    })
-}
-
-fn run_line(run: &SlotRun) -> String {
-    let outcome = run.outcome.as_deref().unwrap_or("running");
-    let missed =
-        if run.missed > 0 { format!(" ({} missed before)", run.missed) } else { String::new() };
-    let detail = run.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
-    format!("{}  {outcome}{missed}{detail}", run.slot)
+    manage::find(store, name).map_err(job_error)
 }
 
 fn show(store: &Store, name: &str, json: bool) -> CliResult<u8> {
     let job = find(store, name)?;
     let runs = store.job_history(job.id, 5)?;
-    let next = next_runs(&job, 3);
+    let next = manage::next_fires(&job, 3);
     if json {
-        let mut value = job_json(&job);
+        let mut value = manage::job_json(&job);
         value["next_runs"] = json!(next.clone().unwrap_or_default());
-        value["last_runs"] = runs.iter().map(run_json).collect();
+        value["last_runs"] = runs.iter().map(manage::run_json).collect();
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(OK);
     }
     println!("{}", job.name);
     println!("  schedule: {} in {}", job.cron, job.tz);
-    println!("  action:   {}", action_text(&job.action));
+    println!("  action:   {}", manage::action_text(&job.action));
     println!("  enabled:  {}", if job.enabled { "yes" } else { "no" });
     println!("  roots:    {}", job.roots.join(", "));
     println!("  created:  {} by {}", job.created_at, job.created_by);
@@ -292,13 +260,14 @@ fn show(store: &Store, name: &str, json: bool) -> CliResult<u8> {
         Err(why) => println!("  next:     never ({why})"),
     }
     for run in &runs {
-        println!("  ran:      {}", run_line(run));
+        println!("  ran:      {}", manage::run_line(run));
     }
     Ok(OK)
 }
 
 fn set_enabled(store: &Store, name: &str, enabled: bool) -> CliResult<u8> {
-    store.job_set_enabled(name, enabled, "user").map_err(job_error)?;
+    let changes = Changes { enabled: Some(enabled), ..Changes::default() };
+    manage::edit(store, name, changes, "user").map_err(job_error)?;
     println!("Job {name} is {}.", if enabled { "enabled" } else { "disabled" });
     Ok(OK)
 }
@@ -307,17 +276,52 @@ fn history(store: &Store, name: &str, limit: usize, json: bool) -> CliResult<u8>
     let job = find(store, name)?;
     let runs = store.job_history(job.id, limit)?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&runs.iter().map(run_json).collect::<Vec<_>>())?
-        );
+        let runs: Vec<Value> = runs.iter().map(manage::run_json).collect();
+        println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(OK);
     }
     if runs.is_empty() {
         println!("Job {name} has not run yet.");
     }
     for run in &runs {
-        println!("{}", run_line(run));
+        println!("{}", manage::run_line(run));
     }
     Ok(OK)
+}
+
+/// Runs one job now in this process, through the same gateway and runner as `aria serve`,
+/// and prints what the user is told. Exit 1 when the run failed, timed out or was skipped.
+fn run_now(global: &GlobalArgs, name: &str) -> CliResult<u8> {
+    let mut ctx = Context::load(global)?;
+    find(&ctx.store, name)?;
+    app::settle_local_model(&mut ctx.config)?;
+    let runtime = super::run::runtime()?;
+    runtime.block_on(async move {
+        let Context { config, store, redactor } = ctx;
+        let security = aria_gateway::Security::new(None, true, Vec::new(), 0);
+        let gateway = super::serve::gateway(&config, &store, &redactor, security)?;
+        // Telegram gets it through the outbox, for the daemon (now or at its next start).
+        let queued: Option<Arc<dyn aria_gateway::notify::Push>> = (config.telegram.token.is_some()
+            && !config.telegram.allowed_chat_ids.is_empty())
+        .then(|| {
+            Arc::new(aria_gateway::telegram::QueuedPush::new(
+                store.clone(),
+                config.telegram.allowed_chat_ids.clone(),
+            )) as Arc<dyn aria_gateway::notify::Push>
+        });
+        if let Some(push) = &queued {
+            gateway.notifications.attach(Arc::downgrade(push));
+        }
+        let scheduler = crate::scheduled::scheduler(&gateway, &config);
+        let notice = scheduler.run_now(name).await.map_err(|e| match e {
+            aria_scheduler::scheduler::RunNowError::Store(e) => CliError::failed(e),
+            other => CliError::config(other),
+        })?;
+        gateway.agent.finish_background(std::time::Duration::from_secs(10)).await;
+        println!("{}", notice.text);
+        Ok(match notice.kind {
+            NoticeKind::Completed | NoticeKind::Heartbeat => OK,
+            _ => FAILED,
+        })
+    })
 }

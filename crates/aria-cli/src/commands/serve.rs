@@ -187,39 +187,31 @@ fn systemd_quote(text: &str) -> String {
     }
 }
 
-async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> CliResult<u8> {
-    // Runs that died without finishing (a crash, kill -9), as every command reports them.
-    ctx.report_interrupted();
-    let Context { config, store, redactor } = ctx;
-    for a in store.approvals_interrupt_pending()? {
-        eprintln!(
-            "note: the approval question for {} in session {} was still open when the daemon \
-             stopped; it counts as denied",
-            a.tool, a.session_id
-        );
-    }
+/// The daemon's shared state: agent (with the approvals asked through the front ends), runs,
+/// services and the notifier. `aria serve` puts front ends on it; `aria schedule run` runs a
+/// job through it.
+pub fn gateway(
+    config: &Config,
+    store: &Arc<aria_store::Store>,
+    redactor: &Arc<aria_tools::SecretRedactor>,
+    security: Security,
+) -> CliResult<Arc<Gateway>> {
     let runs = Arc::new(Runs::new());
     let approvals = Approvals::new(store.clone(), runs.clone(), config.approval_timeout);
     let parts = app::agent_parts(
-        &config,
+        config,
         store.clone(),
         redactor.clone(),
         Some(Arc::new(approvals.clone())),
         false,
     )?;
-    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
-        usage(format!(
-            "cannot listen on {listen}: {e}; pick another address with --listen ADDR:PORT"
-        ))
-    })?;
-    let address = listener.local_addr().unwrap_or(listen);
-    let mut config_json = serde_json::to_value(&config).unwrap_or_default();
+    let mut config_json = serde_json::to_value(config).unwrap_or_default();
     aria_api::redact_json(redactor.as_ref(), &mut config_json);
     let pass_config = config.clone();
     let services = Services {
         memory: Some(parts.memory),
         embedder: parts.embedder,
-        snapshots: Some(Arc::new(app::snapshots(&config)?)),
+        snapshots: Some(Arc::new(app::snapshots(config)?)),
         config: config_json,
         provider: Some((parts.provider, config.provider.model.clone())),
         pass_through: Some(Arc::new(move |backend: &str, model: &str| {
@@ -234,12 +226,6 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
                 .map_err(|e| format!("{:#}", e.error))
         })),
     };
-    let security = Security::new(
-        token,
-        listen.ip().is_loopback(),
-        config.server.allowed_origins.clone(),
-        config.server.rate_limit_per_minute,
-    );
     let notify = aria_gateway::notify::NotifySettings {
         enabled: config.notify.enabled,
         job_started: config.notify.job_started,
@@ -249,17 +235,44 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
             None
         },
     };
-    let gateway = Arc::new(Gateway {
+    Ok(Arc::new(Gateway {
         notifications: Arc::new(aria_gateway::notify::Notifications::new(store.clone(), notify)),
         agent: Arc::new(parts.agent),
         store: store.clone(),
-        runs: runs.clone(),
+        runs,
         approvals,
         data_dir: config.data_dir.clone(),
         services,
         security,
         shutdown: CancellationToken::new(),
-    });
+    }))
+}
+
+async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> CliResult<u8> {
+    // Runs that died without finishing (a crash, kill -9), as every command reports them.
+    ctx.report_interrupted();
+    let Context { config, store, redactor } = ctx;
+    for a in store.approvals_interrupt_pending()? {
+        eprintln!(
+            "note: the approval question for {} in session {} was still open when the daemon \
+             stopped; it counts as denied",
+            a.tool, a.session_id
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        usage(format!(
+            "cannot listen on {listen}: {e}; pick another address with --listen ADDR:PORT"
+        ))
+    })?;
+    let address = listener.local_addr().unwrap_or(listen);
+    let security = Security::new(
+        token,
+        listen.ip().is_loopback(),
+        config.server.allowed_origins.clone(),
+        config.server.rate_limit_per_minute,
+    );
+    let gateway = gateway(&config, &store, &redactor, security)?;
+    let runs = gateway.runs.clone();
     eprintln!(
         "ARIA is serving on http://{address}/ (web UI), API under http://{address}/api/v1 \
          ({}); model {} ({}). Ctrl-C stops it.",

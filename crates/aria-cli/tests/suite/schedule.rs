@@ -153,7 +153,7 @@ fn jobs_are_added_listed_shown_toggled_and_deleted() {
     // Same name again, or a bad expression: exit 2, nothing added.
     let dup = schedule(&aria, &["add", "standup", "--cron", "@daily", "--message", "x"]);
     assert_eq!(code(&dup), 2);
-    assert!(text(&dup.stderr).contains("already exists"), "{}", text(&dup.stderr));
+    assert!(text(&dup.stderr).contains("exists already"), "{}", text(&dup.stderr));
     assert_eq!(
         code(&schedule(&aria, &["add", "bad", "--cron", "99 * * * *", "--message", "x"])),
         2
@@ -323,4 +323,83 @@ fn serve_reports_a_run_left_open_by_a_dead_daemon_as_interrupted() {
     daemon.signal("TERM");
     assert!(daemon.wait_exit(Duration::from_secs(20)).expect("it stops").success());
     assert_eq!(store.job_history(id, 10).unwrap().len(), 1, "the slot was not run again");
+}
+
+/// `aria schedule run NAME`: the job runs now, once, in this process; it is recorded and told
+/// like a scheduled run and exits 0 (1 when it failed or was skipped, 2 for no such job).
+#[test]
+fn run_now_runs_reminders_heartbeats_and_digests() {
+    let aria = Aria::new();
+    let root = aria.root();
+    let root_arg = root.to_str().unwrap();
+    ok(&schedule(&aria, &["add", "tea", "--cron", "0 16 * * *", "--message", "Tea time"]));
+    let out = ok(&schedule(&aria, &["run", "tea"]));
+    assert!(out.contains("Job tea") && out.contains("Tea time"), "{out}");
+    let history = json_of(&schedule(&aria, &["history", "tea", "--json"]));
+    assert_eq!(history.as_array().unwrap().len(), 1);
+    assert_eq!(history[0]["outcome"], json!("ok"));
+    assert_eq!(code(&schedule(&aria, &["run", "nope"])), 2);
+
+    ok(&schedule(&aria, &["add", "beat", "--cron", "@daily", "--heartbeat"]));
+    let out = ok(&schedule(&aria, &["run", "beat"]));
+    assert!(out.contains("Heartbeat") && out.contains("Audit chain head: "), "{out}");
+    assert!(out.contains("jobs: 1 ran (1 ok"), "the tea run counts: {out}");
+
+    let add = |args: &[&str]| {
+        let mut full = vec!["--root", root_arg, "schedule", "add"];
+        full.extend_from_slice(args);
+        aria.run(NO_SERVER, &full)
+    };
+    ok(&add(&["changes", "--cron", "@daily", "--digest"]));
+    std::fs::write(root.join("notes.md"), "new").unwrap();
+    let out = aria.run(NO_SERVER, &["--root", root_arg, "schedule", "run", "changes"]);
+    assert!(ok(&out).contains("notes.md"), "{}", text(&out.stdout));
+    let shown = json_of(&schedule(&aria, &["show", "changes", "--json"]));
+    assert_eq!(shown["action"]["kind"], json!("digest"));
+
+    // A directory outside the roots, --path without a job that uses one, a cap without a
+    // prompt, two actions: exit 2, nothing added.
+    let outside = aria.dir.path().to_str().unwrap().to_owned();
+    for bad in [
+        vec!["x1", "--cron", "@daily", "--digest", "--path", outside.as_str()],
+        vec!["x2", "--cron", "@daily", "--message", "m", "--path", root_arg],
+        vec!["x3", "--cron", "@daily", "--message", "m", "--max-cost-usd", "1"],
+        vec!["x4", "--cron", "@daily", "--message", "m", "--heartbeat"],
+    ] {
+        let out = add(&bad);
+        assert_eq!(code(&out), 2, "{bad:?}: {}", text(&out.stderr));
+    }
+    let names = json_of(&schedule(&aria, &["list", "--json"]));
+    assert_eq!(names.as_array().unwrap().len(), 3);
+}
+
+/// A scheduled agent run that the day's cap would not allow is skipped and told, with no
+/// request to the model; one that fits runs.
+#[test]
+fn run_now_skips_an_agent_job_the_daily_cap_does_not_allow() {
+    use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::text("All quiet.")]).serve();
+    let run = |args: &[&str]| {
+        let mut full = vec!["schedule"];
+        full.extend_from_slice(args);
+        aria.cmd(&mock.base_url())
+            .env("ARIA_MODEL", "gpt-4o")
+            .env("ARIA_MAX_DAILY_COST_USD", "0.05")
+            .args(&full)
+            .output()
+            .unwrap()
+    };
+    ok(&run(&["add", "big", "--cron", "@daily", "--prompt", "Check", "--max-cost-usd", "0.5"]));
+    let out = run(&["run", "big"]);
+    assert_eq!(code(&out), 1, "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("was skipped"), "{}", text(&out.stdout));
+    assert_eq!(mock.hits(), 0, "a skipped run makes no request");
+    let history = json_of(&schedule(&aria, &["history", "big", "--json"]));
+    assert_eq!(history[0]["outcome"], json!("skipped"));
+
+    ok(&run(&["add", "small", "--cron", "@daily", "--prompt", "Check", "--max-cost-usd", "0.04"]));
+    let out = ok(&run(&["run", "small"]));
+    assert!(out.contains("All quiet."), "{out}");
 }

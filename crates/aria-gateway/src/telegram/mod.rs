@@ -34,6 +34,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use client::{Bot, BotError, BotToken};
+pub use notify::QueuedPush;
 pub use outbox::{CHANNEL, Outbox};
 
 use crate::Gateway;
