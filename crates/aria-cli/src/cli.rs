@@ -70,6 +70,12 @@ pub enum Command {
     /// Runs (sessions), including interrupted ones that can be resumed.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Every run as a trace: its model and tool calls with times, tokens, cost and outcome.
+    #[command(subcommand)]
+    Traces(TracesCommand),
+    /// Numbers over a period: runs, success rate, p50/p95/p99 latency per model and per tool,
+    /// tokens, cost, errors by kind.
+    Stats(StatsArgs),
     /// The tamper-evident audit log.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -215,6 +221,35 @@ pub struct ScheduleAction {
     /// The directory a --profile or --digest job works in (default: the first root).
     #[arg(long, value_name = "DIR")]
     pub path: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TracesCommand {
+    /// Runs newest first, each with its models and tools, calls, time and cost.
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run's timeline: each model and tool call with its start, duration, tokens, cost,
+    /// tier, output size, restore point and outcome.
+    Show {
+        /// A session id, or a unique prefix of at least 4 characters.
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The period: 7d, 24h, 30m, or an RFC 3339 instant.
+    #[arg(long, default_value = "7d")]
+    pub since: String,
+    /// Latency fields are `p50_ms`, `p95_ms`, `p99_ms`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

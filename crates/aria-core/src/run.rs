@@ -552,7 +552,11 @@ impl<'a> Run<'a> {
             usage,
             cost_usd: cost,
             outcome: outcome.to_owned(),
-            detail: json!({"provider": self.agent.provider.name(), "iteration": self.session.iterations}),
+            detail: json!({
+                "provider": self.agent.provider.name(),
+                "iteration": self.session.iterations,
+                "first_output_ms": self.first_output_ms,
+            }),
         })
     }
 
@@ -793,7 +797,7 @@ impl<'a> Run<'a> {
             ),
             Some(Ok(Ok(output))) => ("ok", output.content, output.details),
             Some(Ok(Err(ToolError::Refused { reason }))) => {
-                self.trace_tool(call, "refused", duration_ms)?;
+                self.trace_tool(call, "refused", duration_ms, json!({"tier": tier}))?;
                 self.audit_refusal(call, &args, tier, "guard", &reason)?;
                 return Ok(format!("refused: {reason}"));
             }
@@ -823,7 +827,12 @@ impl<'a> Run<'a> {
             }
             _ => answer,
         };
-        self.trace_tool(call, outcome, duration_ms)?;
+        let span = json!({
+            "tier": tier,
+            "output_chars": answer.chars().count(),
+            "snapshots": points.iter().map(|p| &p.id).collect::<Vec<_>>(),
+        });
+        self.trace_tool(call, outcome, duration_ms, span)?;
         tracing::info!(session = %self.session.id, tool = %call.name, outcome, duration_ms, "tool call");
         self.audit(
             "tool.end",
@@ -844,12 +853,15 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Records a tool call's span; `span` holds its facts (tier, output size, restore points).
     fn trace_tool(
         &self,
         call: &ToolCall,
         outcome: &str,
         duration_ms: u64,
+        mut span: Value,
     ) -> Result<(), JournalError> {
+        span["call_id"] = json!(call.id);
         self.agent.journal.record_trace(&TraceRecord {
             session_id: self.session.id.clone(),
             kind: TraceKind::ToolCall,
@@ -858,7 +870,7 @@ impl<'a> Run<'a> {
             usage: Usage::default(),
             cost_usd: 0.0,
             outcome: outcome.to_owned(),
-            detail: json!({"call_id": call.id}),
+            detail: span,
         })
     }
 

@@ -229,7 +229,7 @@ impl Run<'_> {
                 Ok(Ok(points))
             }
             Err(e) => {
-                self.trace_tool(call, "snapshot_failed", 0)?;
+                self.trace_tool(call, "snapshot_failed", 0, json!({"error": e.0}))?;
                 self.audit(
                     "tool.snapshot_failed",
                     json!({"call_id": call.id, "name": call.name, "error": e.0}),

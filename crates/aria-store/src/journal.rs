@@ -300,6 +300,17 @@ impl Store {
         )
     }
 
+    /// The sessions created at or after `since` (RFC 3339 UTC), oldest first.
+    pub fn sessions_since(&self, since: &str) -> Result<Vec<SessionRecord>, StoreError> {
+        self.query_sessions(
+            &format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions WHERE created_at >= ?1 \
+                 ORDER BY created_at, id"
+            ),
+            [since],
+        )
+    }
+
     /// Sessions newest first, `offset` of them skipped, and how many there are in all.
     pub fn session_page(
         &self,
@@ -400,15 +411,24 @@ impl Store {
 
     /// A session's traces in the order they were recorded.
     pub fn traces_for_session(&self, session_id: &str) -> Result<Vec<StoredTrace>, StoreError> {
+        self.query_traces("WHERE session_id = ?1 ORDER BY id", session_id)
+    }
+
+    /// Every trace recorded at or after `since` (RFC 3339 UTC), oldest first.
+    pub fn traces_since(&self, since: &str) -> Result<Vec<StoredTrace>, StoreError> {
+        self.query_traces("WHERE created_at >= ?1 ORDER BY id", since)
+    }
+
+    fn query_traces(&self, filter: &str, param: &str) -> Result<Vec<StoredTrace>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT id, session_id, kind, name, duration_ms, input_tokens, output_tokens, \
-                 cost_usd, outcome, detail, created_at FROM traces WHERE session_id = ?1 ORDER BY id",
-            )
+                 cost_usd, outcome, detail, created_at FROM traces {filter}"
+            ))
             .map_err(sql("reading traces"))?;
         let rows = stmt
-            .query_map([session_id], |r| {
+            .query_map([param], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,

@@ -15,3 +15,4 @@ pub mod serve;
 pub mod slash;
 pub mod snapshots;
 pub mod telegram;
+pub mod traces;

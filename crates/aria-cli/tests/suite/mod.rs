@@ -17,3 +17,4 @@ mod serve;
 mod serve_api;
 mod snapshots;
 mod telegram;
+mod traces;
