@@ -108,6 +108,8 @@ pub struct HistorySummary {
 pub enum TraceKind {
     ModelCall,
     ToolCall,
+    /// A question to the user: how long it waited and the answer (`approve`, `deny`, …).
+    Approval,
 }
 
 impl TraceKind {
@@ -115,6 +117,7 @@ impl TraceKind {
         match self {
             TraceKind::ModelCall => "model_call",
             TraceKind::ToolCall => "tool_call",
+            TraceKind::Approval => "approval",
         }
     }
 }

@@ -673,7 +673,21 @@ impl<'a> Run<'a> {
                 slot.plan = Plan::Run { tool, args, tier };
                 continue;
             }
+            let asked = Instant::now();
             let answer = self.ask_user(request).await?;
+            self.agent.journal.record_trace(&TraceRecord {
+                session_id: self.session.id.clone(),
+                kind: TraceKind::Approval,
+                name: slot.call.name.clone(),
+                duration_ms: asked.elapsed().as_millis() as u64,
+                usage: Usage::default(),
+                cost_usd: 0.0,
+                outcome: serde_json::to_value(answer)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_else(|| format!("{answer:?}").to_lowercase()),
+                detail: json!({"call_id": slot.call.id, "tier": tier}),
+            })?;
             self.audit(
                 "approval.answer",
                 json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "answer": answer}),

@@ -411,15 +411,39 @@ impl Store {
 
     /// A session's traces in the order they were recorded.
     pub fn traces_for_session(&self, session_id: &str) -> Result<Vec<StoredTrace>, StoreError> {
-        self.query_traces("WHERE session_id = ?1 ORDER BY id", session_id)
+        self.query_traces("WHERE session_id = ?1 ORDER BY id", [session_id])
     }
 
     /// Every trace recorded at or after `since` (RFC 3339 UTC), oldest first.
     pub fn traces_since(&self, since: &str) -> Result<Vec<StoredTrace>, StoreError> {
-        self.query_traces("WHERE created_at >= ?1 ORDER BY id", since)
+        self.query_traces("WHERE created_at >= ?1 ORDER BY id", [since])
     }
 
-    fn query_traces(&self, filter: &str, param: &str) -> Result<Vec<StoredTrace>, StoreError> {
+    /// At most `limit` traces with an id above `after`, in id order (the metrics' catch-up).
+    pub fn traces_after(&self, after: i64, limit: usize) -> Result<Vec<StoredTrace>, StoreError> {
+        self.query_traces(
+            "WHERE id > ?1 ORDER BY id LIMIT ?2",
+            rusqlite::params![after, i64::try_from(limit).unwrap_or(i64::MAX)],
+        )
+    }
+
+    /// How many sessions are in each state.
+    pub fn session_state_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT state, COUNT(*) FROM sessions GROUP BY state ORDER BY state")
+            .map_err(sql("counting sessions"))?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0).unsigned_abs())))
+            .map_err(sql("counting sessions"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql("counting sessions"))
+    }
+
+    fn query_traces(
+        &self,
+        filter: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<StoredTrace>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(&format!(
@@ -428,7 +452,7 @@ impl Store {
             ))
             .map_err(sql("reading traces"))?;
         let rows = stmt
-            .query_map([param], |r| {
+            .query_map(params, |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
@@ -457,6 +481,7 @@ impl Store {
             let kind = match kind.as_str() {
                 "model_call" => TraceKind::ModelCall,
                 "tool_call" => TraceKind::ToolCall,
+                "approval" => TraceKind::Approval,
                 other => return Err(corrupt(format!("trace {id} has unknown kind `{other}`"))),
             };
             let detail = serde_json::from_str(&detail)

@@ -183,6 +183,12 @@ fn show(store: &Store, id: &str, json: bool) -> CliResult<u8> {
                 span["output_tokens"],
                 span["cost_usd"].as_f64().unwrap_or(0.0)
             )
+        } else if span["kind"] == "approval" {
+            format!(
+                "asked before {} → {}",
+                span["name"].as_str().unwrap_or_default(),
+                span["outcome"].as_str().unwrap_or_default()
+            )
         } else {
             let tier =
                 span["detail"]["tier"].as_str().map(|t| format!(" [{t}]")).unwrap_or_default();
@@ -204,7 +210,11 @@ fn show(store: &Store, id: &str, json: bool) -> CliResult<u8> {
             format!("tool {}{tier}{size}{snaps}", span["name"].as_str().unwrap_or_default())
         };
         let outcome = span["outcome"].as_str().unwrap_or_default();
-        let outcome = if outcome == "ok" { String::new() } else { format!("  → {outcome}") };
+        let outcome = if outcome == "ok" || span["kind"] == "approval" {
+            String::new()
+        } else {
+            format!("  → {outcome}")
+        };
         println!("  +{:>8}  {:>8}  {what}{outcome}", duration_text(start), duration_text(duration));
     }
     if let Some(error) = &session.error {
@@ -271,12 +281,15 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
     let done = by_state.get("done").copied().unwrap_or(0);
     let mut groups: BTreeMap<(&str, &str), (Vec<u64>, usize)> = BTreeMap::new();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    let mut answers: BTreeMap<String, u64> = BTreeMap::new();
     let (mut input, mut output, mut cost) = (0u64, 0u64, 0.0f64);
     for span in spans {
         let t = &span.trace;
         let entry = groups.entry((t.kind.as_str(), t.name.as_str())).or_default();
         entry.0.push(t.duration_ms);
-        if t.outcome != "ok" {
+        if t.kind == TraceKind::Approval {
+            *answers.entry(t.outcome.clone()).or_default() += 1;
+        } else if t.outcome != "ok" {
             entry.1 += 1;
             *errors.entry(format!("{}:{}", t.kind.as_str(), t.outcome)).or_default() += 1;
         }
@@ -286,9 +299,17 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
     }
     let mut models = serde_json::Map::new();
     let mut tools = serde_json::Map::new();
+    let mut approvals: Vec<u64> = Vec::new();
     for ((kind, name), (mut durations, errs)) in groups {
-        let target = if kind == "model_call" { &mut models } else { &mut tools };
-        target.insert(name.to_owned(), latency(&mut durations, errs));
+        match kind {
+            "model_call" => {
+                models.insert(name.to_owned(), latency(&mut durations, errs));
+            }
+            "tool_call" => {
+                tools.insert(name.to_owned(), latency(&mut durations, errs));
+            }
+            _ => approvals.extend(durations),
+        }
     }
     json!({
         "since": from.to_string(),
@@ -298,6 +319,7 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
         "run_latency": latency(&mut run_ms, 0),
         "models": models,
         "tools": tools,
+        "approvals": {"answers": answers, "wait": latency(&mut approvals, 0)},
         "input_tokens": input,
         "output_tokens": output,
         "cost_usd": cost,

@@ -72,6 +72,15 @@ async fn a_once_approval_is_asked_every_time() {
     r.run("kill it twice").await.0.unwrap();
     assert_eq!(tool.count(), 2);
     assert_eq!(asked.load(Ordering::SeqCst), 2);
+    // Each question is a span of the run's trace: the tool, the answer, the wait.
+    let approvals: Vec<(String, String)> = r
+        .journal
+        .traces()
+        .into_iter()
+        .filter(|t| t.kind == aria_api::TraceKind::Approval)
+        .map(|t| (t.name, t.outcome))
+        .collect();
+    assert_eq!(approvals, [("kill".into(), "once".into()), ("kill".into(), "once".into())]);
 }
 
 #[tokio::test]
