@@ -36,6 +36,7 @@ fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
         AgentConfig::new("bench-model", "You are a benchmark."),
     );
     Arc::new(Gateway {
+        status: Default::default(),
         notifications: Arc::new(aria_gateway::notify::Notifications::new(
             store.clone(),
             Default::default(),

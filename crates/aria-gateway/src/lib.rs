@@ -20,12 +20,15 @@ pub mod approvals;
 pub mod error;
 mod extract;
 pub mod jobs;
+pub mod metrics;
 pub mod notify;
+mod observe;
 pub mod openai;
 pub mod openapi;
 mod routes;
 pub mod runs;
 pub mod security;
+pub mod status;
 mod sse;
 #[cfg(feature = "telegram")]
 pub mod telegram;
@@ -94,6 +97,8 @@ pub struct Gateway {
     pub shutdown: CancellationToken,
     /// What the user is told (scheduled jobs, heartbeats), recorded and pushed.
     pub notifications: Arc<notify::Notifications>,
+    /// The status collector: health, resources, metrics.
+    pub status: Arc<status::Collector>,
 }
 
 impl Gateway {
@@ -118,6 +123,7 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
         }),
     )
     .merge(ui::routes())
+    .merge(observe::routes())
     .fallback(routes::not_found)
     .method_not_allowed_fallback(routes::method_not_allowed)
     .layer(axum::middleware::from_fn_with_state(gateway.clone(), security::guard))

@@ -271,13 +271,16 @@ fn state_changing(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// Paths that answer without a token: the liveness probe, the login and the page itself (it
-/// shows the login form). The OpenAPI document marks these as needing no credentials.
+/// Paths that answer without a token: the liveness probes (`/api/v1/health`, `/health`), the
+/// login, the page itself (it shows the login form) and static assets. The OpenAPI document marks these as needing no credentials.
 pub(crate) fn public(method: &Method, path: &str) -> bool {
     match *method {
         Method::GET | Method::HEAD => matches!(
             path,
             "/api/v1/health"
+                | "/health"
+                | "/ui/status.js"
+                | "/ui/status.css"
                 | "/api/v1/auth"
                 | "/api/v1/openapi.json"
                 | "/"
@@ -290,9 +293,9 @@ pub(crate) fn public(method: &Method, path: &str) -> bool {
     }
 }
 
-/// Whether the rate limit counts this request: all but the liveness probe.
+/// Whether the rate limit counts this request: all but the liveness probes.
 pub(crate) fn rate_limited(method: &Method, path: &str) -> bool {
-    !(*method == Method::GET && path == "/api/v1/health")
+    !(*method == Method::GET && matches!(path, "/api/v1/health" | "/health"))
 }
 
 /// Whether the request says its body is JSON.

@@ -16,7 +16,7 @@ const APP_CSS: &str = include_str!("../assets/app.css");
 const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
                    connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
+pub(crate) fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     (
         [
             (header::CONTENT_TYPE, content_type),

@@ -80,6 +80,7 @@ impl Harness {
             }
         });
         let gw = Arc::new(Gateway {
+            status: Default::default(),
             notifications: Arc::new(aria_gateway::notify::Notifications::new(
                 store.clone(),
                 Default::default(),

@@ -91,6 +91,7 @@ impl Harness {
         )
         .with_approver(Arc::new(approvals.clone()));
         let gw = Arc::new(Gateway {
+            status: Default::default(),
             notifications: Arc::new(aria_gateway::notify::Notifications::new(
                 store.clone(),
                 Default::default(),

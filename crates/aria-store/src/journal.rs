@@ -427,6 +427,21 @@ impl Store {
         )
     }
 
+    /// Runs started per UTC hour (`2026-11-26T18`) at or after `since`, oldest first.
+    pub fn sessions_per_hour_since(&self, since: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT substr(created_at, 1, 13), COUNT(*) FROM sessions WHERE created_at >= ?1 \
+                 GROUP BY 1 ORDER BY 1",
+            )
+            .map_err(sql("counting sessions"))?;
+        stmt.query_map([since], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0).unsigned_abs())))
+            .map_err(sql("counting sessions"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql("counting sessions"))
+    }
+
     /// How many sessions are in each state.
     pub fn session_state_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
         let conn = self.conn();

@@ -85,6 +85,15 @@ impl Store {
         schema::user_version(&self.conn())
     }
 
+    /// Refuses (`true`) or allows again every write through this store (SQLite's
+    /// `query_only`): for maintenance, and to check what ARIA does when its database cannot
+    /// be written (the health check reports it unhealthy).
+    pub fn set_read_only(&self, read_only: bool) -> Result<(), StoreError> {
+        self.conn()
+            .pragma_update(None, "query_only", read_only)
+            .map_err(crate::error::sql("switching the database to read-only"))
+    }
+
     /// The latest schema version this build knows.
     pub fn supported_schema_version() -> u32 {
         schema::latest_version()

@@ -237,6 +237,7 @@ pub fn gateway(
     };
     Ok(Arc::new(Gateway {
         notifications: Arc::new(aria_gateway::notify::Notifications::new(store.clone(), notify)),
+        status: Default::default(),
         agent: Arc::new(parts.agent),
         store: store.clone(),
         runs,
@@ -283,6 +284,14 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     let mut telegram = super::telegram::start(&config.telegram, &gateway);
     let scheduler_stop = CancellationToken::new();
     let scheduler = start_scheduler(&gateway, &config, &scheduler_stop);
+    let status = tokio::spawn(tracing::Instrument::instrument(
+        aria_gateway::status::run(
+            gateway.clone(),
+            Duration::from_secs(config.server.status_interval_secs),
+            scheduler_stop.clone(),
+        ),
+        tracing::info_span!("status"),
+    ));
     let stop = CancellationToken::new();
     let server = {
         let stop = stop.clone();
@@ -299,6 +308,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     // No new scheduled runs; those in flight are drained with the other runs below.
     scheduler_stop.cancel();
     let _ = scheduler.await;
+    let _ = status.await;
     if let Some(telegram) = telegram.as_mut() {
         telegram.stop_polling().await;
     }

@@ -23,6 +23,9 @@ pub struct RawServer {
     /// How long a stopping daemon waits for runs in flight before it stops them (they stay
     /// resumable).
     pub shutdown_grace_secs: Option<u64>,
+    /// How often the status collector looks at the daemon (health, resources, metrics), in
+    /// seconds (default 15).
+    pub status_interval_secs: Option<u64>,
 }
 
 /// `[server]`, checked.
@@ -32,6 +35,7 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     pub rate_limit_per_minute: u32,
     pub shutdown_grace_secs: u64,
+    pub status_interval_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -41,6 +45,7 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             rate_limit_per_minute: 600,
             shutdown_grace_secs: 10,
+            status_interval_secs: 15,
         })
     }
 }
@@ -52,6 +57,7 @@ impl ServerConfig {
             allowed_origins: Some(self.allowed_origins.clone()),
             rate_limit_per_minute: Some(self.rate_limit_per_minute),
             shutdown_grace_secs: Some(self.shutdown_grace_secs),
+            status_interval_secs: Some(self.status_interval_secs),
         }
     }
 }
@@ -81,6 +87,13 @@ pub fn resolve_server(raw: RawServer) -> Result<ServerConfig, ConfigError> {
             )));
         }
     }
+    let status_interval_secs = raw.status_interval_secs.unwrap_or(15);
+    if !(1..=3_600).contains(&status_interval_secs) {
+        return Err(ConfigError::Invalid(format!(
+            "[server] status_interval_secs = {status_interval_secs}: give 1 to 3600 seconds \
+             (default 15)"
+        )));
+    }
     Ok(ServerConfig {
         listen,
         allowed_origins: allowed_origins
@@ -89,6 +102,7 @@ pub fn resolve_server(raw: RawServer) -> Result<ServerConfig, ConfigError> {
             .collect(),
         rate_limit_per_minute: raw.rate_limit_per_minute.unwrap_or(600),
         shutdown_grace_secs: raw.shutdown_grace_secs.unwrap_or(10),
+        status_interval_secs,
     })
 }
 

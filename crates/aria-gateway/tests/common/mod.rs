@@ -86,6 +86,7 @@ impl Harness {
         let runs = Arc::new(Runs::new());
         let approvals = Approvals::new(store.clone(), runs.clone(), Duration::from_secs(30));
         let gateway = Arc::new(Gateway {
+            status: Default::default(),
             notifications: Arc::new(aria_gateway::notify::Notifications::new(
                 store.clone(),
                 Default::default(),
