@@ -23,6 +23,8 @@ pub mod jobs;
 pub mod metrics;
 pub mod notify;
 mod observe;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 pub mod openai;
 pub mod openapi;
 mod routes;

@@ -427,6 +427,25 @@ impl Store {
         )
     }
 
+    /// At most `limit` finished sessions (done, failed, cancelled) that last changed after
+    /// (`updated_at`, `id`), in that order (the OpenTelemetry export's cursor).
+    pub fn sessions_finished_after(
+        &self,
+        updated_at: &str,
+        id: &str,
+        limit: usize,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        self.query_sessions(
+            &format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions \
+                 WHERE state IN ('done', 'failed', 'cancelled') \
+                 AND (updated_at > ?1 OR (updated_at = ?1 AND id > ?2)) \
+                 ORDER BY updated_at, id LIMIT ?3"
+            ),
+            rusqlite::params![updated_at, id, i64::try_from(limit).unwrap_or(i64::MAX)],
+        )
+    }
+
     /// Runs started per UTC hour (`2026-11-26T18`) at or after `since`, oldest first.
     pub fn sessions_per_hour_since(&self, since: &str) -> Result<Vec<(String, u64)>, StoreError> {
         let conn = self.conn();

@@ -86,10 +86,12 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
             print_outcome(&session);
         }
         super::run::finish_background(&rt, &agent);
+        super::run::export_traces(&rt, &ctx.store);
         return Ok(super::run::exit_code_with(session.state, &denied));
     }
     let code = repl(&ctx, &agent, &rt, args.conversation);
     super::run::finish_background(&rt, &agent);
+    super::run::export_traces(&rt, &ctx.store);
     code
 }
 

@@ -381,6 +381,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         print_outcome(&session);
     }
     finish_background(&rt, &agent);
+    export_traces(&rt, &ctx.store);
     crate::anchor::record(&ctx.config.data_dir, &ctx.store);
     Ok(exit_code_with(session.state, &denied))
 }
@@ -500,6 +501,33 @@ pub fn finish_background(rt: &tokio::runtime::Runtime, agent: &Agent) {
             "memory extraction did not finish within {} s of the answer and was stopped",
             BACKGROUND_GRACE.as_secs()
         );
+    }
+}
+
+/// Sends the runs that ended to OpenTelemetry when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+/// `…_TRACES_ENDPOINT`) is set: one pass, at most 5 s; a failure is a warning, never the run's.
+pub fn export_traces(rt: &tokio::runtime::Runtime, store: &aria_store::Store) {
+    use aria_gateway::otlp;
+    let var = |k: &str| std::env::var(k).ok();
+    let Some(url) = otlp::endpoint_from_env(var) else { return };
+    let exporter = match otlp::Exporter::new(&url, otlp::headers_from_env(var)) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("warning: {e}; runs are not exported");
+            return;
+        }
+    };
+    let pass = async {
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            otlp::export_pending(store, &exporter),
+        )
+        .await
+    };
+    match rt.block_on(pass) {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => eprintln!("warning: OpenTelemetry export: {e}"),
+        Err(_) => eprintln!("warning: OpenTelemetry export took over 5 s and was stopped"),
     }
 }
 

@@ -292,6 +292,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         ),
         tracing::info_span!("status"),
     ));
+    let otlp = start_otlp(&gateway, &scheduler_stop);
     let stop = CancellationToken::new();
     let server = {
         let stop = stop.clone();
@@ -309,6 +310,9 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     scheduler_stop.cancel();
     let _ = scheduler.await;
     let _ = status.await;
+    if let Some(otlp) = otlp {
+        let _ = otlp.await;
+    }
     if let Some(telegram) = telegram.as_mut() {
         telegram.stop_polling().await;
     }
@@ -360,6 +364,28 @@ fn start_scheduler(
     }
     let span = tracing::info_span!("scheduler");
     tokio::spawn(tracing::Instrument::instrument(scheduler.run(stop.clone()), span))
+}
+
+/// The OpenTelemetry export of finished runs, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+fn start_otlp(
+    gateway: &Arc<Gateway>,
+    stop: &CancellationToken,
+) -> Option<tokio::task::JoinHandle<()>> {
+    use aria_gateway::otlp;
+    let var = |k: &str| std::env::var(k).ok();
+    let url = otlp::endpoint_from_env(var)?;
+    match otlp::Exporter::new(&url, otlp::headers_from_env(var)) {
+        Ok(exporter) => {
+            eprintln!("Finished runs are exported to OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT).");
+            let task =
+                otlp::run(gateway.store.clone(), exporter, Duration::from_secs(5), stop.clone());
+            Some(tokio::spawn(tracing::Instrument::instrument(task, tracing::info_span!("otlp"))))
+        }
+        Err(e) => {
+            eprintln!("warning: {e}; runs are not exported");
+            None
+        }
+    }
 }
 
 /// Waits for SIGINT or SIGTERM and names it.

@@ -78,3 +78,85 @@ fn a_run_is_a_trace_with_its_model_and_tool_spans_and_counts_in_the_stats() {
         aria.run(&mock.base_url(), &["stats", "--since", "2999-01-01T00:00:00Z", "--json"]);
     assert_eq!(json_of(&future)["runs"], json!(0));
 }
+
+/// A one-request-at-a-time HTTP server on loopback that answers 200 and hands over each
+/// request's path and JSON body: an OpenTelemetry collector for the test.
+fn fake_collector() -> (String, std::sync::mpsc::Receiver<(String, serde_json::Value)>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
+            let mut length = 0;
+            loop {
+                let mut header = String::new();
+                reader.read_line(&mut header).unwrap();
+                if header.trim().is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = header.split_once(':')
+                    && k.eq_ignore_ascii_case("content-length")
+                {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+            );
+            let _ = tx.send((path, serde_json::from_slice(&body).unwrap_or_default()));
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn finished_runs_are_exported_to_opentelemetry_when_an_endpoint_is_set() {
+    let aria = Aria::new();
+    std::fs::write(aria.root().join("notes.md"), "buy milk\n").unwrap();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_read", r#"{"path":"notes.md"}"#),
+        MockTurn::text("Buy milk."),
+    ])
+    .serve();
+    let (collector, received) = fake_collector();
+    let run = aria
+        .cmd(&mock.base_url())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &collector)
+        .args(["run", "--task", "what is in my notes?", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&run), 0, "{}", text(&run.stderr));
+    let session = json_of(&run)["session_id"].as_str().unwrap().replace('-', "");
+    let (path, body) = received.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(path, "/v1/traces");
+    let scope = &body["resourceSpans"][0]["scopeSpans"][0];
+    let spans = scope["spans"].as_array().unwrap();
+    let root = spans.iter().find(|s| s["name"] == "aria.run").expect("a run span");
+    assert_eq!(root["traceId"], json!(session));
+    let tool = spans.iter().find(|s| s["name"] == "tool file_read").expect("a tool span");
+    assert_eq!(tool["parentSpanId"], root["spanId"]);
+    assert_eq!(tool["traceId"], root["traceId"]);
+    assert_eq!(root["spanId"].as_str().unwrap().len(), 16);
+    assert!(spans.iter().any(|s| s["name"].as_str().unwrap().starts_with("chat ")));
+    let prompt_leaked = body.to_string().contains("what is in my notes");
+    assert!(!prompt_leaked, "no prompt text is exported");
+
+    // A dead endpoint warns, and the run still succeeds.
+    let mock = MockOpenAi::new(vec![MockTurn::text("Again.")]).serve();
+    let again = aria
+        .cmd(&mock.base_url())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+        .args(["run", "--task", "again", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&again), 0, "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("OpenTelemetry export"), "{}", text(&again.stderr));
+}
