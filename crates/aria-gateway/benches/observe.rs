@@ -49,7 +49,7 @@ fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
 }
 
 fn span(session: &str, i: usize) -> TraceRecord {
-    let model = i % 3 == 0;
+    let model = i.is_multiple_of(3);
     TraceRecord {
         session_id: session.to_owned(),
         kind: if model { TraceKind::ModelCall } else { TraceKind::ToolCall },
@@ -61,7 +61,7 @@ fn span(session: &str, i: usize) -> TraceRecord {
             Usage::default()
         },
         cost_usd: if model { 0.002 } else { 0.0 },
-        outcome: if i % 17 == 0 { "failed".into() } else { "ok".into() },
+        outcome: if i.is_multiple_of(17) { "failed".into() } else { "ok".into() },
         detail: json!({"tier": "read", "call_id": format!("c{i}")}),
     }
 }
