@@ -134,9 +134,46 @@ pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
     let profiles = aria_tools::Profiles::new(Arc::clone(&guard), &config.profiles)
         .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
     let web = config.web.policy().map_err(|e| CliError::config(anyhow::anyhow!("[web] {e}")))?;
-    let mut tools = aria_tools::builtin_tools_with(guard, &aria_tools::ToolSettings { web });
+    let mut tools =
+        aria_tools::builtin_tools_with(guard.clone(), &aria_tools::ToolSettings { web });
     tools.extend(Arc::new(profiles).tools());
+    tools.extend(plugin_tools(config, &guard, &tools));
     Ok(tools)
+}
+
+/// Where `aria plugins add` installs plugins: `$ARIA_HOME/plugins`.
+pub fn plugins_dir(config: &Config) -> std::path::PathBuf {
+    config.data_dir.join("plugins")
+}
+
+/// The tools of the installed plugins. A plugin that does not load, or a tool whose name is
+/// taken, is left out with a warning that says why; the others still load.
+fn plugin_tools(
+    config: &Config,
+    guard: &Arc<aria_tools::PathGuard>,
+    taken: &[Arc<dyn Tool>],
+) -> Vec<Arc<dyn Tool>> {
+    let (plugins, errors) = aria_tools::plugins::Plugin::load_all(&plugins_dir(config));
+    for e in errors {
+        tracing::warn!("a plugin was not loaded: {e}");
+    }
+    let mut names: Vec<String> = taken.iter().map(|t| t.spec().name.clone()).collect();
+    let mut out = Vec::new();
+    for plugin in plugins {
+        for tool in plugin.tools(guard) {
+            let name = tool.spec().name.clone();
+            if names.contains(&name) {
+                tracing::warn!(
+                    "the tool {name} of plugin {} was not loaded: another tool has that name",
+                    plugin.name
+                );
+                continue;
+            }
+            names.push(name);
+            out.push(tool);
+        }
+    }
+    out
 }
 
 fn system_prompt(config: &Config) -> String {

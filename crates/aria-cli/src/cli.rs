@@ -70,6 +70,9 @@ pub enum Command {
     /// Runs (sessions), including interrupted ones that can be resumed.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Plugins: tools in a directory with a plugin.toml manifest, run in the sandbox.
+    #[command(subcommand)]
+    Plugins(PluginsCommand),
     /// Every run as a trace: its model and tool calls with times, tokens, cost and outcome.
     #[command(subcommand)]
     Traces(TracesCommand),
@@ -221,6 +224,34 @@ pub struct ScheduleAction {
     /// The directory a --profile or --digest job works in (default: the first root).
     #[arg(long, value_name = "DIR")]
     pub path: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginsCommand {
+    /// The installed plugins and their tools (and any that do not load, with why).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install the plugin in DIR (copied into $ARIA_HOME/plugins after its manifest checks).
+    Add {
+        dir: std::path::PathBuf,
+        /// Replace an installed plugin of the same name.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Uninstall a plugin.
+    Remove { name: String },
+    /// Run a plugin's tool once with its manifest's example (or --input) and show the answer.
+    Test {
+        name: String,
+        /// Which tool (default: the first).
+        #[arg(long)]
+        tool: Option<String>,
+        /// The arguments as JSON (default: the tool's `example`).
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

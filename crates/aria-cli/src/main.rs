@@ -54,6 +54,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::serve(&cli.global, args),
         Command::Telegram(c) => commands::telegram::telegram(&cli.global, c),
         Command::Schedule(c) => commands::schedule::schedule(&cli.global, c),
+        Command::Plugins(c) => commands::plugins::plugins(&cli.global, c),
         Command::Traces(c) => commands::traces::traces(&cli.global, c),
         Command::Stats(args) => commands::traces::stats(&cli.global, args),
     };

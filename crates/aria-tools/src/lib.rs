@@ -58,6 +58,7 @@
 
 pub mod confine;
 pub mod guard;
+pub mod plugins;
 pub mod patch;
 pub mod profiles;
 pub mod registry;

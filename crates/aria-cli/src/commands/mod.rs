@@ -8,6 +8,7 @@ pub mod inspect;
 pub mod memories;
 pub mod model;
 pub mod models;
+pub mod plugins;
 pub mod rollback;
 pub mod run;
 pub mod schedule;

@@ -9,6 +9,7 @@ mod dry_run;
 mod harness;
 mod memories;
 mod memory_recall;
+mod plugins;
 mod models;
 mod runs;
 mod sandbox_attacks;
