@@ -188,7 +188,13 @@ impl aria_core::AnsweredBy for ChainAnswers {
             input_per_mtok: p.input_per_mtok,
             output_per_mtok: p.output_per_mtok,
         });
-        Some(aria_core::Answer { model: answer.model, price })
+        Some(aria_core::Answer {
+            model: answer.model,
+            price,
+            backend: Some(answer.provider),
+            fallback: answer.index > 0,
+            tries: answer.tries,
+        })
     }
 }
 

@@ -48,6 +48,12 @@ pub trait SpendGuard: Send + Sync + std::fmt::Debug {
 pub struct Answer {
     pub model: String,
     pub price: Option<Price>,
+    /// The backend that answered (`openai`, `ollama`, …), when known.
+    pub backend: Option<String>,
+    /// Whether a fallback route answered instead of the primary.
+    pub fallback: bool,
+    /// Tries the call took before it was answered, over every route (0: not known).
+    pub tries: u32,
 }
 
 /// Which model answered, when the provider routes between several (a fallback chain). After

@@ -446,14 +446,14 @@ impl<'a> Run<'a> {
             Err(StreamStop::Provider(e)) => {
                 tracing::warn!(session = %self.session.id, kind = e.kind(), "model call failed: {e}");
                 let model = self.agent.config.model.clone();
-                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms)?;
+                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms, None)?;
                 self.audit("model.error", json!({"kind": e.kind(), "message": e.to_string()}))?;
                 Err(Stop::Fail(format!("the model call failed: {e}")))
             }
             Err(StreamStop::Cancel) => Err(Stop::Cancel),
             Err(StreamStop::Deadline) => {
                 let model = self.agent.config.model.clone();
-                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms)?;
+                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms, None)?;
                 Err(Stop::Fail(format!(
                     "the run reached its time limit of {} s while waiting for the model",
                     self.agent.config.limits.session_timeout.as_secs()
@@ -499,14 +499,15 @@ impl<'a> Run<'a> {
     ) -> Result<ChatResponse, Stop> {
         // Recorded under the model that answered (a fallback route may have), at its price.
         let config = &self.agent.config;
-        let (model, price) = match config.answered_by.as_ref().and_then(|a| a.last_answer()) {
-            Some(answer) => (answer.model, answer.price.or(config.price)),
+        let route = config.answered_by.as_ref().and_then(|a| a.last_answer());
+        let (model, price) = match &route {
+            Some(answer) => (answer.model.clone(), answer.price.or(config.price)),
             None => (config.model.clone(), config.price),
         };
         let cost = price.map_or(0.0, |p| p.cost(response.usage));
         self.session.usage.add(response.usage);
         self.session.cost_usd += cost;
-        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms)?;
+        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms, route.as_ref())?;
         self.audit(
             "model.response",
             json!({
@@ -543,7 +544,19 @@ impl<'a> Run<'a> {
         cost: f64,
         outcome: &str,
         duration_ms: u64,
+        route: Option<&crate::agent::Answer>,
     ) -> Result<(), JournalError> {
+        let mut detail = json!({
+            "provider": self.agent.provider.name(),
+            "iteration": self.session.iterations,
+            "first_output_ms": self.first_output_ms,
+        });
+        if let Some(route) = route {
+            // The route that answered, when the provider is a fallback chain.
+            detail["backend"] = json!(route.backend);
+            detail["fallback"] = json!(route.fallback);
+            detail["retries"] = json!(route.tries.saturating_sub(1));
+        }
         self.agent.journal.record_trace(&TraceRecord {
             session_id: self.session.id.clone(),
             kind: TraceKind::ModelCall,
@@ -552,11 +565,7 @@ impl<'a> Run<'a> {
             usage,
             cost_usd: cost,
             outcome: outcome.to_owned(),
-            detail: json!({
-                "provider": self.agent.provider.name(),
-                "iteration": self.session.iterations,
-                "first_output_ms": self.first_output_ms,
-            }),
+            detail,
         })
     }
 

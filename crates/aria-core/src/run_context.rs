@@ -214,12 +214,12 @@ impl Run<'_> {
         let duration_ms = started.elapsed().as_millis() as u64;
         let response = match result {
             Err(_) => {
-                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms)?;
+                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms, None)?;
                 let reason = format!("the summary took longer than {} s", timeout.as_secs());
                 return self.compaction_failed(reason);
             }
             Ok(Err(e)) => {
-                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms)?;
+                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms, None)?;
                 return self.compaction_failed(format!("the summary call failed: {e}"));
             }
             Ok(Ok(response)) => response,
@@ -227,7 +227,7 @@ impl Run<'_> {
         let cost = self.agent.config.price.map_or(0.0, |p| p.cost(response.usage));
         self.session.usage.add(response.usage);
         self.session.cost_usd += cost;
-        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms)?;
+        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms, None)?;
         let text = match check_summary(&response.text, response.tool_calls.len()) {
             Ok(text) => self.agent.redactor.redact(&text).into_owned(),
             Err(e) => return self.compaction_failed(e.to_string()),

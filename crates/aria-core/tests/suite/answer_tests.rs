@@ -41,7 +41,13 @@ fn model_traces(r: &super::harness::Rig) -> Vec<(String, f64)> {
 #[tokio::test]
 async fn a_fallback_answer_is_traced_and_charged_as_the_model_that_answered() {
     let fixed = Arc::new(Fixed {
-        answer: Some(Answer { model: "backup-model".into(), price: Some(BACKUP) }),
+        answer: Some(Answer {
+            model: "backup-model".into(),
+            price: Some(BACKUP),
+            backend: Some("backup".into()),
+            fallback: true,
+            tries: 3,
+        }),
         asked: Mutex::default(),
     });
     let by = fixed.clone();
@@ -59,6 +65,13 @@ async fn a_fallback_answer_is_traced_and_charged_as_the_model_that_answered() {
     assert!((traces[0].1 - cost).abs() < 1e-12, "{traces:?}");
     assert!((s.cost_usd - cost).abs() < 1e-12, "session spend is the answering model's");
     assert_eq!(*fixed.asked.lock().unwrap(), 1);
+    let detail =
+        &r.journal.traces().into_iter().find(|t| t.kind == TraceKind::ModelCall).unwrap().detail;
+    assert_eq!(
+        (&detail["backend"], &detail["fallback"], &detail["retries"]),
+        (&serde_json::json!("backup"), &serde_json::json!(true), &serde_json::json!(2)),
+        "the span says which backend answered, that it was a fallback, and after how many retries"
+    );
 }
 
 #[tokio::test]
@@ -73,7 +86,13 @@ async fn an_unknown_answer_or_price_falls_back_to_the_configured_model_and_price
     assert!((s.cost_usd - CHAIN_HIGHEST.cost(TURN_USAGE)).abs() < 1e-12);
 
     let unpriced = Arc::new(Fixed {
-        answer: Some(Answer { model: "mystery".into(), price: None }),
+        answer: Some(Answer {
+            model: "mystery".into(),
+            price: None,
+            backend: None,
+            fallback: false,
+            tries: 0,
+        }),
         asked: Mutex::default(),
     });
     let r = rig(vec![Turn::text("done")], End::Fail, vec![], move |c| {

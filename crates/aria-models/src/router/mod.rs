@@ -191,6 +191,8 @@ pub struct RouteAnswer {
     pub provider: String,
     /// The model it was asked for.
     pub model: String,
+    /// Tries the call took over every route (1: the first try of the first route answered).
+    pub tries: u32,
 }
 
 #[derive(Debug)]
@@ -305,6 +307,7 @@ impl Inner {
             tracing::info!(estimate, route = %self.slots[start].route.label(&request.model), "large request: starting at a fallback route");
         }
         let mut last: Option<ProviderError> = None;
+        let mut tries = 0;
         for (i, slot) in self.slots.iter().enumerate().skip(start) {
             if let Some(err) = &last {
                 let when = slot.route.when;
@@ -317,12 +320,13 @@ impl Inner {
                 }
                 tracing::warn!(from = %self.slots[i - 1].route.label(&request.model), to = %slot.route.label(&request.model), kind = err.kind(), "falling back");
             }
-            match self.try_route(slot, request.clone()).await {
+            match self.try_route(slot, request.clone(), &mut tries).await {
                 Ok(stream) => {
                     self.answered(Some(RouteAnswer {
                         index: i,
                         provider: slot.route.provider.name().to_owned(),
                         model: slot.route.model.clone().unwrap_or_else(|| request.model.clone()),
+                        tries,
                     }));
                     return stream;
                 }
@@ -342,6 +346,7 @@ impl Inner {
         &self,
         slot: &Arc<Slot>,
         mut request: ChatRequest,
+        tries: &mut u32,
     ) -> Result<ChatStream, ProviderError> {
         if let Some(model) = &slot.route.model {
             request.model = model.clone();
@@ -359,6 +364,7 @@ impl Inner {
                     ),
                 });
             }
+            *tries += 1;
             match self.attempt(slot, &request).await {
                 Ok(stream) => {
                     slot.breaker().success();

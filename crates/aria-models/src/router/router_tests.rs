@@ -252,11 +252,12 @@ fn the_route_that_answered_is_reported_and_a_failed_call_clears_it() {
     assert_eq!(r.last_answer(), None, "nothing answered yet");
     assert_eq!(answer(&r, "1").unwrap(), "from primary");
     let primary_answer =
-        RouteAnswer { index: 0, provider: "p".into(), model: "primary-model".into() };
+        RouteAnswer { index: 0, provider: "p".into(), model: "primary-model".into(), tries: 1 };
     assert_eq!(r.last_answer(), Some(primary_answer));
     assert_eq!(answer(&r, "2").unwrap(), "from backup");
     let backup_answer =
-        RouteAnswer { index: 1, provider: "b".into(), model: "backup-model".into() };
+        // Two tries of the primary (both 500), then the backup's first.
+        RouteAnswer { index: 1, provider: "b".into(), model: "backup-model".into(), tries: 3 };
     assert_eq!(r.last_answer(), Some(backup_answer));
     // Primary fails twice (its retries), then the backup refuses: nothing answered.
     primary.outcomes.lock().unwrap().extend([Err(http(500)), Err(http(500))]);
