@@ -77,6 +77,7 @@ mod notifications;
 mod outbox;
 pub mod runlock;
 mod schema;
+mod search;
 mod spend;
 mod store;
 mod summaries;
@@ -101,6 +102,7 @@ pub use memory_search::{
 };
 pub use notifications::StoredNotification;
 pub use outbox::{ChannelChat, OutboxItem, OutboxKind, OutboxState};
+pub use search::{SearchCacheStats, SearchVolume};
 pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
 pub use store::Store;
 pub use verify::{VerifyFailure, VerifyReport, verify_bundle};

@@ -169,6 +169,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "notifications (what the user was told, pushed or not); manual job runs",
         statements: &[crate::notifications::NOTIFICATIONS, crate::jobs::MANUAL_RUNS],
     },
+    Migration {
+        version: 11,
+        description: "the web search cache and log",
+        statements: crate::search::SEARCH,
+    },
 ];
 
 /// The version this build writes.
