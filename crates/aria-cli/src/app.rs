@@ -265,6 +265,7 @@ pub fn agent_parts(
     // The tools (and so the roots) first: a root that does not exist is an error before the
     // embedded model is fetched or loaded.
     let mut tools = tools(config)?;
+    tools.extend(crate::search::tool(config, &store));
     let built = provider(config)?;
     // Long-term memory: recalled into every request, filled by extraction and the memory tools.
     let embedder = crate::memory::agent_embedder(config);

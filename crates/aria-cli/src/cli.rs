@@ -73,6 +73,9 @@ pub enum Command {
     /// Plugins: tools in a directory with a plugin.toml manifest, run in the sandbox.
     #[command(subcommand)]
     Plugins(PluginsCommand),
+    /// Search the web with the configured provider (BRAVE_API_KEY or SEARXNG_URL), or look
+    /// at the search cache: `aria search QUERY`, `aria search cache stats|clear`.
+    Search(SearchArgs),
     /// Every run as a trace: its model and tool calls with times, tokens, cost and outcome.
     #[command(subcommand)]
     Traces(TracesCommand),
@@ -224,6 +227,34 @@ pub struct ScheduleAction {
     /// The directory a --profile or --digest job works in (default: the first root).
     #[arg(long, value_name = "DIR")]
     pub path: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SearchArgs {
+    #[command(subcommand)]
+    pub command: Option<SearchCommand>,
+    /// What to search for (the words are joined).
+    pub query: Vec<String>,
+    /// Only results from the last day, week, month or year.
+    #[arg(long, value_parser = ["day", "week", "month", "year"])]
+    pub freshness: Option<String>,
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10))]
+    pub count: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SearchCommand {
+    /// The search cache: `stats` (entries, fresh ones, size, searches today and this month) or
+    /// `clear`.
+    Cache {
+        #[arg(value_parser = ["stats", "clear"])]
+        action: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -15,8 +15,10 @@ mod memory;
 pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
 mod provider;
 mod schedule;
+mod search;
 mod server;
 pub use schedule::{NotifyConfig, RawNotify, RawSchedule, ScheduleConfig};
+pub use search::{RawSearch, SearchBackend, SearchConfig};
 pub use server::{RawServer, ServerConfig, parse_listen};
 mod show;
 mod telegram;
@@ -64,6 +66,7 @@ pub struct RawConfig {
     pub telegram: Option<RawTelegram>,
     pub schedule: Option<RawSchedule>,
     pub notify: Option<RawNotify>,
+    pub search: Option<RawSearch>,
 }
 
 /// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
@@ -266,6 +269,7 @@ pub struct Config {
     pub telegram: TelegramSettings,
     pub schedule: ScheduleConfig,
     pub notify: NotifyConfig,
+    pub search: SearchConfig,
 }
 
 /// `[web]`, checked: every allowed host parses.
@@ -454,6 +458,7 @@ pub fn resolve(
     let telegram = telegram::resolve_telegram(raw.telegram.unwrap_or_default(), env, &roots)?;
     let schedule = schedule::resolve_schedule(raw.schedule.unwrap_or_default())?;
     let notify = schedule::resolve_notify(raw.notify.unwrap_or_default());
+    let search = search::resolve_search(raw.search.unwrap_or_default(), env)?;
     Ok(Config {
         source,
         config_dir: config_dir(env),
@@ -481,6 +486,7 @@ pub fn resolve(
         telegram,
         schedule,
         notify,
+        search,
     })
 }
 

@@ -22,6 +22,7 @@ mod progress;
 mod providers;
 mod render;
 mod scheduled;
+mod search;
 use aria_store::runlock;
 #[cfg(feature = "local")]
 mod speed;
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         Command::Telegram(c) => commands::telegram::telegram(&cli.global, c),
         Command::Schedule(c) => commands::schedule::schedule(&cli.global, c),
         Command::Plugins(c) => commands::plugins::plugins(&cli.global, c),
+        Command::Search(args) => commands::search::search(&cli.global, args),
         Command::Traces(c) => commands::traces::traces(&cli.global, c),
         Command::Stats(args) => commands::traces::stats(&cli.global, args),
     };

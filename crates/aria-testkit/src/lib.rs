@@ -23,6 +23,7 @@ pub mod mock;
 pub mod ollama_mock;
 pub mod openai_mock;
 pub mod scripted;
+pub mod search_mock;
 pub mod telegram_mock;
 pub mod tools;
 

@@ -48,6 +48,7 @@ pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
 /// sorted by name.
 pub(crate) fn tool_rows(ctx: &Context) -> CliResult<Vec<(aria_api::ToolSpec, &'static str)>> {
     let mut tools = app::tools(&ctx.config)?;
+    tools.extend(crate::search::tool(&ctx.config, &ctx.store));
     let memory: std::sync::Arc<dyn aria_core::MemoryBackend> =
         std::sync::Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
     tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone(), false));

@@ -12,6 +12,7 @@ pub mod plugins;
 pub mod rollback;
 pub mod run;
 pub mod schedule;
+pub mod search;
 pub mod serve;
 pub mod slash;
 pub mod snapshots;

@@ -173,8 +173,11 @@ pub fn cost(global: &GlobalArgs, args: CostArgs) -> CliResult<u8> {
     let days = store.spend_report(SpendGroup::Day, Some(&since), args.days as usize)?;
     let models = store.spend_report(SpendGroup::Model, Some(&since), 50)?;
     let sessions = store.spend_report(SpendGroup::Session, Some(&since), args.sessions)?;
+    let searches_today = store.search_volume_since(&aria_store::day_start_utc())?;
+    let searches_month = store.search_volume_since(&aria_store::month_start_utc())?;
     if args.json {
         let out = json!({
+            "web_search": {"today": searches_today, "this_month": searches_month},
             "today_usd": spent.today, "this_month_usd": spent.this_month,
             "caps": {"per_task_usd": ctx.config.limits.max_cost_usd, "per_day_usd": ctx.config.caps.per_day_usd, "per_month_usd": ctx.config.caps.per_month_usd},
             "since": since, "by_day": days, "by_model": models, "by_session": sessions,
@@ -186,6 +189,16 @@ pub fn cost(global: &GlobalArgs, args: CostArgs) -> CliResult<u8> {
     println!("today (UTC):  USD {:.4}  ({})", spent.today, cap(ctx.config.caps.per_day_usd));
     println!("this month:   USD {:.4}  ({})", spent.this_month, cap(ctx.config.caps.per_month_usd));
     println!("per task:     cap USD {:.2}", ctx.config.limits.max_cost_usd);
+    if searches_month.searches > 0 {
+        println!(
+            "web search:   {} today (USD {:.4}), {} this month (USD {:.4}); {} from the cache",
+            searches_today.searches,
+            searches_today.cost_usd,
+            searches_month.searches,
+            searches_month.cost_usd,
+            searches_month.cached
+        );
+    }
     let table = |title: &str, rows: &[aria_store::SpendRow]| {
         println!("\n{title}");
         if rows.is_empty() {

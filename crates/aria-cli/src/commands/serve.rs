@@ -196,6 +196,20 @@ pub fn gateway(
     redactor: &Arc<aria_tools::SecretRedactor>,
     security: Security,
 ) -> CliResult<Arc<Gateway>> {
+    let notify = aria_gateway::notify::NotifySettings {
+        enabled: config.notify.enabled,
+        job_started: config.notify.job_started,
+        desktop: if config.notify.desktop {
+            aria_gateway::notify::NotifySettings::find_desktop()
+        } else {
+            None
+        },
+    };
+    let notifications = Arc::new(aria_gateway::notify::Notifications::new(store.clone(), notify));
+    let hub = notifications.clone();
+    crate::search::send_alerts_to(Arc::new(move |text: &str| {
+        hub.publish(crate::search::ALERT_KIND, None, None, text);
+    }));
     let runs = Arc::new(Runs::new());
     let approvals = Approvals::new(store.clone(), runs.clone(), config.approval_timeout);
     let parts = app::agent_parts(
@@ -226,17 +240,8 @@ pub fn gateway(
                 .map_err(|e| format!("{:#}", e.error))
         })),
     };
-    let notify = aria_gateway::notify::NotifySettings {
-        enabled: config.notify.enabled,
-        job_started: config.notify.job_started,
-        desktop: if config.notify.desktop {
-            aria_gateway::notify::NotifySettings::find_desktop()
-        } else {
-            None
-        },
-    };
     Ok(Arc::new(Gateway {
-        notifications: Arc::new(aria_gateway::notify::Notifications::new(store.clone(), notify)),
+        notifications,
         status: Default::default(),
         agent: Arc::new(parts.agent),
         store: store.clone(),

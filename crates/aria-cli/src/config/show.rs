@@ -115,6 +115,7 @@ impl Config {
             telegram: Some(self.telegram.to_raw()),
             schedule: Some(self.schedule.to_raw()),
             notify: Some(self.notify.to_raw()),
+            search: Some(self.search.to_raw()),
         }
     }
 }

@@ -14,6 +14,7 @@ mod models;
 mod runs;
 mod sandbox_attacks;
 mod schedule;
+mod search;
 mod serve;
 mod serve_api;
 mod snapshots;

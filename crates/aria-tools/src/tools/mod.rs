@@ -18,6 +18,7 @@ mod shell_line;
 mod shell_steps;
 pub mod system_info;
 pub mod web_fetch;
+pub mod web_search;
 
 use aria_api::ToolError;
 use serde_json::Value;
