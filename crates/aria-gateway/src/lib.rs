@@ -20,6 +20,7 @@ pub mod approvals;
 pub mod error;
 mod extract;
 pub mod jobs;
+pub mod logs;
 pub mod metrics;
 pub mod notify;
 mod observe;

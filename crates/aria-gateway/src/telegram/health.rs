@@ -135,13 +135,10 @@ pub(super) async fn resources(tg: &Telegram) -> String {
     )
 }
 
-/// How much of the end of the log file `/logs` reads.
-const LOG_TAIL: u64 = 2 * 1024 * 1024;
-
-/// The warnings and errors of the last `hours` from `$ARIA_HOME/logs/aria.jsonl`, newest last,
-/// at most 20.
+/// The warnings and errors of the last `hours` from `$ARIA_HOME/logs` (the current file and the
+/// rotated ones), newest last, at most 20.
 pub(super) fn logs(tg: &Telegram, hours: &str) -> Result<String, String> {
-    use std::io::{Read, Seek, SeekFrom};
+    use crate::logs::{Filter, Level};
     let hours: i64 = match hours.trim() {
         "" => 1,
         h => h
@@ -150,53 +147,33 @@ pub(super) fn logs(tg: &Telegram, hours: &str) -> Result<String, String> {
             .filter(|h| (1..=720).contains(h))
             .ok_or_else(|| format!("`{h}` is not a number of hours (1–720): /logs 6"))?,
     };
-    let path = tg.gw.data_dir.join("logs").join("aria.jsonl");
-    let mut file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok("There is no log file (logging to a file is off).".into());
-        }
+    let filter = Filter {
+        min_level: Some(Level::Warn),
+        since: Some(jiff::Timestamp::now() - jiff::SignedDuration::from_hours(hours)),
+        unparsed: false,
+    };
+    let tail = match crate::logs::tail(&tg.gw.data_dir.join("logs"), &filter, 20) {
+        Ok(Some(tail)) => tail,
+        Ok(None) => return Ok("There is no log file (logging to a file is off).".into()),
         Err(e) => return Err(format!("cannot read the log: {e}")),
     };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut text = String::new();
-    file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)))
-        .and_then(|_| {
-            let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes)?;
-            text = String::from_utf8_lossy(&bytes).into_owned();
-            Ok(())
-        })
-        .map_err(|e| format!("cannot read the log: {e}"))?;
-    let since = time::OffsetDateTime::now_utc() - time::Duration::hours(hours);
-    let mut lines: Vec<String> = text
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|v| matches!(v["level"].as_str(), Some("WARN" | "ERROR")))
-        .filter(|v| {
-            v["timestamp"]
-                .as_str()
-                .and_then(|t| {
-                    time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
-                        .ok()
-                })
-                .is_some_and(|t| t >= since)
-        })
-        .map(|v| {
-            let time = v["timestamp"].as_str().and_then(|t| t.get(11..19)).unwrap_or("");
-            let message = v["fields"]["message"].as_str().unwrap_or("");
-            let message: String = message.chars().take(300).collect();
-            format!("{time} {} {message}", v["level"].as_str().unwrap_or(""))
+    let lines: Vec<String> = tail
+        .entries
+        .iter()
+        .filter_map(|entry| entry.event.as_ref())
+        .map(|event| {
+            let time = event.time.strftime("%H:%M:%S");
+            let message: String = event.message.chars().take(300).collect();
+            format!("{time} {} {message}", event.level.as_str())
         })
         .collect();
     if lines.is_empty() {
         return Ok(format!("No warnings or errors in the last {hours} h."));
     }
-    let total = lines.len();
-    let shown = lines.split_off(total.saturating_sub(20));
+    let total = tail.matched;
     Ok(format!(
         "Warnings and errors in the last {hours} h ({total}{}):\n{}",
         if total > 20 { ", the last 20" } else { "" },
-        shown.join("\n")
+        lines.join("\n")
     ))
 }
