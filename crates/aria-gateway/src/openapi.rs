@@ -25,7 +25,8 @@ use crate::Gateway;
     info(
         title = "ARIA",
         description = "The HTTP API of `aria serve`: conversations, runs with streamed events, \
-                       approvals, memories, tools, snapshots, audit, cost. Errors are \
+                       approvals, memories, tools, snapshots, audit, cost, scheduled jobs and \
+                       notifications. Errors are \
                        `{\"error\": {\"code\", \"message\", \"hint\"}}` (under `/v1/`, OpenAI's \
                        shape). When a token is configured, send it as `Authorization: Bearer \
                        TOKEN` (or log in with `POST /api/v1/login` and use its cookies)."
@@ -41,6 +42,7 @@ use crate::Gateway;
         (name = "audit", description = "the audit log: records, verification, export"),
         (name = "cost", description = "model spend"),
         (name = "config", description = "the effective configuration"),
+        (name = "schedules", description = "scheduled jobs, their runs, and notifications"),
         (name = "openai", description = "OpenAI-compatible chat completions and models"),
     )
 )]
@@ -54,6 +56,7 @@ pub fn api_router() -> OpenApiRouter<Arc<Gateway>> {
         .merge(crate::routes::runs::routes())
         .merge(crate::routes::memories::routes())
         .merge(crate::routes::resources::routes())
+        .merge(crate::routes::schedules::routes())
         .merge(crate::ws::routes())
         .merge(crate::openai::routes());
     // After the merge: the modifier works on the operations the routes brought.

@@ -5,6 +5,9 @@
 //! as `{"event": NAME, "data": {...}}`, the same events as the SSE streams, plus
 //! `conversation_id` and `session_id` so several runs can stream on one socket at once.
 //!
+//! Every notification (a scheduled job ran, a heartbeat) is sent to every open socket as
+//! `{"event": "notification", "data": {...}}`, the record `GET /api/v1/notifications` lists.
+//!
 //! A frame that cannot be understood is answered with an `error` frame; the socket stays open.
 //! Runs started here ask their approval questions on this socket. A run goes on when the socket
 //! closes (follow it with `GET /api/v1/runs/{id}/events`). When the daemon begins to stop, the
@@ -108,6 +111,8 @@ async fn serve(gw: Arc<Gateway>, socket: WebSocket, client: std::net::IpAddr) {
     );
     let mut followers = JoinSet::new();
     let mut stopping = false;
+    let mut notifications = gw.notifications.subscribe();
+    let mut listening = true;
     loop {
         // A stopping daemon starts no runs; the socket closes once its runs have ended (or
         // were stopped by the daemon, which their followers hear as an `error` event).
@@ -134,6 +139,15 @@ async fn serve(gw: Arc<Gateway>, socket: WebSocket, client: std::net::IpAddr) {
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
             },
             Some(_) = followers.join_next(), if !followers.is_empty() => {}
+            note = notifications.recv(), if listening => match note {
+                Ok(n) => {
+                    let data = crate::routes::schedules::notification_json(&n);
+                    send(&outbox, &json!({"event": "notification", "data": data}));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                // The hub lives as long as the gateway; stop listening if it goes.
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => listening = false,
+            },
         }
     }
     // The runs go on; only following them here stops.

@@ -5,6 +5,7 @@ pub mod memories;
 pub mod meta;
 pub mod resources;
 pub mod runs;
+pub mod schedules;
 
 use axum::http::{StatusCode, Uri};
 
