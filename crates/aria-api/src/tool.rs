@@ -105,6 +105,25 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether a person confirms every call of this tool. The loop then treats the call as at
+    /// least irreversible (so `read_only` refuses it and every other mode asks), and nothing
+    /// stands in for the person: not `--yes`, not `--allow`, not an earlier "for this session"
+    /// answer; with nobody to ask, the call is denied. For tools whose effect outlives the run
+    /// and acts later unattended (`schedule_create` makes a job that runs on its own). Default:
+    /// no.
+    fn always_confirm(&self) -> bool {
+        false
+    }
+
+    /// What the person is shown, besides the tool's name and arguments, when a call asks: what
+    /// it will do, in their terms (`schedule_create`: the parsed schedule, its zone, the action
+    /// and the next three fire times in that zone). Every front end shows it with the question.
+    /// `Err`: these arguments cannot succeed; the loop gives the error to the model and asks
+    /// nobody. Default: nothing to add.
+    fn confirmation(&self, _args: &Value) -> Result<Option<String>, ToolError> {
+        Ok(None)
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
 
@@ -133,5 +152,7 @@ mod tests {
         assert_eq!(tool.tier(&Value::Null), Tier::Irreversible);
         assert_eq!(tool.timeout(), None, "no own timeout: the loop's limit applies");
         assert!(!tool.runs_project_definitions());
+        assert!(!tool.always_confirm(), "pre-approval applies unless a tool says otherwise");
+        assert_eq!(tool.confirmation(&Value::Null), Ok(None));
     }
 }

@@ -70,8 +70,11 @@ pub struct ApprovalRequest {
     pub tool: String,
     pub arguments: Value,
     pub tier: Tier,
-    /// Why this call asks when its tier alone would not (a lint, build or test profile after
-    /// the run changed the files that define what it runs); front ends show it.
+    /// What the user should know beyond the arguments, front ends show it with the question:
+    /// why this call asks when its tier alone would not (a lint, build or test profile after
+    /// the run changed the files that define what it runs), and what the tool says the call
+    /// will do ([`aria_api::Tool::confirmation`]: `schedule_create` shows the schedule, its
+    /// zone, the action and the next three fire times).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

@@ -601,7 +601,13 @@ impl<'a> Run<'a> {
                     if call.name == crate::memory_tools::MEMORY_STORE && self.turn_read_files() {
                         args["private"] = Value::Bool(true);
                     }
-                    let own = tool.tier(&args);
+                    // A tool that a person confirms every time asks at least like an
+                    // irreversible one (and `read_only` refuses it).
+                    let own = if tool.always_confirm() {
+                        tool.tier(&args).max(Tier::Irreversible)
+                    } else {
+                        tool.tier(&args)
+                    };
                     let raised = own < Tier::Irreversible
                         && tool.runs_project_definitions()
                         && !definitions.is_empty();
@@ -615,7 +621,9 @@ impl<'a> Run<'a> {
                         Decision::Allow => Plan::Run { tool, args, tier },
                         // A session approval was given before this change: ask again.
                         Decision::Ask
-                            if why.is_none() && self.approved_earlier(&call.name, &args) =>
+                            if why.is_none()
+                                && !tool.always_confirm()
+                                && self.approved_earlier(&call.name, &args) =>
                         {
                             Plan::Run { tool, args, tier }
                         }
@@ -666,15 +674,34 @@ impl<'a> Run<'a> {
         for slot in slots.iter_mut() {
             let Plan::Ask { tool, args, tier, why } = &slot.plan else { continue };
             let (tool, args, tier, why) = (Arc::clone(tool), args.clone(), *tier, why.clone());
+            // What the tool says the call will do; an error means it cannot succeed, so the
+            // model hears why and nobody is asked.
+            let shown = match tool.confirmation(&args) {
+                Ok(shown) => shown,
+                Err(e) => {
+                    self.audit(
+                        "tool.invalid",
+                        json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "error": e.to_string()}),
+                    )?;
+                    slot.plan = Plan::Answered(format!("error: {e}"));
+                    continue;
+                }
+            };
+            let reason = match (why.as_ref().map(|w| w.reason.clone()), shown) {
+                (Some(why), Some(shown)) => Some(format!("{why}\n{shown}")),
+                (why, shown) => why.or(shown),
+            };
             let request = ApprovalRequest {
                 session_id: self.session.id.clone(),
                 tool: slot.call.name.clone(),
                 arguments: args.clone(),
                 tier,
-                reason: why.as_ref().map(|w| w.reason.clone()),
+                reason,
             };
             let pre = self.agent.config.preapproval.approves(&slot.call.name, &args, tier);
-            if let Some(rule) = pre.filter(|_| self.tainted.is_none()) {
+            // `--yes` and `--allow` never stand in for the person a tool wants asked.
+            let pre = pre.filter(|_| self.tainted.is_none() && !tool.always_confirm());
+            if let Some(rule) = pre {
                 self.audit(
                     "approval.preapproved",
                     json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "rule": rule}),

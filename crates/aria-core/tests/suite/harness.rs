@@ -28,6 +28,9 @@ pub struct TestTool {
     spec: ToolSpec,
     tier: Tier,
     behaviour: Behaviour,
+    /// `Some`: a person confirms every call ([`Tool::always_confirm`]), shown this text (`Ok`)
+    /// or told the arguments cannot work (`Err`).
+    confirm: Option<Result<String, String>>,
     pub calls: AtomicUsize,
 }
 
@@ -46,8 +49,21 @@ impl TestTool {
             },
             tier,
             behaviour,
+            confirm: None,
             calls: AtomicUsize::new(0),
         })
+    }
+
+    /// A tool a person confirms every time, with what it shows them (or why it cannot work).
+    pub fn confirmed(
+        name: &str,
+        tier: Tier,
+        confirmation: Result<String, String>,
+    ) -> Arc<TestTool> {
+        let mut tool = Arc::into_inner(TestTool::new(name, tier, Behaviour::Echo))
+            .unwrap_or_else(|| unreachable!("just made"));
+        tool.confirm = Some(confirmation);
+        Arc::new(tool)
     }
 
     pub fn count(&self) -> usize {
@@ -61,6 +77,16 @@ impl Tool for TestTool {
     }
     fn tier(&self, _args: &Value) -> Tier {
         self.tier
+    }
+    fn always_confirm(&self) -> bool {
+        self.confirm.is_some()
+    }
+    fn confirmation(&self, _args: &Value) -> Result<Option<String>, ToolError> {
+        match &self.confirm {
+            None => Ok(None),
+            Some(Ok(text)) => Ok(Some(text.clone())),
+            Some(Err(why)) => Err(ToolError::failed(why.clone())),
+        }
     }
     fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
         self.calls.fetch_add(1, Ordering::SeqCst);

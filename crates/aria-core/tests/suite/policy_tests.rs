@@ -231,3 +231,85 @@ async fn a_flagged_memory_search_result_does_not_taint_the_run() {
     assert!(kinds.contains(&"filter.injection".to_owned()), "still marked: {kinds:?}");
     assert!(!kinds.contains(&"run.tainted".to_owned()), "{kinds:?}");
 }
+
+/// Records every question and gives one answer.
+struct Recording(ApprovalAnswer, Arc<std::sync::Mutex<Vec<ApprovalRequest>>>);
+impl Approver for Recording {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
+        self.1.lock().unwrap().push(request);
+        let answer = self.0;
+        Box::pin(async move { answer })
+    }
+}
+
+/// A tool that wants a person every time (`schedule_create`) is asked even where its tier
+/// would run unasked, shows what it will do, and neither `--yes`, `--allow` nor a "for this
+/// session" answer stands in for the person; `read_only` refuses it.
+#[tokio::test]
+async fn a_tool_that_always_confirms_asks_a_person_every_time() {
+    let shown = "Creates the job tea: every day at 09:00".to_owned();
+    // Snapshotted, its own tier would run unasked in governed mode.
+    let tool = TestTool::confirmed("plan", Tier::RecoverableWrite, Ok(shown.clone()));
+    for (allow, yes) in [(vec![], false), (vec!["plan".to_owned()], false), (vec![], true)] {
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut r = rig(two_calls_of("plan"), End::Fail, vec![tool.clone()], |c| {
+            *c = c.clone().with_snapshotter(Arc::new(NoopSnapshots));
+            c.preapproval = aria_core::Preapproval::new(&allow, yes).unwrap();
+        });
+        let approver = Recording(ApprovalAnswer::Session, asked.clone());
+        r.agent = r.agent.with_approver(Arc::new(approver));
+        let before = tool.count();
+        r.run("plan tea twice").await.0.unwrap();
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), 2, "asked each time: allow={allow:?} yes={yes}");
+        assert_eq!(asked[0].reason.as_deref(), Some(shown.as_str()));
+        assert_eq!(asked[0].tier, Tier::Irreversible, "asks like an irreversible call");
+        assert_eq!(tool.count() - before, 2);
+        let kinds = r.journal.audit_kinds();
+        assert!(!kinds.contains(&"approval.preapproved".to_owned()), "{kinds:?}");
+    }
+
+    // Nobody to ask (`aria run`), even with --yes: denied, not run.
+    let r = rig(two_calls_of("plan"), End::Fail, vec![tool.clone()], |c| {
+        c.preapproval = aria_core::Preapproval::new(&[], true).unwrap();
+    });
+    let before = tool.count();
+    r.run("plan tea").await.0.unwrap();
+    assert_eq!(tool.count(), before);
+    let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(seen.contains("did not approve"), "{seen}");
+
+    let r = rig(two_calls_of("plan"), End::Fail, vec![tool.clone()], |c| {
+        c.mode = ApprovalMode::ReadOnly;
+    });
+    r.run("plan tea").await.0.unwrap();
+    assert_eq!(tool.count(), before, "read_only refuses it like any write");
+    assert!(r.provider.requests()[1].messages.last().unwrap().content.contains("read_only"));
+}
+
+/// Arguments the tool says cannot work go back to the model; nobody is asked about them.
+#[tokio::test]
+async fn a_confirmation_that_fails_answers_the_model_without_asking() {
+    let tool = TestTool::confirmed(
+        "plan",
+        Tier::Irreversible,
+        Err("the cron expression \"61 * * * *\" is not valid".into()),
+    );
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut r = rig(two_calls_of("plan"), End::Fail, vec![tool.clone()], |_| {});
+    r.agent = r.agent.with_approver(Arc::new(Recording(ApprovalAnswer::Once, asked.clone())));
+    r.run("plan tea").await.0.unwrap();
+    assert!(asked.lock().unwrap().is_empty());
+    assert_eq!(tool.count(), 0);
+    let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(seen.contains("61 * * * *") && seen.contains("not valid"), "{seen}");
+    assert!(r.journal.audit_kinds().contains(&"tool.invalid".to_owned()));
+}
+
+fn two_calls_of(name: &str) -> Vec<Turn> {
+    vec![
+        Turn::tool(name, json!({"path": "p"})),
+        Turn::tool(name, json!({"path": "p"})),
+        Turn::text("done"),
+    ]
+}
