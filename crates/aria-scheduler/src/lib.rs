@@ -18,3 +18,4 @@
 pub mod cron;
 pub mod manage;
 pub mod scheduler;
+pub mod tool;

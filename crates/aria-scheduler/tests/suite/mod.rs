@@ -1,1 +1,2 @@
 mod reference;
+mod schedule_tool;
