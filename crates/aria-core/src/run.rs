@@ -729,7 +729,7 @@ impl<'a> Run<'a> {
                 json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "answer": answer}),
             )?;
             if answer == ApprovalAnswer::Deny {
-                self.report_denial(&slot.call, &args);
+                self.report_denial(&slot.call, &args, tool.always_confirm());
             }
             slot.plan = match answer {
                 ApprovalAnswer::Deny => Plan::Answered(why.map_or_else(
@@ -750,7 +750,7 @@ impl<'a> Run<'a> {
     }
 
     /// Tells the front end that a call was denied: why, and how the user could allow it.
-    fn report_denial(&self, call: &ToolCall, args: &Value) {
+    fn report_denial(&self, call: &ToolCall, args: &Value, always_confirm: bool) {
         self.denials.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let reason = match &self.agent.approver {
             None => "it needs approval and this run has no one to ask (`aria run` never asks, \
@@ -761,7 +761,13 @@ impl<'a> Run<'a> {
                 self.agent.config.approval_timeout.as_secs()
             ),
         };
-        let hint = if self.tainted.is_some() {
+        let hint = if always_confirm {
+            format!(
+                "`{}` always asks a person and cannot be pre-approved: ask for it where ARIA can \
+                 ask you (`aria chat` on a terminal, the web UI, Telegram)",
+                call.name
+            )
+        } else if self.tainted.is_some() {
             "a tool result earlier in this run looked like a prompt injection, so only a person \
              can approve it now"
                 .to_owned()

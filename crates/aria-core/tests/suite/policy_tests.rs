@@ -274,10 +274,19 @@ async fn a_tool_that_always_confirms_asks_a_person_every_time() {
         c.preapproval = aria_core::Preapproval::new(&[], true).unwrap();
     });
     let before = tool.count();
-    r.run("plan tea").await.0.unwrap();
+    let (_, events) = r.run("plan tea").await;
     assert_eq!(tool.count(), before);
     let seen = r.provider.requests()[1].messages.last().unwrap().content.clone();
     assert!(seen.contains("did not approve"), "{seen}");
+    // The hint does not suggest the --allow or --yes that would not help.
+    let hint = events
+        .iter()
+        .find_map(|e| match e {
+            aria_core::AgentEvent::Denied { hint, .. } => Some(hint.clone()),
+            _ => None,
+        })
+        .expect("the denial is reported");
+    assert!(hint.contains("always asks a person") && !hint.contains("--allow"), "{hint}");
 
     let r = rig(two_calls_of("plan"), End::Fail, vec![tool.clone()], |c| {
         c.mode = ApprovalMode::ReadOnly;
