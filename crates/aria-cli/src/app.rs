@@ -141,6 +141,17 @@ pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
     Ok(tools)
 }
 
+/// The tools that work on ARIA's own store: `web_search` (when a backend is configured; its
+/// cache and spend live there) and `schedule_create` (jobs from what the user says, run with
+/// these roots; a person confirms every one). With [`tools`] and the memory tools, what the
+/// model is offered.
+pub fn store_tools(config: &Config, store: &Arc<Store>) -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = crate::search::tool(config, store).into_iter().collect();
+    let roots = config.roots.iter().map(|r| r.display().to_string()).collect();
+    tools.push(Arc::new(aria_scheduler::tool::ScheduleCreate::new(store.clone(), roots)));
+    tools
+}
+
 /// Where `aria plugins add` installs plugins: `$ARIA_HOME/plugins`.
 pub fn plugins_dir(config: &Config) -> std::path::PathBuf {
     config.data_dir.join("plugins")
@@ -265,7 +276,7 @@ pub fn agent_parts(
     // The tools (and so the roots) first: a root that does not exist is an error before the
     // embedded model is fetched or loaded.
     let mut tools = tools(config)?;
-    tools.extend(crate::search::tool(config, &store));
+    tools.extend(store_tools(config, &store));
     let built = provider(config)?;
     // Long-term memory: recalled into every request, filled by extraction and the memory tools.
     let embedder = crate::memory::agent_embedder(config);
