@@ -440,7 +440,10 @@ async fn commands_bypass_the_model_and_are_registered() {
             "forget",
             "mode",
             "snapshots",
-            "rollback"
+            "rollback",
+            "schedule",
+            "notify",
+            "heartbeat"
         ]
     );
     h.tg.push_message(CHAT, CHAT, "/new");
@@ -686,5 +689,159 @@ async fn a_message_still_waiting_when_the_channel_stops_is_sent_after_a_restart(
     h.restart();
     h.until("sent by the new channel", |t| t.messages(CHAT).len() == 1).await;
     assert_eq!(h.tg.calls("sendMessage").len(), 2);
+    h.stop().await;
+}
+
+// -----------------------------------------------------------------------------------------------
+// Scheduled jobs and notifications
+// -----------------------------------------------------------------------------------------------
+
+/// Sends a command and waits for the chat's next message; returns its text.
+async fn ask(h: &Harness, chat: i64, text: &str) -> String {
+    let before = h.tg.messages(chat).len();
+    h.tg.push_message(chat, chat, text);
+    h.until(text, |t| t.messages(chat).len() > before).await;
+    h.texts(chat).remove(before)
+}
+
+fn scheduler(h: &Harness) -> Arc<aria_scheduler::scheduler::Scheduler> {
+    use aria_scheduler::scheduler::{Scheduler, SchedulerConfig, SystemClock};
+    let scheduler = Arc::new(Scheduler::new(
+        h.gw.store.clone(),
+        Arc::new(SystemClock),
+        Arc::new(aria_gateway::jobs::JobRunner { gateway: h.gw.clone() }),
+        h.gw.notifications.clone(),
+        SchedulerConfig::default(),
+    ));
+    h.gw.notifications.set_scheduler(&scheduler);
+    scheduler
+}
+
+#[tokio::test]
+async fn schedule_commands_add_list_edit_run_and_delete_jobs() {
+    let mut h = Harness::start(vec![]).await;
+    let _scheduler = scheduler(&h);
+    let store = h.gw.store.clone();
+    let added = ask(&h, CHAT, r#"/schedule add tea "0 16 * * 1-5" Time for tea"#).await;
+    assert!(added.starts_with("Scheduled.\ntea  0 16 * * 1-5"), "{added}");
+    let tea = store.job("tea").unwrap().unwrap();
+    assert_eq!(tea.action, json!({"kind": "notify", "message": "Time for tea"}));
+    assert_eq!(tea.created_by, "user");
+    ask(&h, CHAT, "/schedule add news @daily ask: What happened overnight?").await;
+    let news = store.job("news").unwrap().unwrap();
+    assert_eq!(news.action, json!({"kind": "agent", "prompt": "What happened overnight?"}));
+    assert_eq!(news.cron, "@daily");
+
+    let refused = ask(&h, CHAT, r#"/schedule add bad "61 * * * *" x"#).await;
+    assert!(refused.starts_with("⚠️") && refused.contains("61"), "{refused}");
+    let unquoted = ask(&h, CHAT, "/schedule add bad 0 9 * * * x").await;
+    assert!(unquoted.contains("quotes"), "{unquoted}");
+    let taken = ask(&h, CHAT, "/schedule add tea @hourly again").await;
+    assert!(taken.contains("exists already"), "{taken}");
+    assert!(store.job("bad").unwrap().is_none());
+
+    let list = ask(&h, CHAT, "/schedule").await;
+    assert!(list.contains("\nnews  @daily") && list.contains("notify: Time for tea"), "{list}");
+    assert_eq!(ask(&h, CHAT, "/schedule list").await, list);
+
+    ask(&h, CHAT, "/schedule disable tea").await;
+    assert!(!store.job("tea").unwrap().unwrap().enabled);
+    let shown = ask(&h, CHAT, "/schedule show tea").await;
+    assert!(shown.contains("next: disabled") && shown.contains("last run: never ran"), "{shown}");
+    ask(&h, CHAT, "/schedule enable tea").await;
+    ask(&h, CHAT, r#"/schedule edit tea "30 16 * * *""#).await;
+    let tea = store.job("tea").unwrap().unwrap();
+    assert!(tea.enabled);
+    assert_eq!(tea.cron, "30 16 * * *");
+
+    // Run now: the notification reaches the chat (it takes them), the run is in the history.
+    let running = ask(&h, CHAT, "/schedule run tea").await;
+    assert_eq!(running, "Running tea now; its result follows.");
+    h.until("the run's notification", |t| {
+        t.messages(CHAT)
+            .iter()
+            .any(|(_, text)| text.starts_with("Job tea (") && text.ends_with("): Time for tea"))
+    })
+    .await;
+    let history = ask(&h, CHAT, "/schedule history tea").await;
+    assert!(history.contains("  ok"), "{history}");
+
+    assert_eq!(ask(&h, CHAT, "/schedule delete tea").await, "Deleted tea.");
+    assert!(store.job("tea").unwrap().is_none());
+    let gone = ask(&h, CHAT, "/schedule show tea").await;
+    assert!(gone.starts_with("⚠️") && gone.contains("no job named tea"), "{gone}");
+    let usage = ask(&h, CHAT, "/schedule frobnicate").await;
+    assert!(usage.contains("/schedule add NAME"), "{usage}");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn notify_off_stops_pushes_to_that_chat_but_keeps_the_record() {
+    let mut h = Harness::start(vec![]).await;
+    let state = ask(&h, CHAT, "/notify").await;
+    assert!(state.starts_with("Notifications are on in this chat."), "{state}");
+    assert!(state.contains("[notify] enabled = true"), "{state}");
+    ask(&h, CHAT, "/notify off").await;
+    assert!(ask(&h, CHAT, "/notify").await.starts_with("Notifications are off"));
+    let before = h.tg.messages(CHAT).len();
+
+    let stored =
+        h.gw.notifications.publish("completed", Some("tea"), None, "Tea is ready").unwrap();
+    assert_eq!(stored.pushed, ["telegram", "web"], "the group still takes them");
+    h.until("the group's notification", |t| {
+        t.messages(GROUP).iter().any(|(_, text)| text == "Tea is ready")
+    })
+    .await;
+    assert_eq!(h.tg.messages(CHAT).len(), before, "nothing reached the chat that said off");
+    let recorded = h.gw.store.notifications(10, None).unwrap();
+    assert_eq!(recorded[0].text, "Tea is ready");
+
+    ask(&h, CHAT, "/notify on").await;
+    h.gw.notifications.publish("completed", Some("tea"), None, "Second pot");
+    h.until("the chat's notification", |t| {
+        t.messages(CHAT).iter().any(|(_, text)| text == "Second pot")
+    })
+    .await;
+    let wrong = ask(&h, CHAT, "/notify maybe").await;
+    assert!(wrong.starts_with("⚠️"), "{wrong}");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn heartbeat_answers_now_and_status_shows_the_last_tick() {
+    let mut h = Harness::start(vec![]).await;
+    let store = h.gw.store.clone();
+    let status = ask(&h, CHAT, "/status").await;
+    assert!(status.contains("last scheduler tick: the scheduler is not running"), "{status}");
+    let missing = ask(&h, CHAT, "/heartbeat off").await;
+    assert!(missing.starts_with("⚠️") && missing.contains("[schedule] heartbeat"), "{missing}");
+
+    store
+        .job_create(&aria_store::NewJob {
+            name: "heartbeat".into(),
+            cron: "0 9 * * *".into(),
+            tz: "UTC".into(),
+            action: json!({"kind": "heartbeat"}),
+            enabled: true,
+            created_by: "system".into(),
+            roots: vec![],
+        })
+        .unwrap();
+    let beat = ask(&h, CHAT, "/heartbeat").await;
+    let (seq, hash) = store.audit_head().unwrap().expect("the job's creation was audited");
+    assert!(beat.starts_with("💓 Heartbeat"), "{beat}");
+    assert!(beat.contains(&format!("Audit chain head: {seq}:{hash}")), "{beat}");
+
+    let off = ask(&h, CHAT, "/heartbeat off").await;
+    assert!(off.starts_with("The heartbeat is off"), "{off}");
+    assert!(!store.job("heartbeat").unwrap().unwrap().enabled);
+    ask(&h, CHAT, "/heartbeat on").await;
+    assert!(store.job("heartbeat").unwrap().unwrap().enabled);
+
+    let scheduler = scheduler(&h);
+    scheduler.tick().unwrap();
+    let tick = scheduler.last_tick().unwrap().strftime("%Y-%m-%d %H:%M:%S UTC").to_string();
+    let status = ask(&h, CHAT, "/status").await;
+    assert!(status.contains(&format!("last scheduler tick: {tick}")), "{status}");
     h.stop().await;
 }

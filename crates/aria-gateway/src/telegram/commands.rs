@@ -28,6 +28,9 @@ pub(super) const MENU: &[(&str, &str)] = &[
     ("mode", "This chat's approval mode: /mode governed|supervised|read_only"),
     ("snapshots", "The latest restore points"),
     ("rollback", "Put back the files of a restore point: /rollback ID"),
+    ("schedule", "Scheduled jobs: /schedule list|add|edit|show|run|history|enable|disable|delete"),
+    ("notify", "Notifications in this chat: /notify on|off"),
+    ("heartbeat", "The heartbeat now; /heartbeat on|off for the scheduled one"),
 ];
 
 pub(super) async fn handle(tg: &Arc<Telegram>, chat: i64, text: &str) {
@@ -56,6 +59,9 @@ pub(super) async fn handle(tg: &Arc<Telegram>, chat: i64, text: &str) {
         "mode" => mode(tg, chat, rest),
         "snapshots" => snapshots(tg).await,
         "rollback" => rollback(tg, rest).await,
+        "schedule" => super::schedule::schedule(tg, chat, rest),
+        "notify" => super::schedule::notify(tg, chat, rest),
+        "heartbeat" => super::schedule::heartbeat(tg, rest),
         _ => Ok(format!("There is no command /{command}.\n\n{}", help())),
     };
     let text = answer.unwrap_or_else(|e| format!("⚠️ {e}"));
@@ -69,6 +75,7 @@ fn help() -> String {
     for (name, about) in MENU {
         out.push_str(&format!("/{name} — {about}\n"));
     }
+    out.push_str(&format!("\nScheduled jobs:\n{}\n", super::schedule::USAGE));
     out
 }
 
@@ -89,9 +96,11 @@ fn status(tg: &Telegram) -> Result<String, String> {
         .unwrap_or_default();
     let mut out = format!(
         "ARIA {}\nuptime {uptime}\nruns in flight: {}\noutbox: {waiting} waiting{stuck}\n\
-         refused messages (not on the allowlist): {refused}\n\nLast operations:\n",
+         refused messages (not on the allowlist): {refused}\nlast scheduler tick: {}\n\n\
+         Last operations:\n",
         env!("CARGO_PKG_VERSION"),
         tg.gw.runs.active(),
+        last_tick(tg),
     );
     let records = store.audit_list(Some(10)).map_err(|e| e.to_string())?;
     for r in records.iter().rev() {
@@ -99,6 +108,17 @@ fn status(tg: &Telegram) -> Result<String, String> {
         out.push_str(&format!("{time} {} ({})\n", r.kind, r.actor));
     }
     Ok(out)
+}
+
+/// When the scheduler last looked for due jobs, or that it does not run.
+fn last_tick(tg: &Telegram) -> String {
+    match tg.gw.notifications.scheduler() {
+        None => "the scheduler is not running".to_owned(),
+        Some(scheduler) => scheduler.last_tick().map_or_else(
+            || "none yet".to_owned(),
+            |t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        ),
+    }
 }
 
 fn cancel(tg: &Telegram, chat: i64) -> String {

@@ -25,6 +25,7 @@ mod health;
 mod notify;
 pub mod outbox;
 mod poll;
+mod schedule;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
