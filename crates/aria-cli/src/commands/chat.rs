@@ -21,8 +21,12 @@ struct TerminalApprover;
 impl Approver for TerminalApprover {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
         Box::pin(async move {
-            let why =
-                request.reason.as_deref().map(|r| format!("\n    why: {r}")).unwrap_or_default();
+            // Several lines (what `schedule_create` will do) stay under the question.
+            let why = request
+                .reason
+                .as_deref()
+                .map(|r| format!("\n    why: {}", r.replace('\n', "\n         ")))
+                .unwrap_or_default();
             let question = format!(
                 "\nARIA wants to run `{}` ({}):\n    {}{why}\nAllow? [y] once, [s] for this session, [N] no (60 s): ",
                 request.tool,
