@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aria_gateway::Gateway;
-use aria_gateway::jobs::JobRunner;
+use aria_gateway::jobs::{JobContext, JobRunner, LocalRunner};
+use aria_gateway::notify::NotifySettings;
 use aria_scheduler::cron::system_zone;
 use aria_scheduler::scheduler::{Clock, Scheduler, SchedulerConfig, SystemClock};
 use aria_store::{NewJob, Store, StoreError};
@@ -17,6 +18,23 @@ use crate::config::Config;
 /// The built-in heartbeat job's name.
 pub const HEARTBEAT: &str = "heartbeat";
 
+fn scheduler_config(config: &Config) -> SchedulerConfig {
+    SchedulerConfig {
+        timeout: Duration::from_secs(config.schedule.timeout_secs),
+        max_concurrent: config.schedule.max_concurrent,
+        ..SchedulerConfig::default()
+    }
+}
+
+/// `[notify]` for the notifier (with `notify-send` when it exists and is wanted).
+pub fn notify_settings(config: &Config) -> NotifySettings {
+    NotifySettings {
+        enabled: config.notify.enabled,
+        job_started: config.notify.job_started,
+        desktop: if config.notify.desktop { NotifySettings::find_desktop() } else { None },
+    }
+}
+
 /// The scheduler of this process, its runs going through `gateway`, its notices to the
 /// gateway's notifier (which the front ends can reach it through).
 pub fn scheduler(gateway: &Arc<Gateway>, config: &Config) -> Arc<Scheduler> {
@@ -26,14 +44,24 @@ pub fn scheduler(gateway: &Arc<Gateway>, config: &Config) -> Arc<Scheduler> {
         clock,
         Arc::new(JobRunner { gateway: gateway.clone() }),
         gateway.notifications.clone(),
-        SchedulerConfig {
-            timeout: Duration::from_secs(config.schedule.timeout_secs),
-            max_concurrent: config.schedule.max_concurrent,
-            ..SchedulerConfig::default()
-        },
+        scheduler_config(config),
     ));
     gateway.notifications.set_scheduler(&scheduler);
     scheduler
+}
+
+/// A scheduler for the jobs that need no model (`aria schedule run` of a reminder, heartbeat,
+/// digest or profile): nothing is fetched or loaded.
+pub fn scheduler_without_agent(context: JobContext, config: &Config) -> Arc<Scheduler> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let notifications = context.notifications.clone();
+    Arc::new(Scheduler::new(
+        context.store.clone(),
+        clock,
+        Arc::new(LocalRunner { context }),
+        notifications,
+        scheduler_config(config),
+    ))
 }
 
 /// Makes the built-in heartbeat job follow `[schedule] heartbeat`: created when missing, its

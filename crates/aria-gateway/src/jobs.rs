@@ -35,6 +35,79 @@ pub struct JobRunner {
     pub gateway: Arc<Gateway>,
 }
 
+/// What the actions other than `agent` need: no model. A process without an agent (`aria
+/// schedule run` of a reminder, heartbeat, digest or profile) runs them with [`LocalRunner`].
+#[derive(Debug, Clone)]
+pub struct JobContext {
+    pub store: Arc<aria_store::Store>,
+    pub notifications: Arc<crate::notify::Notifications>,
+    /// The roots a digest or profile may work in.
+    pub roots: Vec<String>,
+    /// The tools a profile job may name (the command profiles among them).
+    pub tools: Vec<Arc<dyn aria_api::Tool>>,
+}
+
+impl JobContext {
+    fn of(gateway: &Gateway) -> JobContext {
+        let registry = gateway.agent.tools();
+        JobContext {
+            store: gateway.store.clone(),
+            notifications: gateway.notifications.clone(),
+            roots: gateway.agent.config().roots.clone(),
+            tools: registry.specs().iter().filter_map(|s| registry.get(&s.name).cloned()).collect(),
+        }
+    }
+}
+
+/// Runs every action but `agent` without a model (see [`JobContext`]).
+#[derive(Debug, Clone)]
+pub struct LocalRunner {
+    pub context: JobContext,
+}
+
+impl Runner for LocalRunner {
+    fn run(&self, run: JobRun) -> RunFuture {
+        let context = self.context.clone();
+        Box::pin(async move {
+            if run.job.action["kind"] == "agent" {
+                return Err(RunError::Failed(format!(
+                    "job {} runs a prompt, which needs the agent; run it in `aria serve`",
+                    run.job.name
+                )));
+            }
+            without_model(&context, &run.job).await
+        })
+    }
+}
+
+/// The actions that need no model.
+async fn without_model(context: &JobContext, job: &Job) -> Result<RunOutput, RunError> {
+    let action = &job.action;
+    let text = |key: &str| action[key].as_str().unwrap_or_default().to_owned();
+    let output = |text: String| RunOutput { text, session_id: None };
+    match action["kind"].as_str() {
+        Some("notify") => Ok(output(text("message"))),
+        Some("profile") => profile(context, job).await.map(output),
+        Some("digest") => {
+            let root = inside_roots(&context.roots, &text("root"))?;
+            let since = job.last_completed_slot.as_deref().unwrap_or(&job.created_at);
+            digest(root, since).await.map(output)
+        }
+        Some("heartbeat") => heartbeat_text(
+            &context.store,
+            context.notifications.uptime(),
+            job.last_completed_slot.as_deref(),
+        )
+        .map(output)
+        .map_err(RunError::Failed),
+        other => Err(RunError::Failed(format!(
+            "this version of aria cannot run a job whose action is {other:?}; delete it with \
+             `aria schedule delete {}`",
+            job.name
+        ))),
+    }
+}
+
 /// Cancels the run when the scheduler drops its future (the job timed out).
 struct CancelOnDrop(Arc<RunHub>);
 
@@ -51,31 +124,13 @@ impl Runner for JobRunner {
         let gateway = self.gateway.clone();
         Box::pin(async move {
             let job = &run.job;
-            let action = &job.action;
-            let text = |key: &str| action[key].as_str().unwrap_or_default().to_owned();
-            let output = |text: String| RunOutput { text, session_id: None };
-            match action["kind"].as_str() {
-                Some("notify") => Ok(output(text("message"))),
-                Some("agent") => {
-                    let cap = action["max_cost_usd"].as_f64();
-                    check_caps(&gateway, cap)?;
-                    agent(&gateway, &job.name, text("prompt"), cap).await
-                }
-                Some("profile") => profile(&gateway, job).await.map(output),
-                Some("digest") => {
-                    let root = inside_roots(&gateway, &text("root"))?;
-                    let since = job.last_completed_slot.as_deref().unwrap_or(&job.created_at);
-                    digest(root, since).await.map(output)
-                }
-                Some("heartbeat") => heartbeat(&gateway, job.last_completed_slot.as_deref())
-                    .map(output)
-                    .map_err(RunError::Failed),
-                other => Err(RunError::Failed(format!(
-                    "this version of aria cannot run a job whose action is {other:?}; delete \
-                     it with `aria schedule delete {}`",
-                    job.name
-                ))),
+            if job.action["kind"] == "agent" {
+                let cap = job.action["max_cost_usd"].as_f64();
+                check_caps(&gateway, cap)?;
+                let prompt = job.action["prompt"].as_str().unwrap_or_default().to_owned();
+                return agent(&gateway, &job.name, prompt, cap).await;
             }
+            without_model(&JobContext::of(&gateway), job).await
         })
     }
 }
@@ -128,27 +183,24 @@ async fn agent(
 }
 
 /// `root` when it is one of the daemon's roots or inside one (the daemon reads nothing else).
-fn inside_roots(gateway: &Gateway, root: &str) -> Result<PathBuf, RunError> {
+fn inside_roots(roots: &[String], root: &str) -> Result<PathBuf, RunError> {
     let path = std::fs::canonicalize(root)
         .map_err(|e| RunError::Failed(format!("the job's root {root} cannot be read: {e}")))?;
-    let inside = gateway
-        .agent
-        .config()
-        .roots
+    let inside = roots
         .iter()
         .any(|r| std::fs::canonicalize(r).map(|r| path.starts_with(r)).unwrap_or(false));
     if !inside {
         return Err(RunError::Failed(format!(
             "{root} is not inside the daemon's roots ({}); start aria serve with --root {root} \
              or change the job",
-            gateway.agent.config().roots.join(", ")
+            roots.join(", ")
         )));
     }
     Ok(path)
 }
 
 /// Runs the job's profile through the profile's own tool (sandboxed, with its timeout).
-async fn profile(gateway: &Gateway, job: &Job) -> Result<String, RunError> {
+async fn profile(context: &JobContext, job: &Job) -> Result<String, RunError> {
     if job.created_by != "user" {
         return Err(RunError::Failed(format!(
             "job {} was created by {}, and only a person may schedule a command profile; \
@@ -158,8 +210,8 @@ async fn profile(gateway: &Gateway, job: &Job) -> Result<String, RunError> {
     }
     let name = job.action["profile"].as_str().unwrap_or_default();
     let root = job.action["root"].as_str().unwrap_or_default();
-    let root = inside_roots(gateway, root)?;
-    let tool = gateway.agent.tools().get(name).ok_or_else(|| {
+    let root = inside_roots(&context.roots, root)?;
+    let tool = context.tools.iter().find(|t| t.spec().name == name).ok_or_else(|| {
         RunError::Failed(format!(
             "there is no profile {name} in this daemon (its tools: run_tests, lint_project, \
              build_project and the [profiles] of aria.toml)"
@@ -178,10 +230,10 @@ async fn profile(gateway: &Gateway, job: &Job) -> Result<String, RunError> {
         "job.profile",
         json!({"job": job.name, "profile": name, "args": args, "outcome": outcome}),
     );
-    if let Err(e) = gateway.store.audit_append(audit) {
+    if let Err(e) = context.store.audit_append(audit) {
         tracing::error!(error = %e, "cannot audit a scheduled profile run");
     }
-    let text = gateway.store.redact_text(&tail(&text, 3_000));
+    let text = context.store.redact_text(&tail(&text, 3_000));
     match result {
         Ok(_) => Ok(format!("{name} in {}:\n{text}", root.display())),
         Err(_) => Err(RunError::Failed(format!("{name} in {}: {text}", root.display()))),
@@ -315,7 +367,15 @@ async fn git_log(root: &Path, since: jiff::Timestamp) -> Result<Vec<String>, Str
 /// The heartbeat: what happened since `since` (the last heartbeat; the last 24 hours when
 /// there was none), spend, uptime and the audit chain's head.
 pub fn heartbeat(gateway: &Gateway, since: Option<&str>) -> Result<String, String> {
-    let store = &gateway.store;
+    heartbeat_text(&gateway.store, gateway.notifications.uptime(), since)
+}
+
+/// [`heartbeat`] from its parts: the store and how long this process has run.
+pub fn heartbeat_text(
+    store: &aria_store::Store,
+    uptime: Duration,
+    since: Option<&str>,
+) -> Result<String, String> {
     let since = match since {
         Some(since) => since.to_owned(),
         None => jiff::Timestamp::now()
@@ -334,7 +394,7 @@ pub fn heartbeat(gateway: &Gateway, since: Option<&str>) -> Result<String, Strin
         outcomes.iter().filter(|(k, _)| k != "skipped" && k != "running").map(|(_, n)| n).sum();
     let today = store.spend_since(&aria_store::day_start_utc()).map_err(e)?;
     let month = store.spend_since(&aria_store::month_start_utc()).map_err(e)?;
-    let secs = gateway.notifications.uptime().as_secs();
+    let secs = uptime.as_secs();
     let head = match store.audit_head().map_err(e)? {
         Some((seq, hash)) => format!(
             "Audit chain head: {seq}:{hash}\nKeep it somewhere else; `aria audit verify \
@@ -342,8 +402,11 @@ pub fn heartbeat(gateway: &Gateway, since: Option<&str>) -> Result<String, Strin
         ),
         None => "The audit log is empty.".to_owned(),
     };
+    let since_text = since
+        .parse::<jiff::Timestamp>()
+        .map_or_else(|_| since.clone(), |t| t.strftime("%Y-%m-%d %H:%M UTC").to_string());
     Ok(format!(
-        "💓 Heartbeat — ARIA {}, up {}h {:02}m\nSince {since}: {} tool calls, {} refused, \
+        "💓 Heartbeat — ARIA {}, up {}h {:02}m\nSince {since_text}: {} tool calls, {} refused, \
          {failed} failed run{}; jobs: {ran} ran ({} ok, {} failed, {} timed out, {} \
          interrupted), {} skipped; {} snapshot{} taken.\nModel spend: USD {today:.4} today, USD \
          {month:.4} this month.\n{head}",

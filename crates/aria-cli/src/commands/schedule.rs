@@ -7,6 +7,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use aria_gateway::jobs::JobContext;
+use aria_gateway::notify::{Notifications, Push};
+use aria_gateway::telegram::QueuedPush;
 use aria_scheduler::cron::{CronError, Schedule, rfc3339_in, system_zone, zone};
 use aria_scheduler::manage::{self, Changes, Draft, ManageError};
 use aria_scheduler::scheduler::NoticeKind;
@@ -293,31 +296,49 @@ fn history(store: &Store, name: &str, limit: usize, json: bool) -> CliResult<u8>
 /// and prints what the user is told. Exit 1 when the run failed, timed out or was skipped.
 fn run_now(global: &GlobalArgs, name: &str) -> CliResult<u8> {
     let mut ctx = Context::load(global)?;
-    find(&ctx.store, name)?;
-    app::settle_local_model(&mut ctx.config)?;
+    let job = find(&ctx.store, name)?;
+    // Only an agent job needs the model: a reminder, a heartbeat, a digest or a profile never
+    // fetches or loads one.
+    let needs_agent = job.action["kind"] == "agent";
+    if needs_agent {
+        app::settle_local_model(&mut ctx.config)?;
+    }
     let runtime = super::run::runtime()?;
     runtime.block_on(async move {
         let Context { config, store, redactor } = ctx;
-        let security = aria_gateway::Security::new(None, true, Vec::new(), 0);
-        let gateway = super::serve::gateway(&config, &store, &redactor, security)?;
         // Telegram gets it through the outbox, for the daemon (now or at its next start).
-        let queued: Option<Arc<dyn aria_gateway::notify::Push>> = (config.telegram.token.is_some()
+        let queued: Option<Arc<dyn Push>> = (config.telegram.token.is_some()
             && !config.telegram.allowed_chat_ids.is_empty())
         .then(|| {
-            Arc::new(aria_gateway::telegram::QueuedPush::new(
-                store.clone(),
-                config.telegram.allowed_chat_ids.clone(),
-            )) as Arc<dyn aria_gateway::notify::Push>
+            Arc::new(QueuedPush::new(store.clone(), config.telegram.allowed_chat_ids.clone()))
+                as Arc<dyn Push>
         });
+        let (scheduler, gateway, hub) = if needs_agent {
+            let security = aria_gateway::Security::new(None, true, Vec::new(), 0);
+            let gateway = super::serve::gateway(&config, &store, &redactor, security)?;
+            let hub = gateway.notifications.clone();
+            (crate::scheduled::scheduler(&gateway, &config), Some(gateway), hub)
+        } else {
+            let settings = crate::scheduled::notify_settings(&config);
+            let hub = Arc::new(Notifications::new(store.clone(), settings));
+            let context = JobContext {
+                store: store.clone(),
+                notifications: hub.clone(),
+                roots: config.roots.iter().map(|r| r.display().to_string()).collect(),
+                tools: app::tools(&config)?,
+            };
+            (crate::scheduled::scheduler_without_agent(context, &config), None, hub)
+        };
         if let Some(push) = &queued {
-            gateway.notifications.attach(Arc::downgrade(push));
+            hub.attach(Arc::downgrade(push));
         }
-        let scheduler = crate::scheduled::scheduler(&gateway, &config);
         let notice = scheduler.run_now(name).await.map_err(|e| match e {
             aria_scheduler::scheduler::RunNowError::Store(e) => CliError::failed(e),
             other => CliError::config(other),
         })?;
-        gateway.agent.finish_background(std::time::Duration::from_secs(10)).await;
+        if let Some(gateway) = gateway {
+            gateway.agent.finish_background(std::time::Duration::from_secs(10)).await;
+        }
         println!("{}", notice.text);
         Ok(match notice.kind {
             NoticeKind::Completed | NoticeKind::Heartbeat => OK,

@@ -196,15 +196,7 @@ pub fn gateway(
     redactor: &Arc<aria_tools::SecretRedactor>,
     security: Security,
 ) -> CliResult<Arc<Gateway>> {
-    let notify = aria_gateway::notify::NotifySettings {
-        enabled: config.notify.enabled,
-        job_started: config.notify.job_started,
-        desktop: if config.notify.desktop {
-            aria_gateway::notify::NotifySettings::find_desktop()
-        } else {
-            None
-        },
-    };
+    let notify = crate::scheduled::notify_settings(config);
     let notifications = Arc::new(aria_gateway::notify::Notifications::new(store.clone(), notify));
     let hub = notifications.clone();
     crate::search::send_alerts_to(Arc::new(move |text: &str| {

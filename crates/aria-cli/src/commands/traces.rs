@@ -341,14 +341,15 @@ pub fn stats(global: &GlobalArgs, args: StatsArgs) -> CliResult<u8> {
     let rate =
         value["success_rate"].as_f64().map_or("-".to_owned(), |r| format!("{:.0} %", r * 100.0));
     println!("Since {} ({}):", from.strftime("%Y-%m-%d %H:%M UTC"), args.since);
-    println!(
-        "  runs: {} ({}), success rate {rate}",
-        value["runs"],
-        value["runs_by_state"]
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "))
-            .unwrap_or_default()
-    );
+    let states = value["runs_by_state"]
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default();
+    if states.is_empty() {
+        println!("  runs: none");
+    } else {
+        println!("  runs: {} ({states}), success rate {rate}", value["runs"]);
+    }
     let l = &value["run_latency"];
     println!("  run time: p50 {} ms, p95 {} ms, p99 {} ms", l["p50_ms"], l["p95_ms"], l["p99_ms"]);
     println!(
