@@ -16,7 +16,8 @@
 //! The outbox of the chat channels (`outbox.rs`): written first, sent after, never sent twice
 //! after a recorded success. Scheduled jobs and their per-slot claims (`jobs.rs`): a slot is
 //! claimed in one `BEGIN IMMEDIATE` transaction before it runs. Caches will arrive as a later
-//! migration.
+//! migration. Retention (`retention.rs`): traces older than a number of days are deleted, at
+//! most once a day across processes; the audit log never is.
 //!
 //! The key design decision: **the audit chain is defined on bytes, not on a serde data
 //! model.** A record's hash covers a canonical JSON text that this crate writes itself
@@ -75,6 +76,7 @@ mod memory_schema;
 mod memory_search;
 mod notifications;
 mod outbox;
+mod retention;
 pub mod runlock;
 mod schema;
 mod search;
@@ -102,6 +104,7 @@ pub use memory_search::{
 };
 pub use notifications::StoredNotification;
 pub use outbox::{ChannelChat, OutboxItem, OutboxKind, OutboxState};
+pub use retention::PRUNE_TRACES;
 pub use search::{SearchCacheStats, SearchVolume};
 pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
 pub use store::Store;

@@ -174,6 +174,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "the web search cache and log",
         statements: crate::search::SEARCH,
     },
+    Migration {
+        version: 12,
+        description: "housekeeping: when each retention task last ran",
+        statements: crate::retention::HOUSEKEEPING,
+    },
 ];
 
 /// The version this build writes.
