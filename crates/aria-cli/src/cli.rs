@@ -82,6 +82,9 @@ pub enum Command {
     /// Numbers over a period: runs, success rate, p50/p95/p99 latency per model and per tool,
     /// tokens, cost, errors by kind.
     Stats(StatsArgs),
+    /// ARIA's own log (JSON lines under $ARIA_HOME/logs, rotated by size), readable: filter by
+    /// level and time, or follow it as it grows.
+    Logs(LogsArgs),
     /// The tamper-evident audit log.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -312,6 +315,35 @@ pub struct StatsArgs {
     /// Latency fields are `p50_ms`, `p95_ms`, `p99_ms`.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Keep printing lines as they are appended, across rotations (Ctrl-C stops).
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+    /// The least severe level shown.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub level: Option<LogLevel>,
+    /// Only lines since: a period back from now (30m, 1h, 2d) or an RFC 3339 instant.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// The lines as written (JSON lines), not rendered.
+    #[arg(long)]
+    pub json: bool,
+    /// At most the last N matching lines (0: all).
+    #[arg(long, short = 'n', default_value_t = 100, value_name = "N")]
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    #[value(alias = "warning")]
+    Warn,
+    Error,
 }
 
 #[derive(Debug, Subcommand)]

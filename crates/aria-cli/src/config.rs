@@ -13,6 +13,8 @@ mod dotenv;
 pub use dotenv::{Pinned, load_dotenv};
 mod memory;
 pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
+mod observe;
+pub use observe::{LogLimits, RawTraces, TracesConfig};
 mod provider;
 mod schedule;
 mod search;
@@ -54,6 +56,7 @@ pub struct RawConfig {
     pub limits: Option<RawLimits>,
     pub policy: Option<RawPolicy>,
     pub logging: Option<RawLogging>,
+    pub traces: Option<RawTraces>,
     pub router: Option<RawRouter>,
     /// USD per million tokens by exact model name; wins over the built-in table.
     pub pricing: Option<BTreeMap<String, RawPrice>>,
@@ -158,6 +161,11 @@ pub struct RawLogging {
     pub level: Option<String>,
     /// Write JSON-lines logs under the data directory (default true).
     pub file: Option<bool>,
+    /// Rotate `logs/aria.jsonl` (to `aria.1.jsonl`, …) when it reaches this many MB (default 10).
+    pub max_file_mb: Option<u64>,
+    /// Keep all log files together under this many MB by deleting the oldest rotated ones
+    /// (default 50).
+    pub max_total_mb: Option<u64>,
 }
 
 /// Flags that override the file and the environment.
@@ -249,6 +257,8 @@ pub struct Config {
     pub approval_timeout: Duration,
     pub log_level: String,
     pub log_file: bool,
+    pub log_limits: LogLimits,
+    pub traces: TracesConfig,
     pub router: RouterConfig,
     /// Price overrides: model → (input, output) USD per million tokens.
     pub pricing: Vec<(String, f64, f64)>,
@@ -443,6 +453,8 @@ pub fn resolve(
         })?,
     };
     let logging = raw.logging.unwrap_or_default();
+    let log_limits = observe::resolve_log_limits(&logging)?;
+    let traces = observe::resolve_traces(raw.traces.unwrap_or_default())?;
     let router = resolve_router(raw.router.unwrap_or_default())?;
     let pricing = resolve_pricing(raw.pricing.unwrap_or_default())?;
     let caps = resolve_caps(raw.limits.clone().unwrap_or_default(), env)?;
@@ -472,6 +484,8 @@ pub fn resolve(
         approval_timeout: Duration::from_secs(policy.approval_timeout_secs.unwrap_or(60)),
         log_level: env.var("ARIA_LOG").or(logging.level).unwrap_or_else(|| "warn".into()),
         log_file: logging.file.unwrap_or(true),
+        log_limits,
+        traces,
         router,
         pricing,
         caps,

@@ -1,11 +1,14 @@
-//! Logging: human lines on stderr (warn by default), JSON lines under the data directory, and
-//! both passed through the secret redactor. Scrubbing happens at the writer, after formatting,
-//! so it covers every field of every event whatever its shape.
+//! Logging: human lines on stderr (warn by default), JSON lines under the data directory
+//! (rotated by size, [`rotate`]), and both passed through the secret redactor. Scrubbing
+//! happens at the writer, after formatting, so it covers every field of every event whatever
+//! its shape.
 
-use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+mod rotate;
+pub use rotate::{RotatingFile, SizeLimits};
 
 use aria_api::Redact;
 use tracing_subscriber::fmt::MakeWriter;
@@ -53,37 +56,14 @@ where
     }
 }
 
-/// A shared append-only log file.
-#[derive(Clone)]
-pub struct SharedFile(Arc<Mutex<File>>);
-
-pub struct SharedFileWriter(Arc<Mutex<File>>);
-
-impl Write for SharedFileWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut file = self.0.lock().map_err(|_| io::Error::other("log file lock poisoned"))?;
-        file.write_all(buf)?;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for SharedFile {
-    type Writer = SharedFileWriter;
-    fn make_writer(&'a self) -> Self::Writer {
-        SharedFileWriter(Arc::clone(&self.0))
-    }
-}
-
-/// Installs the global subscriber. `level` filters stderr; the file gets `info` and above
-/// unless `ARIA_LOG_FILE` says otherwise. Returns a warning to show if the file could not be
-/// opened (logging then continues on stderr only: the run is not worth failing for it).
+/// Installs the global subscriber. `level` filters stderr; the file (`None`: no file) gets
+/// `info` and above unless `ARIA_LOG_FILE` says otherwise. Returns a warning to show if the
+/// file could not be opened (logging then continues on stderr only: the run is not worth
+/// failing for it).
 pub fn init(
     level: &str,
     data_dir: &Path,
-    to_file: bool,
+    file: Option<SizeLimits>,
     redactor: Arc<dyn Redact>,
 ) -> Option<String> {
     let stderr_filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("warn"));
@@ -94,18 +74,15 @@ pub fn init(
         .without_time()
         .with_filter(stderr_filter);
     let mut warning = None;
-    let file_layer = if to_file {
-        match open_log(data_dir) {
+    let file_layer = if let Some(limits) = file {
+        match RotatingFile::open(&data_dir.join("logs"), limits) {
             Ok(file) => {
                 let filter =
                     std::env::var("ARIA_LOG_FILE").ok().and_then(|f| EnvFilter::try_new(f).ok());
                 Some(
                     tracing_subscriber::fmt::layer()
                         .json()
-                        .with_writer(Scrubbing::new(
-                            SharedFile(Arc::new(Mutex::new(file))),
-                            redactor,
-                        ))
+                        .with_writer(Scrubbing::new(file, redactor))
                         .with_filter(filter.unwrap_or_else(|| EnvFilter::new("info"))),
                 )
             }
@@ -128,15 +105,15 @@ pub fn init(
 /// when `NO_COLOR` is set (https://no-color.org).
 pub fn colour_on_stderr() -> bool {
     use std::io::IsTerminal;
-    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    io::stderr().is_terminal() && colour_allowed()
 }
 
-fn open_log(data_dir: &Path) -> io::Result<File> {
-    let dir = data_dir.join("logs");
-    std::fs::create_dir_all(&dir)?;
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(dir.join("aria.jsonl"))
+/// Like [`colour_on_stderr`], for what a command prints on stdout (`aria logs`).
+pub fn colour_on_stdout() -> bool {
+    use std::io::IsTerminal;
+    io::stdout().is_terminal() && colour_allowed()
+}
+
+fn colour_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         Command::Search(args) => commands::search::search(&cli.global, args),
         Command::Traces(c) => commands::traces::traces(&cli.global, c),
         Command::Stats(args) => commands::traces::stats(&cli.global, args),
+        Command::Logs(args) => commands::logs::logs(&cli.global, args),
     };
     match result {
         Ok(code) => exit::code(code),

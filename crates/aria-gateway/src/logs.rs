@@ -395,8 +395,9 @@ impl Follower {
     }
 }
 
-/// Whether `path` still names the file `file` has open.
-fn same_file(path: &Path, file: &File) -> io::Result<bool> {
+/// Whether `path` still names the file `file` has open (`false` once it was renamed or
+/// deleted: a writer or a reader then opens the path again).
+pub fn same_file(path: &Path, file: &File) -> io::Result<bool> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -5,6 +5,7 @@ pub mod chat;
 pub mod check;
 pub mod doctor;
 pub mod inspect;
+pub mod logs;
 pub mod memories;
 pub mod model;
 pub mod models;

@@ -31,7 +31,7 @@ impl Context {
         if let Some(warning) = crate::logging::init(
             &config.log_level,
             &config.data_dir,
-            config.log_file,
+            config.log_file.then(|| config.log_limits.sizes()),
             redactor.clone(),
         ) {
             tracing::warn!("{warning}");

@@ -60,7 +60,10 @@ impl Config {
             logging: Some(RawLogging {
                 level: Some(self.log_level.clone()),
                 file: Some(self.log_file),
+                max_file_mb: Some(self.log_limits.max_file_mb),
+                max_total_mb: Some(self.log_limits.max_total_mb),
             }),
+            traces: Some(self.traces.to_raw()),
             router: Some(RawRouter {
                 attempts: Some(self.router.attempts),
                 fallback: Some(

@@ -7,6 +7,7 @@ mod daemon;
 mod default_model;
 mod dry_run;
 mod harness;
+mod logs;
 mod memories;
 mod memory_recall;
 mod plugins;
