@@ -585,8 +585,12 @@ async fn health_and_resources_report_each_check() {
     h.until("/health", |t| t.messages(CHAT).len() == 1).await;
     let health = h.texts(CHAT).remove(0);
     assert!(health.starts_with("healthy\n"), "{health}");
-    let schema = format!("database: schema {}", aria_store::Store::supported_schema_version());
-    assert!(health.contains(&schema) && health.contains("outbox: "), "{health}");
+    // The status collector's checks, as GET /health shows them.
+    let schema =
+        format!("database: writable, schema {}", aria_store::Store::supported_schema_version());
+    for check in [schema.as_str(), "disk: ", "scheduler: ", "outbox: ", "jobs: ", "models: "] {
+        assert!(health.contains(check), "{check}: {health}");
+    }
     h.tg.push_message(CHAT, CHAT, "/status resources");
     h.until("/status resources", |t| t.messages(CHAT).len() == 2).await;
     let resources = h.texts(CHAT).remove(1);

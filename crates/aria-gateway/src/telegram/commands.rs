@@ -50,7 +50,7 @@ pub(super) async fn handle(tg: &Arc<Telegram>, chat: i64, text: &str) {
             .map_err(|e| e.to_string()),
         "status" if rest == "resources" => Ok(super::health::resources(tg).await),
         "status" => status(tg),
-        "health" => Ok(super::health::health(tg)),
+        "health" => Ok(super::health::health(tg).await),
         "logs" => super::health::logs(tg, rest),
         "cancel" => Ok(cancel(tg, chat)),
         "cost" => cost(tg),
