@@ -118,9 +118,9 @@ impl ActionBody {
     }
 }
 
-/// A job as the API shows it (`aria schedule list --json` shows the same).
+/// A job as the API shows it (`aria schedule list --json` shows the same). Not
+/// `deny_unknown_fields`: [`JobDetail`] extends it, and its schema must allow that.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct JobBody {
     pub name: String,
     /// The cron expression (five fields, or `@daily` and the like).
