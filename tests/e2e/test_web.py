@@ -378,6 +378,44 @@ def test_cost_and_tools_pages_show_the_api(page, daemon):
         expect(page.get_by_test_id(f"cost-{k}")).to_be_visible()
 
 
+def test_notifications_arrive_live_and_schedules_can_be_paused_and_run(page, daemon):
+    page.goto("/#/notifications")
+    expect(page.locator("#view-notifications")).to_be_visible()
+    # The page follows GET /notifications/events from the start.
+    page.wait_for_function("state.noteEvents && state.noteEvents.readyState === 1")
+    job = {"name": "e2e-tea", "cron": "0 16 * * 1-5", "tz": "Europe/Berlin",
+           "action": {"kind": "notify", "message": "Tea from the e2e test"}}
+    daemon.api("POST", "/schedules", job, expect_status=201)
+    _, notice = daemon.api("POST", "/schedules/e2e-tea/run", {}, expect_status=200)
+    assert notice["kind"] == "completed" and "Tea from the e2e test" in notice["text"], notice
+    # It appears without a reload, as the newest one, with what the API recorded.
+    newest = items(daemon.get("/notifications?limit=1"))[0]
+    assert newest["job"] == "e2e-tea" and newest["text"] == notice["text"], newest
+    row = page.locator(f'[data-testid="notification-row"][data-id="{newest["id"]}"]')
+    expect(row).to_be_visible()
+    expect(row.get_by_test_id("notification-text")).to_have_text(notice["text"])
+    expect(page.get_by_test_id("notification-row").first).to_have_attribute("data-id", str(newest["id"]))
+    expect(page.get_by_test_id("unread")).to_be_hidden()
+
+    # The schedules page pauses the job (through the API) and runs it now.
+    page.get_by_test_id("nav-schedules").click()
+    job_row = page.locator('[data-testid="schedule-row"][data-name="e2e-tea"]')
+    expect(job_row.get_by_test_id("schedule-state")).to_have_text("on")
+    job_row.get_by_test_id("schedule-toggle").click()
+    job_row = page.locator('[data-testid="schedule-row"][data-name="e2e-tea"]')
+    expect(job_row.get_by_test_id("schedule-state")).to_have_text("paused")
+    assert daemon.get("/schedules/e2e-tea")["enabled"] is False
+    job_row.get_by_test_id("schedule-run").click()
+    expect(job_row.get_by_test_id("schedule-result")).to_contain_text("Tea from the e2e test")
+    assert len(items(daemon.get("/schedules/e2e-tea/history"))) == 2
+    # That run's notification arrived while another page showed: it counts as unread.
+    expect(page.get_by_test_id("unread")).to_have_text("1")
+    page.get_by_test_id("nav-notifications").click()
+    expect(page.get_by_test_id("notification-row").filter(has_text="Tea from the e2e test")).to_have_count(2)
+    expect(page.get_by_test_id("unread")).to_be_hidden()
+    daemon.api("DELETE", "/schedules/e2e-tea", expect_status=204)
+
+
 def test_theme_toggle_is_remembered(browser, daemon):
     context, page = open_page(browser, daemon.url, color_scheme="dark")
     try:

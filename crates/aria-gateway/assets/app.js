@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   convId: null, sessionId: null, running: false, controller: null, turn: null,
   tools: null, memOffset: 0, memQuery: '', searchTimer: 0,
+  notes: null, unread: 0, oldestNote: null,
 };
 
 // ==== Small helpers
@@ -873,6 +874,104 @@ async function loadTools() {
   }
 }
 
+// ==== Schedules and notifications
+
+async function loadSchedules() {
+  const page = await attempt(() => api('GET', '/schedules'));
+  if (!page) return;
+  const list = $('schedule-list');
+  list.replaceChildren();
+  for (const job of items(page)) list.append(scheduleRow(job));
+  if (!list.children.length) list.append(el('li', { class: 'muted', text: 'No scheduled jobs yet: make one with `aria schedule add`, /schedule add in Telegram, or POST /api/v1/schedules.' }));
+}
+
+function actionText(a) {
+  switch (a && a.kind) {
+    case 'agent': return 'ask ARIA: ' + a.prompt;
+    case 'notify': return 'remind: ' + a.message;
+    case 'profile': return `run ${a.profile} in ${a.root}`;
+    case 'digest': return 'digest of ' + a.root;
+    case 'heartbeat': return 'heartbeat';
+    default: return JSON.stringify(a);
+  }
+}
+
+function scheduleRow(job) {
+  const result = el('div', { class: 'result', testid: 'schedule-result', 'aria-live': 'polite' });
+  const toggle = el('button', { type: 'button', class: 'btn small', testid: 'schedule-toggle', text: job.enabled ? 'Pause' : 'Resume', onclick: setEnabled });
+  const run = el('button', { type: 'button', class: 'btn small', testid: 'schedule-run', text: 'Run now', onclick: runNow });
+  const li = el('li', { testid: 'schedule-row', 'data-name': job.name, class: job.enabled ? null : 'off' },
+    el('div', {}, el('strong', { text: job.name }), ' ', el('code', { text: job.cron }), ' ', el('span', { class: 'badge', testid: 'schedule-state', text: job.enabled ? 'on' : 'paused' })),
+    el('div', { class: 'meta', text: actionText(job.action) }),
+    el('div', { class: 'meta', testid: 'schedule-next', text: job.enabled ? `next: ${when(job.next_run) || 'never'} (${job.tz})` : 'paused' }),
+    el('div', { class: 'actions' }, toggle, run), result);
+  async function setEnabled() {
+    toggle.disabled = true;
+    const updated = await attempt(() => api('PATCH', `/schedules/${encodeURIComponent(job.name)}`, { enabled: !job.enabled }));
+    toggle.disabled = false;
+    if (updated) li.replaceWith(scheduleRow(updated));
+  }
+  async function runNow() {
+    run.disabled = true;
+    result.className = 'result';
+    result.textContent = 'Running…';
+    const notice = await attempt(() => api('POST', `/schedules/${encodeURIComponent(job.name)}/run`, {}));
+    run.disabled = false;
+    if (!notice) { result.textContent = ''; return; }
+    result.className = notice.kind === 'completed' || notice.kind === 'heartbeat' ? 'result ok' : 'result';
+    result.textContent = notice.text;
+  }
+  return li;
+}
+
+function notificationRow(n, fresh) {
+  return el('li', { testid: 'notification-row', 'data-id': n.id, 'data-kind': n.kind, class: fresh ? 'fresh' : null },
+    el('div', {}, el('span', { class: 'badge', text: n.kind }), ' ', n.job ? el('strong', { text: n.job }) : null),
+    el('div', { class: 'content', testid: 'notification-text', text: n.text }),
+    el('div', { class: 'meta', text: [when(n.time), n.pushed && n.pushed.length ? 'sent to ' + n.pushed.join(', ') : ''].filter(Boolean).join(' · ') }));
+}
+
+async function loadNotifications(more) {
+  const before = more && state.oldestNote ? `&before=${state.oldestNote}` : '';
+  const page = await attempt(() => api('GET', '/notifications?limit=50' + before));
+  if (!page) return;
+  const list = $('notification-list');
+  if (!more) list.replaceChildren();
+  const got = items(page);
+  for (const n of got) list.append(notificationRow(n, false));
+  if (got.length) state.oldestNote = got[got.length - 1].id;
+  $('notification-more').hidden = got.length < 50;
+  if (!list.children.length) list.append(el('li', { class: 'muted', testid: 'notification-empty', text: 'No notifications yet.' }));
+  state.notes = true;
+  setUnread(0);
+}
+
+function setUnread(n) {
+  state.unread = n;
+  const badge = $('unread');
+  badge.textContent = String(n);
+  badge.hidden = n === 0;
+}
+
+/** Follows GET /notifications/events: new notifications go to the top of the list (and count as
+ * unread while another page shows). EventSource reconnects by itself after a drop. */
+function followNotifications() {
+  if (state.noteEvents || typeof EventSource === 'undefined') return;
+  const source = new EventSource(API + '/notifications/events');
+  state.noteEvents = source;
+  source.addEventListener('notification', (e) => {
+    let n;
+    try { n = JSON.parse(e.data); } catch { return; }
+    const list = $('notification-list');
+    if (state.notes) {
+      const empty = list.querySelector('[data-testid="notification-empty"]');
+      if (empty) empty.remove();
+      if (!list.querySelector(`[data-testid="notification-row"][data-id="${Number(n.id)}"]`)) list.prepend(notificationRow(n, true));
+    }
+    if ($('view-notifications').hidden) setUnread(state.unread + 1);
+  });
+}
+
 // ==== Routing, theme, auth, start-up
 
 function showView(name) {
@@ -891,6 +990,8 @@ function route() {
   else if (page === 'snapshots') { showView('snapshots'); loadSnapshots(); }
   else if (page === 'cost') { showView('cost'); loadCost(); }
   else if (page === 'tools') { showView('tools'); loadTools(); }
+  else if (page === 'schedules') { showView('schedules'); loadSchedules(); }
+  else if (page === 'notifications') { showView('notifications'); loadNotifications(); }
   else {
     showView('chat');
     if (page === 'c' && id) { if (id !== state.convId || !$('messages').querySelector('.msg')) openConversation(decodeURIComponent(id)); }
@@ -957,6 +1058,7 @@ function startApp() {
     window.addEventListener('hashchange', route);
   }
   loadConversations();
+  followNotifications();
   state.toolsReady = api('GET', '/tools').then((t) => { state.tools = items(t); }).catch(() => {});
   route();
 }
@@ -984,6 +1086,7 @@ function bind() {
   $('memory-search-form').addEventListener('submit', (e) => { e.preventDefault(); loadMemories(); });
   $('memory-add-form').addEventListener('submit', (e) => { e.preventDefault(); addMemory(); });
   $('memory-more').addEventListener('click', () => loadMemories(true));
+  $('notification-more').addEventListener('click', () => loadNotifications(true));
   $('menu').addEventListener('click', () => ($('sidebar').classList.contains('open') ? closeSidebar() : openSidebar()));
   $('backdrop').addEventListener('click', closeSidebar);
   $('theme').addEventListener('click', toggleTheme);
