@@ -19,6 +19,8 @@
 pub mod approvals;
 pub mod error;
 mod extract;
+#[cfg(any(feature = "telegram", feature = "otlp"))]
+mod http;
 pub mod jobs;
 pub mod logs;
 pub mod metrics;

@@ -61,24 +61,11 @@ impl Exporter {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(format!("OTEL_EXPORTER_OTLP_ENDPOINT {url:?} must be http:// or https://"));
         }
-        static INSTALL: std::sync::Once = std::sync::Once::new();
-        INSTALL.call_once(|| {
-            let _already_installed = rustls::crypto::ring::default_provider().install_default();
-        });
-        let loopback = parsed.host_str().is_some_and(|h| {
-            h == "localhost"
-                || h.trim_matches(['[', ']'])
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        });
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(Duration::from_secs(10))
-            .user_agent(concat!("aria/", env!("CARGO_PKG_VERSION")));
-        if loopback {
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let http = crate::http::client_for(
+            &parsed,
+            Duration::from_secs(5),
+            Some(Duration::from_secs(10)),
+        )?;
         Ok(Exporter { http, url: url.to_owned(), headers })
     }
 

@@ -103,29 +103,13 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 
 impl Bot {
     pub fn new(api_base: &str, token: BotToken, retry_base: Duration) -> Result<Bot, String> {
-        static INSTALL: std::sync::Once = std::sync::Once::new();
-        INSTALL.call_once(|| {
-            let _already_installed = rustls::crypto::ring::default_provider().install_default();
-        });
         let base = api_base.trim().trim_end_matches('/').to_owned();
         let url = reqwest::Url::parse(&base)
             .map_err(|e| format!("the Telegram API base {base:?} is not a URL ({e})"))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(format!("the Telegram API base {base:?} must start with https://"));
         }
-        let loopback = url.host_str().is_some_and(|h| {
-            h == "localhost"
-                || h.trim_matches(['[', ']'])
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        });
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("aria/", env!("CARGO_PKG_VERSION")));
-        if loopback {
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let http = crate::http::client_for(&url, Duration::from_secs(10), None)?;
         Ok(Bot { http, base, token, retry_base })
     }
 
