@@ -21,6 +21,7 @@ mod notes;
 mod progress;
 mod providers;
 mod render;
+mod retention;
 mod scheduled;
 mod search;
 use aria_store::runlock;

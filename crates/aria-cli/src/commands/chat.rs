@@ -91,11 +91,13 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
         }
         super::run::finish_background(&rt, &agent);
         super::run::export_traces(&rt, &ctx.store);
+        crate::retention::after_run(ctx.config.traces, &ctx.store);
         return Ok(super::run::exit_code_with(session.state, &denied));
     }
     let code = repl(&ctx, &agent, &rt, args.conversation);
     super::run::finish_background(&rt, &agent);
     super::run::export_traces(&rt, &ctx.store);
+    crate::retention::after_run(ctx.config.traces, &ctx.store);
     code
 }
 

@@ -382,6 +382,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     }
     finish_background(&rt, &agent);
     export_traces(&rt, &ctx.store);
+    crate::retention::after_run(ctx.config.traces, &ctx.store);
     crate::anchor::record(&ctx.config.data_dir, &ctx.store);
     Ok(exit_code_with(session.state, &denied))
 }

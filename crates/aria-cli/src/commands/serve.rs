@@ -290,6 +290,8 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         tracing::info_span!("status"),
     ));
     let otlp = start_otlp(&gateway, &scheduler_stop);
+    let retention =
+        crate::retention::start(config.traces, gateway.store.clone(), scheduler_stop.clone());
     let stop = CancellationToken::new();
     let server = {
         let stop = stop.clone();
@@ -309,6 +311,9 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
     let _ = status.await;
     if let Some(otlp) = otlp {
         let _ = otlp.await;
+    }
+    if let Some(retention) = retention {
+        let _ = retention.await;
     }
     if let Some(telegram) = telegram.as_mut() {
         telegram.stop_polling().await;

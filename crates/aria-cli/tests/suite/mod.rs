@@ -11,6 +11,7 @@ mod logs;
 mod memories;
 mod memory_recall;
 mod plugins;
+mod retention;
 mod models;
 mod runs;
 mod sandbox_attacks;
