@@ -236,3 +236,54 @@ async fn a_job_run_now_is_recorded_listed_and_streamed() {
     read_until(&mut stream, "all well").await;
     assert_error(&h.get("/notifications?before=x").await, StatusCode::BAD_REQUEST, "bad_request");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_clients_get_notification_frames() {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let h = Harness::start(vec![]).await;
+    let url = format!("{}/ws", h.base_url.replace("http://", "ws://"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    async fn next(
+        socket: &mut (
+                 impl StreamExt<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin
+             ),
+    ) -> serde_json::Value {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), socket.next())
+                .await
+                .expect("a frame within 10 s")
+                .expect("the socket is open")
+                .unwrap();
+            if let Message::Text(text) = frame {
+                return serde_json::from_str(text.as_str()).unwrap();
+            }
+        }
+    }
+    // A frame it cannot understand is answered: from then on the socket is served (and hears
+    // notifications).
+    socket.send(Message::Text("hello?".into())).await.unwrap();
+    assert_eq!(next(&mut socket).await["event"], "error");
+    let stored = h.gateway.notifications.publish("failed", Some("tea"), None, "The kettle broke");
+    let frame = next(&mut socket).await;
+    assert_eq!(frame["event"], "notification", "{frame}");
+    assert_eq!(frame["data"]["text"], "The kettle broke");
+    assert_eq!(frame["data"]["kind"], "failed");
+    assert_eq!(frame["data"]["id"], stored.unwrap().id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notification_stream_ends_when_the_daemon_stops() {
+    let h = Harness::start(vec![]).await;
+    let mut stream =
+        h.client.get(format!("{}/notifications/events", h.base_url)).send().await.unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    h.gateway.shutdown.cancel();
+    let end = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(chunk) = stream.chunk().await.unwrap() {
+            assert!(!chunk.is_empty());
+        }
+    })
+    .await;
+    assert!(end.is_ok(), "an open stream would hold the daemon's shutdown");
+}
