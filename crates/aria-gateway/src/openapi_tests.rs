@@ -160,6 +160,7 @@ fn streamed_answers_are_documented_as_event_streams() {
         ("post", "/api/v1/conversations/{id}/messages"),
         ("post", "/api/v1/runs/{id}/resume"),
         ("get", "/api/v1/runs/{id}/events"),
+        ("get", "/api/v1/notifications/events"),
         ("post", "/v1/chat/completions"),
     ] {
         let content = &doc["paths"][path][method]["responses"]["200"]["content"];
