@@ -196,7 +196,7 @@ fn manage_error(e: ManageError) -> ApiError {
     match e {
         ManageError::Invalid(why) => ApiError::bad_request(
             why,
-            "see docs/http-api.md (Schedules) for the body; try a schedule with GET \
+            "see GET /api/v1/openapi.json for the body; try a schedule with GET \
              /api/v1/schedules/preview?cron=EXPR",
         ),
         ManageError::Unknown(name) => unknown(&name),
