@@ -164,7 +164,7 @@ pub struct RawLogging {
     /// Rotate `logs/aria.jsonl` (to `aria.1.jsonl`, …) when it reaches this many MB (default 10).
     pub max_file_mb: Option<u64>,
     /// Keep all log files together under this many MB by deleting the oldest rotated ones
-    /// (default 50).
+    /// (default 50; at least twice `max_file_mb`).
     pub max_total_mb: Option<u64>,
 }
 

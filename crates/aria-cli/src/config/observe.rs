@@ -40,10 +40,13 @@ pub fn resolve_log_limits(raw: &RawLogging) -> Result<LogLimits, ConfigError> {
             d.max_file_mb
         )));
     }
-    let max_total_mb = raw.max_total_mb.unwrap_or(d.max_total_mb.max(max_file_mb));
-    if max_total_mb < max_file_mb || max_total_mb > 1_048_576 {
+    // Room for the current file and the one just rotated: a process that has not noticed the
+    // rotation yet still writes its next line there, and that line must not be deleted.
+    let least = max_file_mb * 2;
+    let max_total_mb = raw.max_total_mb.unwrap_or(d.max_total_mb.max(least));
+    if max_total_mb < least || max_total_mb > 1_048_576 {
         return Err(ConfigError::Invalid(format!(
-            "[logging] max_total_mb = {max_total_mb}: give at least max_file_mb ({max_file_mb}) \
+            "[logging] max_total_mb = {max_total_mb}: give at least twice max_file_mb ({least}) \
              and at most 1048576 (default {})",
             d.max_total_mb
         )));
@@ -102,16 +105,16 @@ mod tests {
         };
         assert_eq!(resolve_log_limits(&raw(None, None)).unwrap(), LogLimits::default());
         assert_eq!(
-            resolve_log_limits(&raw(Some(2), Some(2))).unwrap(),
-            LogLimits { max_file_mb: 2, max_total_mb: 2 }
+            resolve_log_limits(&raw(Some(2), Some(4))).unwrap(),
+            LogLimits { max_file_mb: 2, max_total_mb: 4 }
         );
-        // A bigger file than the default total raises the default total with it.
-        assert_eq!(resolve_log_limits(&raw(Some(80), None)).unwrap().max_total_mb, 80);
+        // A bigger file than the default total allows raises the default total with it.
+        assert_eq!(resolve_log_limits(&raw(Some(80), None)).unwrap().max_total_mb, 160);
         assert_eq!(
             LogLimits { max_file_mb: 1, max_total_mb: 3 }.sizes(),
             crate::logging::SizeLimits { max_file: 1 << 20, max_total: 3 << 20 }
         );
-        for (file, total) in [(Some(0), None), (Some(2000), None), (Some(10), Some(5))] {
+        for (file, total) in [(Some(0), None), (Some(2000), None), (Some(10), Some(15))] {
             let e = resolve_log_limits(&raw(file, total)).unwrap_err().to_string();
             assert!(e.starts_with("[logging] max_"), "{e}");
         }

@@ -7,9 +7,11 @@
 //! the file past `max_file`. Rotating renames — never truncates or copies — under an exclusive
 //! lock on `logs/rotate.lock`: `aria.N.jsonl` → `aria.N+1.jsonl`, …, `aria.jsonl` →
 //! `aria.1.jsonl`, then a new `aria.jsonl`. A writer that had not noticed yet writes its next
-//! line into the renamed file, where it stays: no line is lost. Then the oldest rotated files
-//! are deleted until the rotated ones fit in `max_total - max_file`, so the current file can
-//! grow to its limit without the total passing `max_total`.
+//! line into the renamed file, where it stays: no line is lost (the configuration keeps
+//! `max_total` at least twice `max_file`, so the file just renamed is never the one deleted).
+//! Then the oldest rotated files are deleted until the rotated ones fit in
+//! `max_total - max_file`, so the current file can grow to its limit without the total passing
+//! `max_total`.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
