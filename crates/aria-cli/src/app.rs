@@ -138,6 +138,9 @@ pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
         aria_tools::builtin_tools_with(guard.clone(), &aria_tools::ToolSettings { web });
     tools.extend(Arc::new(profiles).tools());
     tools.extend(plugin_tools(config, &guard, &tools));
+    if !config.mcp.is_empty() {
+        tools.extend(crate::mcp::tools(config, &guard).map_err(|e| CliError::config(anyhow::anyhow!("[mcp] {e}")))?);
+    }
     Ok(tools)
 }
 

@@ -70,6 +70,9 @@ pub enum Command {
     /// Runs (sessions), including interrupted ones that can be resumed.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// MCP servers: their state and tools, a test, and adding one to aria.toml.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Plugins: tools in a directory with a plugin.toml manifest, run in the sandbox.
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -257,6 +260,40 @@ pub enum SearchCommand {
         action: String,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// The configured servers: command, tier, network, and the tools listed last time.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start the servers (or one), list their tools as the model sees them, keep the lists.
+    Tools {
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start one server, run the MCP handshake, list its tools and say how long it took.
+    Test { name: String },
+    /// Add a stdio server to the configuration file: `aria mcp add NAME -- CMD ARGS…`. Its
+    /// tools ask before each call until you set a tier (`tier = "read"`) in the entry.
+    Add {
+        name: String,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+        /// Names of environment variables to pass (repeatable).
+        #[arg(long = "env", value_name = "NAME")]
+        env: Vec<String>,
+        /// Paths the server may read besides the roots (where it is installed).
+        #[arg(long = "read-path", value_name = "DIR")]
+        read_paths: Vec<String>,
+        /// Let the server use the network.
+        #[arg(long)]
+        network: bool,
     },
 }
 

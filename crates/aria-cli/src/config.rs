@@ -16,10 +16,12 @@ pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resol
 mod observe;
 pub use observe::{LogLimits, RawTraces, TracesConfig};
 mod provider;
+mod mcp;
 mod schedule;
 mod search;
 mod server;
 pub use schedule::{NotifyConfig, RawNotify, RawSchedule, ScheduleConfig};
+pub use mcp::{McpServers, RawMcp};
 pub use search::{RawSearch, SearchBackend, SearchConfig};
 pub use server::{RawServer, ServerConfig, parse_listen};
 mod show;
@@ -70,6 +72,7 @@ pub struct RawConfig {
     pub schedule: Option<RawSchedule>,
     pub notify: Option<RawNotify>,
     pub search: Option<RawSearch>,
+    pub mcp: Option<RawMcp>,
 }
 
 /// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
@@ -280,6 +283,12 @@ pub struct Config {
     pub schedule: ScheduleConfig,
     pub notify: NotifyConfig,
     pub search: SearchConfig,
+    /// `[mcp.servers.*]`, the enabled ones.
+    #[serde(skip)]
+    pub mcp: McpServers,
+    /// `[mcp]` as written (for `aria config show`).
+    #[serde(skip)]
+    pub mcp_raw: RawMcp,
 }
 
 /// `[web]`, checked: every allowed host parses.
@@ -471,6 +480,8 @@ pub fn resolve(
     let schedule = schedule::resolve_schedule(raw.schedule.unwrap_or_default())?;
     let notify = schedule::resolve_notify(raw.notify.unwrap_or_default());
     let search = search::resolve_search(raw.search.unwrap_or_default(), env)?;
+    let mcp_raw = raw.mcp.unwrap_or_default();
+    let mcp = mcp::resolve_mcp(mcp_raw.clone(), env)?;
     Ok(Config {
         source,
         config_dir: config_dir(env),
@@ -501,6 +512,8 @@ pub fn resolve(
         schedule,
         notify,
         search,
+        mcp,
+        mcp_raw,
     })
 }
 

@@ -16,6 +16,7 @@ mod exit;
 #[cfg(feature = "local")]
 mod local;
 mod logging;
+mod mcp;
 mod memory;
 mod notes;
 mod progress;
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::serve(&cli.global, args),
         Command::Telegram(c) => commands::telegram::telegram(&cli.global, c),
         Command::Schedule(c) => commands::schedule::schedule(&cli.global, c),
+        Command::Mcp(c) => commands::mcp::mcp(&cli.global, c),
         Command::Plugins(c) => commands::plugins::plugins(&cli.global, c),
         Command::Search(args) => commands::search::search(&cli.global, args),
         Command::Traces(c) => commands::traces::traces(&cli.global, c),

@@ -6,6 +6,7 @@ pub mod check;
 pub mod doctor;
 pub mod inspect;
 pub mod logs;
+pub mod mcp;
 pub mod memories;
 pub mod model;
 pub mod models;

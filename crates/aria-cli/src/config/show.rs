@@ -119,6 +119,7 @@ impl Config {
             schedule: Some(self.schedule.to_raw()),
             notify: Some(self.notify.to_raw()),
             search: Some(self.search.to_raw()),
+            mcp: Some(self.mcp_raw.clone()),
         }
     }
 }

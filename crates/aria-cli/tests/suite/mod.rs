@@ -8,6 +8,7 @@ mod default_model;
 mod dry_run;
 mod harness;
 mod logs;
+mod mcp;
 mod memories;
 mod memory_recall;
 mod plugins;

@@ -1,0 +1,216 @@
+//! `aria mcp list|tools|test|add` (issue #23).
+
+use std::io::Write;
+
+use aria_mcp::tool_name;
+use serde_json::{Value, json};
+
+use crate::app;
+use crate::cli::{GlobalArgs, McpCommand};
+use crate::config::Config;
+use crate::exit::{CliError, CliResult, FAILED, OK};
+
+pub fn mcp(global: &GlobalArgs, command: McpCommand) -> CliResult<u8> {
+    let config = app::load_config(global)?;
+    match command {
+        McpCommand::List { json } => list(&config, json),
+        McpCommand::Tools { name, json } => tools(&config, name.as_deref(), json),
+        McpCommand::Test { name } => test(&config, &name),
+        McpCommand::Add { name, command, env, read_paths, network } => {
+            add(&config, &name, &command, &env, &read_paths, network)
+        }
+    }
+}
+
+fn usage(message: impl std::fmt::Display) -> CliError {
+    CliError::config(anyhow::anyhow!("{message}"))
+}
+
+fn tier_text(tier: aria_api::Tier) -> &'static str {
+    match tier {
+        aria_api::Tier::Read => "read",
+        aria_api::Tier::RecoverableWrite => "recoverable-write",
+        _ => "irreversible",
+    }
+}
+
+fn find<'a>(config: &'a Config, name: &str) -> CliResult<&'a aria_mcp::ServerConfig> {
+    config.mcp.iter().find(|s| s.name == name).ok_or_else(|| {
+        usage(format!(
+            "no enabled MCP server named {name}; add one with `aria mcp add {name} -- COMMAND ARGS…`"
+        ))
+    })
+}
+
+fn list(config: &Config, json: bool) -> CliResult<u8> {
+    let rows: Vec<Value> = config
+        .mcp
+        .iter()
+        .map(|s| {
+            let kept = crate::mcp::kept(config, s);
+            json!({
+                "name": s.name,
+                "command": s.command,
+                "args": s.args,
+                "tier": tier_text(s.tier),
+                "network": s.network,
+                "timeout_secs": s.timeout.as_secs(),
+                "tools": kept.as_ref().map(Vec::len),
+                "listed": kept.is_some(),
+            })
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(OK);
+    }
+    if rows.is_empty() {
+        println!("No MCP servers. Add one with `aria mcp add NAME -- COMMAND ARGS…`.");
+    }
+    for r in &rows {
+        let tools =
+            r["tools"].as_u64().map_or("not listed yet".to_owned(), |n| format!("{n} tools"));
+        println!(
+            "{}  {} {}  [{}{}]  {tools}",
+            r["name"].as_str().unwrap_or_default(),
+            r["command"].as_str().unwrap_or_default(),
+            r["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
+            r["tier"].as_str().unwrap_or_default(),
+            if r["network"] == true { ", network" } else { "" }
+        );
+    }
+    Ok(OK)
+}
+
+fn tools(config: &Config, name: Option<&str>, json: bool) -> CliResult<u8> {
+    let guard = app::path_guard(config)?;
+    let servers: Vec<&aria_mcp::ServerConfig> = match name {
+        Some(n) => vec![find(config, n)?],
+        None => config.mcp.iter().collect(),
+    };
+    let mut out = Vec::new();
+    let mut failed = false;
+    for server in servers {
+        match crate::mcp::refresh(config, server, &guard) {
+            Ok((tools, _)) => {
+                for t in tools {
+                    out.push(json!({
+                        "server": server.name,
+                        "tool": t.name,
+                        "name": tool_name(&server.name, &t.name),
+                        "tier": tier_text(server.tier_of(&t.name)),
+                        "read_only_hint": t.read_only_hint,
+                        "description": t.description,
+                    }));
+                }
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("{}: {e}", server.name);
+            }
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for t in &out {
+            let hint = if t["read_only_hint"] == true { " (says read-only)" } else { "" };
+            println!(
+                "{}  [{}]{hint}  {}",
+                t["name"].as_str().unwrap_or_default(),
+                t["tier"].as_str().unwrap_or_default(),
+                t["description"].as_str().unwrap_or_default().lines().next().unwrap_or_default()
+            );
+        }
+    }
+    Ok(if failed { FAILED } else { OK })
+}
+
+fn test(config: &Config, name: &str) -> CliResult<u8> {
+    let server = find(config, name)?;
+    let guard = app::path_guard(config)?;
+    match crate::mcp::refresh(config, server, &guard) {
+        Ok((tools, took)) => {
+            println!(
+                "{name}: started, initialized and listed {} tools in {} ms",
+                tools.len(),
+                took.as_millis()
+            );
+            Ok(OK)
+        }
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            Ok(FAILED)
+        }
+    }
+}
+
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
+fn add(
+    config: &Config,
+    name: &str,
+    command: &[String],
+    env: &[String],
+    read_paths: &[String],
+    network: bool,
+) -> CliResult<u8> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err(usage("a server name is letters, digits, - or _"));
+    }
+    if config.mcp_raw.servers.contains_key(name) {
+        return Err(usage(format!(
+            "[mcp.servers.{name}] exists already in {}",
+            config.source.path().display()
+        )));
+    }
+    let Some((program, args)) = command.split_first() else {
+        return Err(usage("give the command after --: aria mcp add NAME -- npx -y SERVER"));
+    };
+    let list =
+        |items: &[String]| items.iter().map(|i| toml_string(i)).collect::<Vec<_>>().join(", ");
+    let mut entry = format!(
+        "\n[mcp.servers.{name}]\ncommand = {}\nargs = [{}]\n",
+        toml_string(program),
+        list(args)
+    );
+    if !env.is_empty() {
+        entry.push_str(&format!("env = [{}]\n", list(env)));
+    }
+    if !read_paths.is_empty() {
+        entry.push_str(&format!("read_paths = [{}]\n", list(read_paths)));
+    }
+    if network {
+        entry.push_str("network = true\n");
+    }
+    entry.push_str(
+        "# Its tools ask before each call; set tier = \"read\" for a server that only reads.\n",
+    );
+    let path = config.source.path();
+    // The entry must parse with the rest of the file before the file is changed.
+    let before = std::fs::read_to_string(path).unwrap_or_default();
+    let after = format!("{before}{entry}");
+    toml::from_str::<toml::Table>(&after)
+        .map_err(|e| usage(format!("the entry would not parse in {}: {e}", path.display())))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::failed(anyhow::anyhow!("cannot create {}: {e}", dir.display()))
+        })?;
+    }
+    let mut file =
+        std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| {
+            CliError::failed(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        })?;
+    file.write_all(entry.as_bytes())
+        .map_err(|e| CliError::failed(anyhow::anyhow!("cannot write {}: {e}", path.display())))?;
+    println!("Added [mcp.servers.{name}] to {}. Try it: aria mcp test {name}", path.display());
+    Ok(OK)
+}

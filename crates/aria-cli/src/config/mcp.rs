@@ -1,0 +1,120 @@
+//! `[mcp.servers.NAME]`: MCP servers whose tools the agent may use (issue #23). Environment
+//! variables are passed by name only (`env = ["GITHUB_TOKEN"]`), never a value in this file.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use aria_api::Tier;
+use aria_mcp::ServerConfig;
+use serde::{Deserialize, Serialize};
+
+use super::{ConfigError, Env};
+
+/// `[mcp]` as written.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    #[serde(default)]
+    pub servers: BTreeMap<String, RawServer>,
+}
+
+/// One `[mcp.servers.NAME]` as written.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    /// The program (stdio servers).
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Names of environment variables passed from ARIA's environment.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// A Streamable HTTP server's URL (not supported yet: named so the error can say so).
+    pub url: Option<String>,
+    pub enabled: Option<bool>,
+    pub timeout_secs: Option<u64>,
+    /// Only these tools (default: all).
+    pub tools: Option<Vec<String>>,
+    /// The tier of the server's tools (default irreversible: ARIA asks before each call).
+    pub tier: Option<String>,
+    #[serde(default)]
+    pub tool_tiers: BTreeMap<String, String>,
+    /// Extra paths the server may read (where npm, uvx or a venv installed it).
+    #[serde(default)]
+    pub read_paths: Vec<String>,
+    /// Whether the server may use the network (default false).
+    pub network: Option<bool>,
+}
+
+/// The enabled servers, checked.
+pub type McpServers = Vec<ServerConfig>;
+
+fn tier(server: &str, what: &str, text: &str) -> Result<Tier, ConfigError> {
+    match text {
+        "read" => Ok(Tier::Read),
+        "recoverable-write" | "recoverable_write" => Ok(Tier::RecoverableWrite),
+        "irreversible" => Ok(Tier::Irreversible),
+        other => Err(ConfigError::Invalid(format!(
+            "[mcp.servers.{server}] {what} = {other:?}: write read, recoverable-write or irreversible"
+        ))),
+    }
+}
+
+pub fn resolve_mcp(raw: RawMcp, env: &dyn Env) -> Result<McpServers, ConfigError> {
+    let mut out = Vec::new();
+    for (name, s) in raw.servers {
+        if name.is_empty()
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(ConfigError::Invalid(format!(
+                "[mcp.servers.{name}]: a server name is letters, digits, - or _"
+            )));
+        }
+        if !s.enabled.unwrap_or(true) {
+            continue;
+        }
+        if s.url.is_some() {
+            return Err(ConfigError::Invalid(format!(
+                "[mcp.servers.{name}] url: Streamable HTTP servers are not supported by this \
+                 version yet; run the server over stdio with command and args"
+            )));
+        }
+        let Some(command) = s.command.filter(|c| !c.trim().is_empty()) else {
+            return Err(ConfigError::Invalid(format!(
+                "[mcp.servers.{name}]: give the command that starts the server (command = \"npx\", \
+                 args = [...])"
+            )));
+        };
+        let timeout = s.timeout_secs.unwrap_or(30);
+        if !(1..=3_600).contains(&timeout) {
+            return Err(ConfigError::Invalid(format!(
+                "[mcp.servers.{name}] timeout_secs = {timeout}: give 1 to 3600"
+            )));
+        }
+        let mut tool_tiers = BTreeMap::new();
+        for (tool, t) in &s.tool_tiers {
+            tool_tiers.insert(tool.clone(), tier(&name, &format!("tool_tiers.{tool}"), t)?);
+        }
+        out.push(ServerConfig {
+            name: name.clone(),
+            command,
+            args: s.args,
+            env: s.env,
+            timeout: Duration::from_secs(timeout),
+            tools: s.tools,
+            tier: match s.tier.as_deref() {
+                Some(t) => tier(&name, "tier", t)?,
+                None => Tier::Irreversible,
+            },
+            tool_tiers,
+            read_paths: s
+                .read_paths
+                .iter()
+                .map(|p| super::expand_tilde(p, env))
+                .collect::<Vec<PathBuf>>(),
+            network: s.network.unwrap_or(false),
+        });
+    }
+    Ok(out)
+}
