@@ -110,6 +110,8 @@ pub enum TraceKind {
     ToolCall,
     /// A question to the user: how long it waited and the answer (`approve`, `deny`, …).
     Approval,
+    /// Long-term memory recalled for a user message: how long the search took, what came back.
+    MemoryRecall,
 }
 
 impl TraceKind {
@@ -118,6 +120,7 @@ impl TraceKind {
             TraceKind::ModelCall => "model_call",
             TraceKind::ToolCall => "tool_call",
             TraceKind::Approval => "approval",
+            TraceKind::MemoryRecall => "memory_recall",
         }
     }
 }

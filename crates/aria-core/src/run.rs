@@ -446,14 +446,21 @@ impl<'a> Run<'a> {
             Err(StreamStop::Provider(e)) => {
                 tracing::warn!(session = %self.session.id, kind = e.kind(), "model call failed: {e}");
                 let model = self.agent.config.model.clone();
-                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms, None)?;
+                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms, Value::Null)?;
                 self.audit("model.error", json!({"kind": e.kind(), "message": e.to_string()}))?;
                 Err(Stop::Fail(format!("the model call failed: {e}")))
             }
             Err(StreamStop::Cancel) => Err(Stop::Cancel),
             Err(StreamStop::Deadline) => {
                 let model = self.agent.config.model.clone();
-                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms, None)?;
+                self.trace_model(
+                    model,
+                    Usage::default(),
+                    0.0,
+                    "timeout",
+                    duration_ms,
+                    Value::Null,
+                )?;
                 Err(Stop::Fail(format!(
                     "the run reached its time limit of {} s while waiting for the model",
                     self.agent.config.limits.session_timeout.as_secs()
@@ -507,7 +514,11 @@ impl<'a> Run<'a> {
         let cost = price.map_or(0.0, |p| p.cost(response.usage));
         self.session.usage.add(response.usage);
         self.session.cost_usd += cost;
-        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms, route.as_ref())?;
+        // The route that answered, when the provider is a fallback chain.
+        let answered = route.as_ref().map_or(Value::Null, |r| {
+            json!({"backend": r.backend, "fallback": r.fallback, "retries": r.tries.saturating_sub(1)})
+        });
+        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms, answered)?;
         self.audit(
             "model.response",
             json!({
@@ -544,18 +555,15 @@ impl<'a> Run<'a> {
         cost: f64,
         outcome: &str,
         duration_ms: u64,
-        route: Option<&crate::agent::Answer>,
+        extra: Value,
     ) -> Result<(), JournalError> {
         let mut detail = json!({
             "provider": self.agent.provider.name(),
             "iteration": self.session.iterations,
             "first_output_ms": self.first_output_ms,
         });
-        if let Some(route) = route {
-            // The route that answered, when the provider is a fallback chain.
-            detail["backend"] = json!(route.backend);
-            detail["fallback"] = json!(route.fallback);
-            detail["retries"] = json!(route.tries.saturating_sub(1));
+        if let (Some(into), Value::Object(extra)) = (detail.as_object_mut(), extra) {
+            into.extend(extra);
         }
         self.agent.journal.record_trace(&TraceRecord {
             session_id: self.session.id.clone(),

@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use aria_api::{ChatRequest, HistorySummary, Role, Usage};
-use serde_json::json;
+use aria_api::{ChatRequest, HistorySummary, Role, TraceKind, TraceRecord, Usage};
+use serde_json::{Value, json};
 use tokio::time::Instant as TokioInstant;
 
 use super::{Run, Stop};
@@ -139,6 +139,7 @@ impl Run<'_> {
         let scope = SearchScope { limit: config.memory_search_limit, private: config.local_model };
         let floor = config.recall_min_similarity;
         let mut below_floor = 0;
+        let started = Instant::now();
         let work = async {
             let mut profile = memory.profile(scope.private).await?;
             profile.retain(|hit| scope.private || !hit.private);
@@ -157,16 +158,27 @@ impl Run<'_> {
             _ = self.cancel.cancelled() => return Err(Stop::Cancel),
             r = tokio::time::timeout(RECALL_TIMEOUT, work) => r,
         };
+        let duration_ms = started.elapsed().as_millis() as u64;
         let recall = match result {
             Ok(Ok(recall)) => recall,
-            Ok(Err(e)) => return self.no_recall(e.to_string()),
+            Ok(Err(e)) => {
+                self.trace_recall(duration_ms, "failed", json!({}))?;
+                return self.no_recall(e.to_string());
+            }
             Err(_) => {
+                self.trace_recall(duration_ms, "timeout", json!({}))?;
                 return self.no_recall(format!(
                     "memory search took longer than {} s",
                     RECALL_TIMEOUT.as_secs()
                 ));
             }
         };
+        let found = json!({
+            "memories": recall.memories.len(),
+            "profile": recall.profile.len(),
+            "not_relevant": below_floor,
+        });
+        self.trace_recall(duration_ms, "ok", found)?;
         self.audit(
             "context.memories",
             json!({
@@ -178,6 +190,21 @@ impl Run<'_> {
             }),
         )?;
         Ok(recall)
+    }
+
+    /// The recall's span of the run's trace.
+    fn trace_recall(&self, duration_ms: u64, outcome: &str, detail: Value) -> Result<(), Stop> {
+        self.agent.journal.record_trace(&TraceRecord {
+            session_id: self.session.id.clone(),
+            kind: TraceKind::MemoryRecall,
+            name: "memory".into(),
+            duration_ms,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            outcome: outcome.to_owned(),
+            detail,
+        })?;
+        Ok(())
     }
 
     fn no_recall(&mut self, reason: String) -> Result<Recall, Stop> {
@@ -214,12 +241,26 @@ impl Run<'_> {
         let duration_ms = started.elapsed().as_millis() as u64;
         let response = match result {
             Err(_) => {
-                self.trace_model(model, Usage::default(), 0.0, "timeout", duration_ms, None)?;
+                self.trace_model(
+                    model,
+                    Usage::default(),
+                    0.0,
+                    "timeout",
+                    duration_ms,
+                    compaction(),
+                )?;
                 let reason = format!("the summary took longer than {} s", timeout.as_secs());
                 return self.compaction_failed(reason);
             }
             Ok(Err(e)) => {
-                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms, None)?;
+                self.trace_model(
+                    model,
+                    Usage::default(),
+                    0.0,
+                    e.kind(),
+                    duration_ms,
+                    compaction(),
+                )?;
                 return self.compaction_failed(format!("the summary call failed: {e}"));
             }
             Ok(Ok(response)) => response,
@@ -227,7 +268,7 @@ impl Run<'_> {
         let cost = self.agent.config.price.map_or(0.0, |p| p.cost(response.usage));
         self.session.usage.add(response.usage);
         self.session.cost_usd += cost;
-        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms, None)?;
+        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms, compaction())?;
         let text = match check_summary(&response.text, response.tool_calls.len()) {
             Ok(text) => self.agent.redactor.redact(&text).into_owned(),
             Err(e) => return self.compaction_failed(e.to_string()),
@@ -266,4 +307,9 @@ impl Run<'_> {
         self.audit("context.compaction_failed", json!({"reason": reason, "fallback": "truncate"}))?;
         Ok(false)
     }
+}
+
+/// What a compaction call's span says it was for.
+fn compaction() -> Value {
+    json!({"purpose": "compaction"})
 }

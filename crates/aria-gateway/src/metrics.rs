@@ -76,6 +76,8 @@ pub struct Counts {
     pub tool_seconds: BTreeMap<String, Histogram>,
     pub approvals: BTreeMap<String, u64>,
     pub approval_seconds: Histogram,
+    pub recalls: BTreeMap<String, u64>,
+    pub recall_seconds: Histogram,
     /// The outcomes of the last model calls, newest last (for the models health check).
     pub recent_model_outcomes: Vec<String>,
     pub hours: Vec<Hour>,
@@ -146,6 +148,10 @@ impl Counts {
             TraceKind::Approval => {
                 *self.approvals.entry(t.outcome.clone()).or_default() += 1;
                 self.approval_seconds.observe(seconds);
+            }
+            TraceKind::MemoryRecall => {
+                *self.recalls.entry(t.outcome.clone()).or_default() += 1;
+                self.recall_seconds.observe(seconds);
             }
         }
     }
@@ -413,6 +419,20 @@ impl Counts {
             Kind::Histogram,
             "How long approval questions waited for an answer.",
             vec![histogram(&[], &self.approval_seconds)],
+        );
+        let recalls =
+            self.recalls.iter().map(|(o, n)| number(&[("outcome", o)], *n as f64)).collect();
+        out.push(
+            "aria_memory_recalls_total",
+            Kind::Counter,
+            "Long-term memory recalls for user messages, by outcome.",
+            recalls,
+        );
+        out.push(
+            "aria_memory_recall_duration_seconds",
+            Kind::Histogram,
+            "How long memory recall took.",
+            vec![histogram(&[], &self.recall_seconds)],
         );
     }
 }

@@ -182,6 +182,7 @@ pub fn request(runs: &[(SessionRecord, Vec<StoredTrace>)]) -> Value {
                     format!("approval {}", t.name),
                     vec![attr("aria.approval.answer", json!(t.outcome))],
                 ),
+                TraceKind::MemoryRecall => ("memory recall".to_owned(), Vec::new()),
             };
             attributes.push(attr("aria.outcome", json!(t.outcome)));
             for key in ["tier", "first_output_ms", "output_chars", "purpose"] {

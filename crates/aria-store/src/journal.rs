@@ -516,6 +516,7 @@ impl Store {
                 "model_call" => TraceKind::ModelCall,
                 "tool_call" => TraceKind::ToolCall,
                 "approval" => TraceKind::Approval,
+                "memory_recall" => TraceKind::MemoryRecall,
                 other => return Err(corrupt(format!("trace {id} has unknown kind `{other}`"))),
             };
             let detail = serde_json::from_str(&detail)

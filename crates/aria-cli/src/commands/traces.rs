@@ -183,6 +183,11 @@ fn show(store: &Store, id: &str, json: bool) -> CliResult<u8> {
                 span["output_tokens"],
                 span["cost_usd"].as_f64().unwrap_or(0.0)
             )
+        } else if span["kind"] == "memory_recall" {
+            format!(
+                "memory recall — {} memories, {} profile facts",
+                span["detail"]["memories"], span["detail"]["profile"]
+            )
         } else if span["kind"] == "approval" {
             format!(
                 "asked before {} → {}",
@@ -300,6 +305,7 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
     let mut models = serde_json::Map::new();
     let mut tools = serde_json::Map::new();
     let mut approvals: Vec<u64> = Vec::new();
+    let mut recalls: Vec<u64> = Vec::new();
     for ((kind, name), (mut durations, errs)) in groups {
         match kind {
             "model_call" => {
@@ -308,7 +314,8 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
             "tool_call" => {
                 tools.insert(name.to_owned(), latency(&mut durations, errs));
             }
-            _ => approvals.extend(durations),
+            "approval" => approvals.extend(durations),
+            _ => recalls.extend(durations),
         }
     }
     json!({
@@ -320,6 +327,7 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
         "models": models,
         "tools": tools,
         "approvals": {"answers": answers, "wait": latency(&mut approvals, 0)},
+        "memory_recall": latency(&mut recalls, 0),
         "input_tokens": input,
         "output_tokens": output,
         "cost_usd": cost,

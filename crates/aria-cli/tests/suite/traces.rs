@@ -40,11 +40,14 @@ fn a_run_is_a_trace_with_its_model_and_tool_spans_and_counts_in_the_stats() {
 
     let out = aria.run(&mock.base_url(), &["traces", "show", &session[..8], "--json"]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let all = json_of(&out)["spans"].as_array().unwrap().clone();
+    let recall = all.iter().find(|s| s["kind"] == "memory_recall").expect("a memory recall span");
+    assert_eq!(recall["outcome"], json!("ok"), "{recall}");
     let spans: Vec<serde_json::Value> = json_of(&out)["spans"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["detail"]["purpose"].is_null())
+        .filter(|s| s["detail"]["purpose"].is_null() && s["kind"] != "memory_recall")
         .cloned()
         .collect();
     let kinds: Vec<&str> = spans.iter().map(|s| s["kind"].as_str().unwrap()).collect();
