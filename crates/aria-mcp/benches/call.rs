@@ -55,6 +55,7 @@ fn main() {
         raw.push(t.elapsed());
     }
     let _ = child.kill();
+    let _ = child.wait();
     raw.sort();
 
     let dir = tempfile::tempdir().unwrap();
