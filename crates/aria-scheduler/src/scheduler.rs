@@ -238,6 +238,9 @@ pub struct Scheduler {
     next_fires: Mutex<HashMap<i64, NextFire>>,
     /// When the last tick ran (for `/status`).
     last_tick: Mutex<Option<Timestamp>>,
+    /// The jobs' fingerprint at the last tick that left nothing waiting: while it is unchanged
+    /// and no job is due, a tick reads nothing (10,000 jobs cost nothing between their slots).
+    settled: Mutex<Option<(u64, i64)>>,
 }
 
 /// When a job is due next, valid while its expression, zone and last slot are unchanged.
@@ -245,13 +248,20 @@ pub struct Scheduler {
 struct NextFire {
     cron: String,
     tz: String,
-    /// The last claimed slot (or the creation time) as stored: compared as text, not parsed.
-    since: String,
+    /// The last claimed slot and the last change as stored: compared as text, not parsed.
+    last_claimed: Option<String>,
+    updated_at: String,
     at: Timestamp,
 }
 
-fn since_text(job: &JobSchedule) -> String {
-    format!("{} {}", job.last_claimed_slot.as_deref().unwrap_or(""), job.updated_at)
+impl NextFire {
+    /// Whether this was computed from `job` as it is now.
+    fn still_for(&self, job: &JobSchedule) -> bool {
+        self.cron == job.cron
+            && self.tz == job.tz
+            && self.updated_at == job.updated_at
+            && self.last_claimed == job.last_claimed_slot
+    }
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -284,6 +294,7 @@ impl Scheduler {
             finished: Arc::default(),
             next_fires: Mutex::default(),
             last_tick: Mutex::default(),
+            settled: Mutex::default(),
         }
     }
 
@@ -302,7 +313,7 @@ impl Scheduler {
     /// not caught up.
     fn since(job: &JobSchedule, now: Timestamp) -> Timestamp {
         let claimed = job.last_claimed_slot.as_deref().and_then(parse_time);
-        let changed = parse_time(&job.updated_at).or_else(|| parse_time(&job.created_at));
+        let changed = parse_time(&job.updated_at);
         claimed.max(changed).unwrap_or(now)
     }
 
@@ -329,9 +340,7 @@ impl Scheduler {
     /// Whether the last tick found `job` not due before a later instant than `now`.
     fn known_not_due(&self, job: &JobSchedule, now: Timestamp) -> bool {
         let fires = self.next_fires.lock().unwrap_or_else(PoisonError::into_inner);
-        fires.get(&job.id).is_some_and(|n| {
-            now < n.at && n.cron == job.cron && n.tz == job.tz && n.since == since_text(job)
-        })
+        fires.get(&job.id).is_some_and(|n| now < n.at && n.still_for(job))
     }
 
     /// At start, when this process is the only scheduler on the database (the daemon lock is
@@ -373,6 +382,12 @@ impl Scheduler {
             .unwrap_or(Timestamp::MIN);
         report.interrupted = self.store.job_mark_interrupted(&stamp(cutoff), &stamp(now))?;
         self.report_interrupted(&report.interrupted);
+        // Read before the jobs, so a change committed after it is seen at the next tick.
+        let fingerprint = self.store.jobs_fingerprint()?;
+        let settled = *self.settled.lock().unwrap_or_else(PoisonError::into_inner);
+        if settled == Some(fingerprint) && self.next_due().is_none_or(|at| now < at) {
+            return Ok(report);
+        }
         let jobs = self.store.job_schedules()?;
         let ids: HashSet<i64> = jobs.iter().map(|j| j.id).collect();
         self.next_fires
@@ -389,7 +404,8 @@ impl Scheduler {
                     let next = NextFire {
                         cron: job.cron.clone(),
                         tz: job.tz.clone(),
-                        since: since_text(&job),
+                        last_claimed: job.last_claimed_slot.clone(),
+                        updated_at: job.updated_at.clone(),
                         at,
                     };
                     self.next_fires
@@ -433,6 +449,8 @@ impl Scheduler {
                 .insert((job.id, slot_text.clone()));
             self.spawn_run(JobRun { job, slot, missed }, slot_text, permit);
         }
+        *self.settled.lock().unwrap_or_else(PoisonError::into_inner) =
+            report.waiting.is_empty().then_some(fingerprint);
         Ok(report)
     }
 

@@ -335,7 +335,6 @@ fn a_broken_expression_is_reported_not_run() {
         cron: "61 * * * *".into(),
         tz: "UTC".into(),
         last_claimed_slot: None,
-        created_at: "2026-01-01T00:00:00.000Z".into(),
         updated_at: "2026-01-01T00:00:00.000Z".into(),
     };
     assert!(Scheduler::due_slot(&job, "2026-01-02T00:00:00Z".parse().unwrap()).is_err());

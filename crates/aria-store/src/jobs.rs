@@ -58,6 +58,14 @@ pub(crate) const JOBS: &[&str] = &[
 pub(crate) const MANUAL_RUNS: &str =
     "ALTER TABLE job_slots ADD COLUMN manual INTEGER NOT NULL DEFAULT 0";
 
+/// The latest scheduled (not manual) slot claimed, kept on the job row so that reading every
+/// job's schedule on each tick is one table scan, not a lookup per job.
+pub(crate) const LAST_SCHEDULED_SLOT: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN last_scheduled_slot TEXT",
+    "UPDATE jobs SET last_scheduled_slot = (SELECT MAX(s.slot) FROM job_slots s \
+     WHERE s.job_id = jobs.id AND s.manual = 0)",
+];
+
 /// A job as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Job {
@@ -89,7 +97,6 @@ pub struct JobSchedule {
     pub cron: String,
     pub tz: String,
     pub last_claimed_slot: Option<String>,
-    pub created_at: String,
     /// The last change to the job (creation, edit, enable, disable): slots before it are not
     /// caught up.
     pub updated_at: String,
@@ -135,7 +142,7 @@ pub enum Claim {
 }
 
 const JOB_SELECT: &str = "SELECT j.id, j.name, j.cron, j.tz, j.action, j.enabled, j.created_by, \
-    j.roots, j.last_completed_slot, (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id AND s.manual = 0), \
+    j.roots, j.last_completed_slot, j.last_scheduled_slot, \
     j.created_at, j.updated_at FROM jobs j";
 
 const SLOT_SELECT: &str = "SELECT job_id, slot, claimed_at, claimed_by, missed, finished_at, \
@@ -199,6 +206,8 @@ impl Store {
             conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql(context))?;
         let out = f(&tx)?;
         tx.commit().map_err(sql(context))?;
+        // After the commit: a scheduler that reads the fingerprint now also reads the change.
+        self.jobs_changed();
         Ok(out)
     }
 
@@ -280,9 +289,8 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT j.id, j.name, j.cron, j.tz, \
-                 (SELECT MAX(s.slot) FROM job_slots s WHERE s.job_id = j.id AND s.manual = 0), j.created_at, \
-                 j.updated_at FROM jobs j WHERE j.enabled = 1 ORDER BY j.id",
+                "SELECT j.id, j.name, j.cron, j.tz, j.last_scheduled_slot, j.updated_at \
+                 FROM jobs j WHERE j.enabled = 1 ORDER BY j.id",
             )
             .map_err(sql("listing job schedules"))?;
         stmt.query_map([], |r| {
@@ -292,8 +300,7 @@ impl Store {
                 cron: r.get(2)?,
                 tz: r.get(3)?,
                 last_claimed_slot: r.get(4)?,
-                created_at: r.get(5)?,
-                updated_at: r.get(6)?,
+                updated_at: r.get(5)?,
             })
         })
         .map_err(sql("listing job schedules"))?
@@ -369,6 +376,23 @@ impl Store {
         })
     }
 
+    /// What identifies the state of the jobs: it changes whenever a job is created, edited,
+    /// enabled, disabled, deleted, claimed or finished — through this store (a counter) or by
+    /// another connection to the database (SQLite's `data_version`, which moves with any
+    /// other connection's write). A scheduler that sees the same fingerprint, with no job due
+    /// yet, has nothing to read.
+    pub fn jobs_fingerprint(&self) -> Result<(u64, i64), StoreError> {
+        let version: i64 = self
+            .conn()
+            .pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(sql("reading the database's data version"))?;
+        Ok((self.jobs_generation.load(std::sync::atomic::Ordering::SeqCst), version))
+    }
+
+    fn jobs_changed(&self) {
+        self.jobs_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Claims `slot` of job `job_id` for `claimed_by`, at `now` (RFC 3339 UTC). The check and
     /// the insert are one `BEGIN IMMEDIATE` transaction: of any number of callers, on any
     /// number of connections, exactly one gets [`Claim::Claimed`]. Audited as `job.claim`.
@@ -402,6 +426,12 @@ impl Store {
                 "INSERT INTO job_slots (job_id, slot, claimed_at, claimed_by, missed) \
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![job_id, slot, now, claimed_by, crate::error::to_i64("missed", missed)?],
+            )
+            .map_err(sql("claiming a job's slot"))?;
+            tx.execute(
+                "UPDATE jobs SET last_scheduled_slot = ?2 WHERE id = ?1 \
+                 AND (last_scheduled_slot IS NULL OR last_scheduled_slot < ?2)",
+                params![job_id, slot],
             )
             .map_err(sql("claiming a job's slot"))?;
             self.job_audit(
@@ -501,6 +531,18 @@ impl Store {
         claimed_before: &str,
         now: &str,
     ) -> Result<Vec<SlotRun>, StoreError> {
+        // Most ticks find nothing: a read (on the partial index of open claims) then, no write.
+        let stale: bool = self
+            .conn()
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM job_slots WHERE finished_at IS NULL AND claimed_at < ?1)",
+                [claimed_before],
+                |r| r.get(0),
+            )
+            .map_err(sql("marking interrupted job runs"))?;
+        if !stale {
+            return Ok(Vec::new());
+        }
         self.write_tx("marking interrupted job runs", |tx| {
             let mut stmt = tx
                 .prepare(&format!(

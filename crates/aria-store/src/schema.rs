@@ -179,6 +179,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "housekeeping: when each retention task last ran",
         statements: crate::retention::HOUSEKEEPING,
     },
+    Migration {
+        version: 13,
+        description: "each job's latest scheduled slot on its row (faster scheduler ticks)",
+        statements: crate::jobs::LAST_SCHEDULED_SLOT,
+    },
 ];
 
 /// The version this build writes.

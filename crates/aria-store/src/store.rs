@@ -40,6 +40,9 @@ pub struct Store {
     vectors: Mutex<Option<VectorIndex>>,
     /// Where the next loaded index keeps its exact vectors.
     residence: Mutex<Residence>,
+    /// Bumped by every change to the jobs made through this store (see
+    /// [`Store::jobs_fingerprint`]).
+    pub(crate) jobs_generation: std::sync::atomic::AtomicU64,
 }
 
 impl Store {
@@ -57,6 +60,7 @@ impl Store {
             path: Some(path.to_owned()),
             vectors: Mutex::new(None),
             residence: Mutex::new(Residence::default()),
+            jobs_generation: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -72,6 +76,7 @@ impl Store {
             path: None,
             vectors: Mutex::new(None),
             residence: Mutex::new(Residence::default()),
+            jobs_generation: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
