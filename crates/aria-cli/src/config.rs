@@ -715,6 +715,17 @@ pub fn secret_values(config: &Config) -> Vec<String> {
     values
 }
 
+/// An environment given as a table, for the sections' tests.
+#[cfg(test)]
+pub(crate) struct Vars(pub std::collections::HashMap<&'static str, &'static str>);
+
+#[cfg(test)]
+impl Env for Vars {
+    fn var(&self, key: &str) -> Option<String> {
+        self.0.get(key).map(|v| (*v).to_owned())
+    }
+}
+
 #[cfg(test)]
 #[path = "config_tests.rs"]
 mod tests;

@@ -148,14 +148,8 @@ pub fn resolve_search(raw: RawSearch, env: &dyn Env) -> Result<SearchConfig, Con
 mod tests {
     use std::collections::HashMap;
 
+    use super::super::Vars;
     use super::*;
-
-    struct Vars(HashMap<&'static str, &'static str>);
-    impl Env for Vars {
-        fn var(&self, key: &str) -> Option<String> {
-            self.0.get(key).map(|v| (*v).to_owned())
-        }
-    }
 
     #[test]
     fn the_provider_comes_from_the_environment() {

@@ -135,15 +135,8 @@ pub fn resolve_telegram(
 mod tests {
     use std::collections::HashMap;
 
+    use super::super::Vars;
     use super::*;
-
-    struct Vars(HashMap<&'static str, &'static str>);
-
-    impl Env for Vars {
-        fn var(&self, key: &str) -> Option<String> {
-            self.0.get(key).map(|v| (*v).to_owned())
-        }
-    }
 
     #[test]
     fn defaults_env_overrides_and_bad_values() {
