@@ -23,6 +23,10 @@ impl CliError {
     pub fn config(error: impl Into<anyhow::Error>) -> Self {
         CliError { code: USAGE, error: error.into() }
     }
+    /// A usage or configuration error (exit 2) with this message.
+    pub fn usage(message: impl std::fmt::Display) -> Self {
+        CliError::config(anyhow::anyhow!("{message}"))
+    }
 }
 
 impl From<crate::config::ConfigError> for CliError {

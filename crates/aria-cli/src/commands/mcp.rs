@@ -22,21 +22,9 @@ pub fn mcp(global: &GlobalArgs, command: McpCommand) -> CliResult<u8> {
     }
 }
 
-fn usage(message: impl std::fmt::Display) -> CliError {
-    CliError::config(anyhow::anyhow!("{message}"))
-}
-
-fn tier_text(tier: aria_api::Tier) -> &'static str {
-    match tier {
-        aria_api::Tier::Read => "read",
-        aria_api::Tier::RecoverableWrite => "recoverable-write",
-        _ => "irreversible",
-    }
-}
-
 fn find<'a>(config: &'a Config, name: &str) -> CliResult<&'a aria_mcp::ServerConfig> {
     config.mcp.iter().find(|s| s.name == name).ok_or_else(|| {
-        usage(format!(
+        CliError::usage(format!(
             "no enabled MCP server named {name}; add one with `aria mcp add {name} -- COMMAND ARGS…`"
         ))
     })
@@ -52,7 +40,7 @@ fn list(config: &Config, json: bool) -> CliResult<u8> {
                 "name": s.name,
                 "command": s.command,
                 "args": s.args,
-                "tier": tier_text(s.tier),
+                "tier": s.tier.as_str(),
                 "network": s.network,
                 "timeout_secs": s.timeout.as_secs(),
                 "tools": kept.as_ref().map(Vec::len),
@@ -104,7 +92,7 @@ fn tools(config: &Config, name: Option<&str>, json: bool) -> CliResult<u8> {
                         "server": server.name,
                         "tool": t.name,
                         "name": tool_name(&server.name, &t.name),
-                        "tier": tier_text(server.tier_of(&t.name)),
+                        "tier": server.tier_of(&t.name).as_str(),
                         "read_only_hint": t.read_only_hint,
                         "description": t.description,
                     }));
@@ -164,16 +152,18 @@ fn add(
     network: bool,
 ) -> CliResult<u8> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-        return Err(usage("a server name is letters, digits, - or _"));
+        return Err(CliError::usage("a server name is letters, digits, - or _"));
     }
     if config.mcp_raw.servers.contains_key(name) {
-        return Err(usage(format!(
+        return Err(CliError::usage(format!(
             "[mcp.servers.{name}] exists already in {}",
             config.source.path().display()
         )));
     }
     let Some((program, args)) = command.split_first() else {
-        return Err(usage("give the command after --: aria mcp add NAME -- npx -y SERVER"));
+        return Err(CliError::usage(
+            "give the command after --: aria mcp add NAME -- npx -y SERVER",
+        ));
     };
     let list =
         |items: &[String]| items.iter().map(|i| toml_string(i)).collect::<Vec<_>>().join(", ");
@@ -198,8 +188,9 @@ fn add(
     // The entry must parse with the rest of the file before the file is changed.
     let before = std::fs::read_to_string(path).unwrap_or_default();
     let after = format!("{before}{entry}");
-    toml::from_str::<toml::Table>(&after)
-        .map_err(|e| usage(format!("the entry would not parse in {}: {e}", path.display())))?;
+    toml::from_str::<toml::Table>(&after).map_err(|e| {
+        CliError::usage(format!("the entry would not parse in {}: {e}", path.display()))
+    })?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| {
             CliError::failed(anyhow::anyhow!("cannot create {}: {e}", dir.display()))

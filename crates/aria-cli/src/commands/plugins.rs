@@ -25,18 +25,6 @@ pub fn plugins(global: &GlobalArgs, command: PluginsCommand) -> CliResult<u8> {
     }
 }
 
-fn usage(message: impl std::fmt::Display) -> CliError {
-    CliError::config(anyhow::anyhow!("{message}"))
-}
-
-fn tier_text(tier: aria_api::Tier) -> &'static str {
-    match tier {
-        aria_api::Tier::Read => "read",
-        aria_api::Tier::RecoverableWrite => "recoverable-write",
-        _ => "irreversible",
-    }
-}
-
 fn list(dir: &Path, json: bool) -> CliResult<u8> {
     let (plugins, errors) = Plugin::load_all(dir);
     if json {
@@ -48,7 +36,7 @@ fn list(dir: &Path, json: bool) -> CliResult<u8> {
                 "dir": p.dir,
                 "tools": p.tools.iter().map(|t| json!({
                     "name": t.name,
-                    "tier": tier_text(t.tier),
+                    "tier": t.tier.as_str(),
                     "timeout_secs": t.timeout.as_secs(),
                     "network": t.network,
                 })).collect::<Vec<_>>(),
@@ -68,7 +56,7 @@ fn list(dir: &Path, json: bool) -> CliResult<u8> {
         println!("{} {} — {}", p.name, p.version, p.description);
         for t in &p.tools {
             let net = if t.network { ", network" } else { "" };
-            println!("  {} [{}{net}, {} s]", t.name, tier_text(t.tier), t.timeout.as_secs());
+            println!("  {} [{}{net}, {} s]", t.name, t.tier.as_str(), t.timeout.as_secs());
         }
     }
     for e in &errors {
@@ -95,12 +83,12 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 
 fn add(plugins: &Path, from: &Path, force: bool) -> CliResult<u8> {
     if !from.join(MANIFEST).is_file() {
-        return Err(usage(format!("{} has no {MANIFEST}", from.display())));
+        return Err(CliError::usage(format!("{} has no {MANIFEST}", from.display())));
     }
-    let plugin = Plugin::load(from).map_err(usage)?;
+    let plugin = Plugin::load(from).map_err(CliError::usage)?;
     let target = plugins.join(&plugin.name);
     if target.exists() && !force {
-        return Err(usage(format!(
+        return Err(CliError::usage(format!(
             "a plugin named {} is installed already; `aria plugins add --force {}` replaces it",
             plugin.name,
             from.display()
@@ -118,7 +106,7 @@ fn add(plugins: &Path, from: &Path, force: bool) -> CliResult<u8> {
     })?;
     let installed = Plugin::load(&staging).map_err(|e| {
         let _ = std::fs::remove_dir_all(&staging);
-        usage(e)
+        CliError::usage(e)
     })?;
     if target.exists() {
         std::fs::remove_dir_all(&target).map_err(|e| {
@@ -129,7 +117,7 @@ fn add(plugins: &Path, from: &Path, force: bool) -> CliResult<u8> {
         CliError::failed(anyhow::anyhow!("cannot install into {}: {e}", target.display()))
     })?;
     let tools: Vec<String> =
-        installed.tools.iter().map(|t| format!("{} [{}]", t.name, tier_text(t.tier))).collect();
+        installed.tools.iter().map(|t| format!("{} [{}]", t.name, t.tier.as_str())).collect();
     println!(
         "Installed plugin {} {} into {} — tools: {}.",
         installed.name,
@@ -143,7 +131,9 @@ fn add(plugins: &Path, from: &Path, force: bool) -> CliResult<u8> {
 fn remove(plugins: &Path, name: &str) -> CliResult<u8> {
     let target: PathBuf = plugins.join(name);
     if name.contains(['/', '\\']) || name.starts_with('.') || !target.join(MANIFEST).is_file() {
-        return Err(usage(format!("no plugin named {name}; `aria plugins list` shows them")));
+        return Err(CliError::usage(format!(
+            "no plugin named {name}; `aria plugins list` shows them"
+        )));
     }
     std::fs::remove_dir_all(&target).map_err(|e| {
         CliError::failed(anyhow::anyhow!("cannot remove {}: {e}", target.display()))
@@ -161,31 +151,35 @@ fn test(
 ) -> CliResult<u8> {
     let dir = plugins.join(name);
     if name.contains(['/', '\\']) || !dir.join(MANIFEST).is_file() {
-        return Err(usage(format!("no plugin named {name}; `aria plugins list` shows them")));
+        return Err(CliError::usage(format!(
+            "no plugin named {name}; `aria plugins list` shows them"
+        )));
     }
-    let plugin = Plugin::load(&dir).map_err(usage)?;
+    let plugin = Plugin::load(&dir).map_err(CliError::usage)?;
     let index = match tool {
         Some(t) => plugin.tools.iter().position(|x| x.name == t).ok_or_else(|| {
             let names: Vec<&str> = plugin.tools.iter().map(|x| x.name.as_str()).collect();
-            usage(format!("plugin {name} has no tool {t}; its tools: {}", names.join(", ")))
+            CliError::usage(format!(
+                "plugin {name} has no tool {t}; its tools: {}",
+                names.join(", ")
+            ))
         })?,
         None => 0,
     };
     let spec = &plugin.tools[index];
     let args: Value = match input {
-        Some(text) => {
-            serde_json::from_str(text).map_err(|e| usage(format!("--input is not JSON: {e}")))?
-        }
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| CliError::usage(format!("--input is not JSON: {e}")))?,
         None => spec.example.clone().ok_or_else(|| {
-            usage(format!(
+            CliError::usage(format!(
                 "{} has no example in its manifest; give the arguments with --input JSON",
                 spec.name
             ))
         })?,
     };
-    let validator = jsonschema::validator_for(&spec.input_schema).map_err(usage)?;
+    let validator = jsonschema::validator_for(&spec.input_schema).map_err(CliError::usage)?;
     if let Some(first) = validator.iter_errors(&args).next() {
-        return Err(usage(format!(
+        return Err(CliError::usage(format!(
             "the arguments do not match {}'s input schema: {first} at {}",
             spec.name,
             first.instance_path()
