@@ -67,6 +67,15 @@ impl Harness {
     }
 
     async fn with(model: Arc<dyn Provider>, approval_timeout: Duration) -> Harness {
+        Harness::configured(model, approval_timeout, aria_api::ApprovalMode::Governed).await
+    }
+
+    /// A daemon whose agent runs in `mode`.
+    async fn configured(
+        model: Arc<dyn Provider>,
+        approval_timeout: Duration,
+        mode: aria_api::ApprovalMode,
+    ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(&dir.path().join("aria.db"), Arc::new(NoRedact)).unwrap());
         let root = dir.path().join("root");
@@ -81,6 +90,7 @@ impl Harness {
         let tool = Arc::new(DeleteTool::default());
         let mut config = AgentConfig::new("test-model", "You are a test.");
         config.approval_timeout = approval_timeout;
+        config.mode = mode;
         let agent = Agent::new(
             model,
             Arc::new(ToolRegistry::new(vec![tool.clone() as Arc<dyn Tool>]).unwrap()),
@@ -672,6 +682,34 @@ async fn a_chat_in_read_only_mode_changes_nothing_and_is_not_asked() {
     let started = h.gw.store.audit_list(None).unwrap();
     let start = started.iter().find(|r| r.kind == "session.start").unwrap();
     assert_eq!(start.payload["mode"], "read_only");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_chat_may_choose_a_stricter_mode_than_the_daemons_never_a_looser_one() {
+    let model = Arc::new(ScriptedProvider::new(vec![], End::Fail));
+    let mut h =
+        Harness::configured(model, Duration::from_secs(30), aria_api::ApprovalMode::Supervised)
+            .await;
+    h.tg.push_message(CHAT, CHAT, "/mode governed");
+    h.tg.push_message(CHAT, CHAT, "/mode supervised");
+    h.tg.push_message(CHAT, CHAT, "/mode read_only");
+    h.tg.push_message(CHAT, CHAT, "/mode");
+    h.until("four answers", |t| t.messages(CHAT).len() == 4).await;
+    let texts = h.texts(CHAT);
+    assert!(
+        texts[0]
+            .starts_with("⚠️ the daemon runs in supervised mode and a chat can only be stricter"),
+        "{}",
+        texts[0]
+    );
+    assert_eq!(texts[1], "This chat now runs in supervised mode until the daemon restarts.");
+    assert_eq!(texts[2], "This chat now runs in read_only mode until the daemon restarts.");
+    assert!(
+        texts[3].starts_with("This chat runs in read_only mode (the daemon's: supervised)"),
+        "{}",
+        texts[3]
+    );
     h.stop().await;
 }
 
