@@ -139,7 +139,10 @@ pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
     tools.extend(Arc::new(profiles).tools());
     tools.extend(plugin_tools(config, &guard, &tools));
     if !config.mcp.is_empty() {
-        tools.extend(crate::mcp::tools(config, &guard).map_err(|e| CliError::config(anyhow::anyhow!("[mcp] {e}")))?);
+        tools.extend(
+            crate::mcp::tools(config, &guard)
+                .map_err(|e| CliError::config(anyhow::anyhow!("[mcp] {e}")))?,
+        );
     }
     Ok(tools)
 }
@@ -255,7 +258,7 @@ pub fn agent(
     approver: Option<Arc<dyn Approver>>,
     one_shot: bool,
 ) -> CliResult<Agent> {
-    Ok(agent_parts(config, store, redactor, approver, one_shot)?.agent)
+    Ok(agent_parts(config, store, redactor, approver, one_shot, Vec::new())?.agent)
 }
 
 /// The agent and what the daemon shares with it: its long-term memory and its model.
@@ -274,12 +277,15 @@ pub fn agent_parts(
     redactor: Arc<dyn Redact>,
     approver: Option<Arc<dyn Approver>>,
     one_shot: bool,
+    front_tools: Vec<Arc<dyn Tool>>,
 ) -> CliResult<AgentParts> {
     let p = &config.provider;
     // The tools (and so the roots) first: a root that does not exist is an error before the
     // embedded model is fetched or loaded.
     let mut tools = tools(config)?;
     tools.extend(store_tools(config, &store));
+    // Tools a front end brings (the daemon's `ask_user`).
+    tools.extend(front_tools);
     let built = provider(config)?;
     // Long-term memory: recalled into every request, filled by extraction and the memory tools.
     let embedder = crate::memory::agent_embedder(config);

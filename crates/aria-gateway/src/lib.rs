@@ -18,6 +18,7 @@
 
 pub mod approvals;
 pub mod error;
+pub mod choices;
 mod extract;
 #[cfg(any(feature = "telegram", feature = "otlp"))]
 mod http;
@@ -75,6 +76,8 @@ pub struct Services {
     pub provider: Option<(Arc<dyn Provider>, String)>,
     /// Other backends, by name, for `BACKEND/MODEL`.
     pub pass_through: Option<PassThrough>,
+    /// Where the `ask_user` tool's questions go (a front end attaches itself).
+    pub choices: Option<Arc<choices::Choices>>,
 }
 
 impl std::fmt::Debug for Services {

@@ -76,6 +76,23 @@ impl Harness {
         approval_timeout: Duration,
         mode: aria_api::ApprovalMode,
     ) -> Harness {
+        Harness::build(model, approval_timeout, mode, None).await
+    }
+
+    /// A daemon whose agent also has `ask_user`, with these waits (for a press, then for the
+    /// reminder and again for the cancel).
+    async fn choosing(script: Vec<Turn>, wait: Duration, reminder: Duration) -> Harness {
+        let model = Arc::new(ScriptedProvider::new(script, End::Fail));
+        let mode = aria_api::ApprovalMode::Governed;
+        Harness::build(model, Duration::from_secs(30), mode, Some((wait, reminder))).await
+    }
+
+    async fn build(
+        model: Arc<dyn Provider>,
+        approval_timeout: Duration,
+        mode: aria_api::ApprovalMode,
+        choice: Option<(Duration, Duration)>,
+    ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(&dir.path().join("aria.db"), Arc::new(NoRedact)).unwrap());
         let root = dir.path().join("root");
@@ -88,12 +105,17 @@ impl Harness {
         let runs = Arc::new(Runs::new());
         let approvals = Approvals::new(store.clone(), runs.clone(), approval_timeout);
         let tool = Arc::new(DeleteTool::default());
+        let choices = Arc::new(aria_gateway::choices::Choices::default());
+        let mut tools: Vec<Arc<dyn Tool>> = vec![tool.clone()];
+        if choice.is_some() {
+            tools.push(Arc::new(aria_gateway::choices::AskUser::new(choices.clone())));
+        }
         let mut config = AgentConfig::new("test-model", "You are a test.");
         config.approval_timeout = approval_timeout;
         config.mode = mode;
         let agent = Agent::new(
             model,
-            Arc::new(ToolRegistry::new(vec![tool.clone() as Arc<dyn Tool>]).unwrap()),
+            Arc::new(ToolRegistry::new(tools).unwrap()),
             store.clone(),
             store.clone(),
             Arc::new(NoRedact),
@@ -114,6 +136,7 @@ impl Harness {
             services: Services {
                 config: json!({"caps": {"per_day_usd": 2.0, "per_month_usd": null}}),
                 snapshots: Some(Arc::new(snapshots)),
+                choices: Some(choices),
                 ..Services::default()
             },
             security: Security::new(None, true, Vec::new(), 0),
@@ -125,6 +148,10 @@ impl Harness {
         config.poll_timeout = Duration::from_secs(2);
         config.edit_interval = Duration::from_millis(100);
         config.retry_base = Duration::from_millis(50);
+        if let Some((wait, reminder)) = choice {
+            config.choice_wait = wait;
+            config.choice_reminder = reminder;
+        }
         let mut h = Harness { tg, root, gw, tool, channel: None, config, _dir: dir };
         h.restart();
         h
@@ -885,5 +912,128 @@ async fn heartbeat_answers_now_and_status_shows_the_last_tick() {
     let tick = scheduler.last_tick().unwrap().strftime("%Y-%m-%d %H:%M:%S UTC").to_string();
     let status = ask(&h, CHAT, "/status").await;
     assert!(status.contains(&format!("last scheduler tick: {tick}")), "{status}");
+    h.stop().await;
+}
+
+fn ask_which() -> Turn {
+    Turn::tool("ask_user", json!({"question": "Which file?", "options": ["a.txt", "b.txt"]}))
+}
+
+/// The `ask_user` question in the chat: its Telegram id (once sent and recorded) and the
+/// callback data of each option.
+async fn choice_asked(h: &Harness) -> (i64, Vec<String>) {
+    h.until("the choice question", |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.starts_with("❓ Which file?"))
+    })
+    .await;
+    let question = h
+        .sends(CHAT)
+        .into_iter()
+        .find(|b| b["text"].as_str().is_some_and(|t| t.starts_with("❓")))
+        .unwrap();
+    let data: Vec<String> = question["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row[0]["callback_data"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(data.iter().all(|d| d.len() <= 64), "Telegram's limit: {data:?}");
+    let message_id =
+        h.tg.messages(CHAT).into_iter().find(|(_, m)| m.starts_with("❓")).map(|(id, _)| id);
+    h.until("the question recorded as sent", |_| {
+        h.gw.store
+            .outbox_items(CHANNEL, CHAT)
+            .unwrap()
+            .iter()
+            .any(|r| r.payload.get("reply_markup").is_some() && r.state == OutboxState::Sent)
+    })
+    .await;
+    (message_id.unwrap(), data)
+}
+
+fn chosen(h: &Harness) -> Vec<Value> {
+    h.gw.store
+        .audit_list(None)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "tool.end" && r.payload["name"] == "ask_user")
+        .map(|r| r.payload["details"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_choice_pressed_in_time_is_the_tools_answer() {
+    let script = vec![ask_which(), Turn::text("Then b.txt it is.")];
+    let mut h = Harness::choosing(script, Duration::from_secs(20), Duration::from_secs(600)).await;
+    h.tg.push_message(CHAT, CHAT, "clean up the file");
+    let (message_id, data) = choice_asked(&h).await;
+    // A press from someone who is not on the allowlist changes nothing.
+    h.tg.push_callback(CHAT, 999, message_id, &data[0]);
+    // One with made-up data is not ARIA's; the real one for b.txt answers.
+    h.tg.push_callback(CHAT, CHAT, message_id, "choose:nope:0");
+    h.tg.push_callback(CHAT, CHAT, message_id, &data[1]);
+    h.until("the answer", |t| t.messages(CHAT).iter().any(|(_, m)| m.contains("b.txt it is")))
+        .await;
+    assert_eq!(chosen(&h), [json!({"chosen": "b.txt"})]);
+    let question = h.tg.text_of(CHAT, message_id).unwrap();
+    assert!(question.contains("✅ b.txt"), "{question}");
+    let refused: Vec<_> =
+        h.gw.store
+            .audit_list(None)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.kind == "telegram.refused")
+            .collect();
+    assert_eq!(refused.len(), 1, "the stranger's press is audited");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn an_unanswered_choice_is_postponed_recalled_and_cancelled_and_a_late_press_goes_on() {
+    let script = vec![
+        ask_which(),
+        Turn::text("I will wait for your choice."),
+        Turn::text("Going on with a.txt."),
+        ask_which(),
+        Turn::text("Waiting again."),
+    ];
+    let mut h =
+        Harness::choosing(script, Duration::from_millis(300), Duration::from_millis(800)).await;
+    h.tg.push_message(CHAT, CHAT, "clean up the file");
+    let (message_id, data) = choice_asked(&h).await;
+    h.until("the run goes on without it", |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.contains("wait for your choice"))
+    })
+    .await;
+    assert_eq!(chosen(&h), [json!({"postponed": true})]);
+    // Pressed late (before the cancel): the choice is the chat's next message.
+    h.tg.push_callback(CHAT, CHAT, message_id, &data[0]);
+    h.until("a new run with the choice", |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.contains("Going on with a.txt"))
+    })
+    .await;
+    let tasks: Vec<String> =
+        h.gw.store
+            .audit_list(None)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.kind == "session.start")
+            .map(|r| r.payload["task"].as_str().unwrap_or_default().to_owned())
+            .collect();
+    assert!(tasks.iter().any(|t| t.starts_with("I choose: a.txt")), "{tasks:?}");
+    assert!(h.tg.text_of(CHAT, message_id).unwrap().contains("✅ a.txt"));
+
+    // A second question nobody answers: recalled after the wait, then cancelled.
+    h.tg.push_message(CHAT, CHAT, "and the other one?");
+    h.until("the reminder", |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.starts_with("Still waiting for your choice"))
+    })
+    .await;
+    let second = h.tg.messages(CHAT).into_iter().rfind(|(_, m)| m.starts_with("❓")).unwrap().0;
+    h.until("the cancel", |t| {
+        t.text_of(CHAT, second).is_some_and(|m| m.contains("Cancelled: no choice came"))
+    })
+    .await;
+    h.tg.push_callback(CHAT, CHAT, second, "choose:whatever:0");
     h.stop().await;
 }

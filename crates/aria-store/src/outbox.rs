@@ -583,6 +583,23 @@ impl Store {
     }
 
     /// The conversation a chat talks in, if it has one.
+    /// The chat whose conversation is `conversation_id`, if a chat talks in it.
+    pub fn channel_chat_of_conversation(
+        &self,
+        channel: &str,
+        conversation_id: &str,
+    ) -> Result<Option<i64>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT chat_id FROM channel_chats WHERE channel = ?1 AND conversation_id = ?2 \
+                 ORDER BY last_seen_at DESC LIMIT 1",
+                params![channel, conversation_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql("looking up a chat"))
+    }
+
     pub fn channel_chat_conversation(
         &self,
         channel: &str,

@@ -204,12 +204,17 @@ pub fn gateway(
     }));
     let runs = Arc::new(Runs::new());
     let approvals = Approvals::new(store.clone(), runs.clone(), config.approval_timeout);
+    // `ask_user`: its questions go to the chat front end that attaches itself (Telegram).
+    let choices = Arc::new(aria_gateway::choices::Choices::default());
+    let ask_user: Arc<dyn aria_api::Tool> =
+        Arc::new(aria_gateway::choices::AskUser::new(choices.clone()));
     let parts = app::agent_parts(
         config,
         store.clone(),
         redactor.clone(),
         Some(Arc::new(approvals.clone())),
         false,
+        vec![ask_user],
     )?;
     let mut config_json = serde_json::to_value(config).unwrap_or_default();
     aria_api::redact_json(redactor.as_ref(), &mut config_json);
@@ -231,6 +236,7 @@ pub fn gateway(
                 .map(|b| b.provider())
                 .map_err(|e| format!("{:#}", e.error))
         })),
+        choices: Some(choices),
     };
     Ok(Arc::new(Gateway {
         notifications,

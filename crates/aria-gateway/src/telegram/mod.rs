@@ -17,6 +17,7 @@
 //! [`Channel::Telegram`]: crate::Channel::Telegram
 
 mod chat;
+mod choice;
 pub mod client;
 mod commands;
 mod files;
@@ -61,6 +62,12 @@ pub struct TelegramConfig {
     /// Where documents, photos and voice notes are saved (a directory inside a root); `None`:
     /// files are not taken.
     pub inbox: Option<std::path::PathBuf>,
+    /// How long a run waits for a press on an `ask_user` question (60 s) before it is told the
+    /// choice is postponed.
+    pub choice_wait: Duration,
+    /// After that, when an unanswered question is recalled (30 min), and the same again until
+    /// it is cancelled.
+    pub choice_reminder: Duration,
 }
 
 impl TelegramConfig {
@@ -76,6 +83,8 @@ impl TelegramConfig {
             retry_base: Duration::from_millis(500),
             max_per_minute: 30,
             inbox: None,
+            choice_wait: Duration::from_secs(60),
+            choice_reminder: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -117,6 +126,10 @@ pub struct Telegram {
     modes: Mutex<HashMap<i64, aria_api::ApprovalMode>>,
     /// Stops the poller and the followers' typing; the sender stops separately.
     stop: CancellationToken,
+    /// Open `ask_user` questions by id (`choice.rs`).
+    choices: Mutex<HashMap<String, choice::Pending>>,
+    /// This channel, for the tasks it starts itself.
+    this: std::sync::OnceLock<std::sync::Weak<Telegram>>,
 }
 
 /// The running channel's tasks.
@@ -178,7 +191,14 @@ impl Telegram {
             modes: Mutex::default(),
             username: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
+            choices: Mutex::default(),
+            this: std::sync::OnceLock::new(),
         });
+        let _ = channel.this.set(Arc::downgrade(&channel));
+        if let Some(choices) = &channel.gw.services.choices {
+            let chooser: Arc<dyn crate::choices::Chooser> = channel.clone();
+            choices.attach(Arc::downgrade(&chooser));
+        }
         let push: Arc<dyn crate::notify::Push> = channel.clone();
         channel.gw.notifications.attach(Arc::downgrade(&push));
         drop(push);
