@@ -16,7 +16,6 @@ use aria_gateway::{Approvals, Gateway, Runs, Security, Services};
 use aria_store::Store;
 use aria_testkit::scripted::{End, ScriptedProvider, Turn};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
     let store = Arc::new(Store::open(&dir.join("aria.db"), Arc::new(NoRedact)).unwrap());
@@ -31,21 +30,15 @@ fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
         Arc::new(NoRedact),
         AgentConfig::new("bench-model", "You are a benchmark."),
     );
-    Arc::new(Gateway {
-        status: Default::default(),
-        notifications: Arc::new(aria_gateway::notify::Notifications::new(
-            store.clone(),
-            Default::default(),
-        )),
-        agent: Arc::new(agent),
+    Arc::new(Gateway::new(
+        agent,
         store,
         runs,
         approvals,
-        data_dir: dir.to_path_buf(),
-        services: Services::default(),
-        security: Security::new(None, true, Vec::new(), 0),
-        shutdown: CancellationToken::new(),
-    })
+        dir.to_path_buf(),
+        Services::default(),
+        Security::new(None, true, Vec::new(), 0),
+    ))
 }
 
 fn span(session: &str, i: usize) -> TraceRecord {

@@ -18,7 +18,6 @@ use aria_gateway::{Approvals, Gateway, Runs, Security, Services};
 use aria_store::Store;
 use aria_testkit::scripted::{End, ScriptedProvider, Turn};
 use aria_testkit::telegram_mock::FakeTelegram;
-use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "1:bench";
 
@@ -35,21 +34,15 @@ fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
         Arc::new(NoRedact),
         AgentConfig::new("bench-model", "You are a benchmark."),
     );
-    Arc::new(Gateway {
-        status: Default::default(),
-        notifications: Arc::new(aria_gateway::notify::Notifications::new(
-            store.clone(),
-            Default::default(),
-        )),
-        agent: Arc::new(agent),
+    Arc::new(Gateway::new(
+        agent,
         store,
         runs,
         approvals,
-        data_dir: dir.to_path_buf(),
-        services: Services::default(),
-        security: Security::new(None, true, Vec::new(), 0),
-        shutdown: CancellationToken::new(),
-    })
+        dir.to_path_buf(),
+        Services::default(),
+        Security::new(None, true, Vec::new(), 0),
+    ))
 }
 
 fn config(tg: &FakeTelegram, chats: Vec<i64>) -> TelegramConfig {

@@ -110,6 +110,31 @@ pub struct Gateway {
 }
 
 impl Gateway {
+    /// A gateway over `agent` and `store`, with a notifier of default settings, a fresh status
+    /// collector, and not stopping.
+    pub fn new(
+        agent: Agent,
+        store: Arc<Store>,
+        runs: Arc<Runs>,
+        approvals: Approvals,
+        data_dir: PathBuf,
+        services: Services,
+        security: Security,
+    ) -> Gateway {
+        Gateway {
+            notifications: Arc::new(notify::Notifications::new(store.clone(), Default::default())),
+            status: Arc::default(),
+            agent: Arc::new(agent),
+            store,
+            runs,
+            approvals,
+            data_dir,
+            services,
+            security,
+            shutdown: CancellationToken::new(),
+        }
+    }
+
     /// Refuses new work once the daemon is stopping.
     pub fn accepting(&self) -> ApiResult<()> {
         if self.shutdown.is_cancelled() {

@@ -21,7 +21,6 @@ use futures::{SinkExt, StreamExt};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
-use tokio_util::sync::CancellationToken;
 
 // -----------------------------------------------------------------------------------------------
 // The harness
@@ -79,26 +78,20 @@ impl Harness {
                 Err(format!("no backend `{backend}` in this test"))
             }
         });
-        let gw = Arc::new(Gateway {
-            status: Default::default(),
-            notifications: Arc::new(aria_gateway::notify::Notifications::new(
-                store.clone(),
-                Default::default(),
-            )),
-            agent: Arc::new(agent),
+        let gw = Arc::new(Gateway::new(
+            agent,
             store,
             runs,
             approvals,
-            data_dir: dir.path().to_path_buf(),
-            services: Services {
+            dir.path().to_path_buf(),
+            Services {
                 config: script.config,
                 provider: Some((Arc::new(own.clone()), "test-model".into())),
                 pass_through: Some(pass_through),
                 ..Services::default()
             },
-            security: Security::new(script.token.map(str::to_owned), true, Vec::new(), 0),
-            shutdown: CancellationToken::new(),
-        });
+            Security::new(script.token.map(str::to_owned), true, Vec::new(), 0),
+        ));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         // The listener lives as long as the test; `gw.shutdown` only stops new work, as in

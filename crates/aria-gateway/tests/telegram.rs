@@ -16,7 +16,6 @@ use aria_testkit::telegram_mock::{FakeTelegram, Fault};
 use aria_testkit::tools::DeleteTool;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "123456:TEST-TOKEN-never-shown";
 const CHAT: i64 = 4242;
@@ -122,26 +121,20 @@ impl Harness {
             config,
         )
         .with_approver(Arc::new(approvals.clone()));
-        let gw = Arc::new(Gateway {
-            status: Default::default(),
-            notifications: Arc::new(aria_gateway::notify::Notifications::new(
-                store.clone(),
-                Default::default(),
-            )),
-            agent: Arc::new(agent),
+        let gw = Arc::new(Gateway::new(
+            agent,
             store,
             runs,
             approvals,
-            data_dir: dir.path().to_path_buf(),
-            services: Services {
+            dir.path().to_path_buf(),
+            Services {
                 config: json!({"caps": {"per_day_usd": 2.0, "per_month_usd": null}}),
                 snapshots: Some(Arc::new(snapshots)),
                 choices: Some(choices),
                 ..Services::default()
             },
-            security: Security::new(None, true, Vec::new(), 0),
-            shutdown: CancellationToken::new(),
-        });
+            Security::new(None, true, Vec::new(), 0),
+        ));
         let tg = FakeTelegram::start(TOKEN);
         let mut config = TelegramConfig::new(BotToken::new(TOKEN), vec![CHAT, GROUP]);
         config.api_base = tg.api_base();

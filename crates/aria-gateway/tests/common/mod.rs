@@ -85,21 +85,15 @@ impl Harness {
         tweak(&mut services, &store);
         let runs = Arc::new(Runs::new());
         let approvals = Approvals::new(store.clone(), runs.clone(), Duration::from_secs(30));
-        let gateway = Arc::new(Gateway {
-            status: Default::default(),
-            notifications: Arc::new(aria_gateway::notify::Notifications::new(
-                store.clone(),
-                Default::default(),
-            )),
-            agent: Arc::new(agent),
-            store: store.clone(),
+        let gateway = Arc::new(Gateway::new(
+            agent,
+            store.clone(),
             runs,
             approvals,
-            data_dir: data_dir.clone(),
+            data_dir.clone(),
             services,
-            security: Security::new(None, true, vec![], 0),
-            shutdown: CancellationToken::new(),
-        });
+            Security::new(None, true, vec![], 0),
+        ));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
         let stop = CancellationToken::new();
