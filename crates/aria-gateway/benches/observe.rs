@@ -7,39 +7,13 @@
 //! `cargo bench -p aria-gateway --bench observe` (`ARIA_BENCH_TRACES=N`, default 100,000).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use aria_api::{Journal, Limits, NewSession, NoRedact, TraceKind, TraceRecord, Usage};
-use aria_core::{Agent, AgentConfig, ToolRegistry};
-use aria_gateway::{Approvals, Gateway, Runs, Security, Services};
-use aria_store::Store;
-use aria_testkit::scripted::{End, ScriptedProvider, Turn};
+use aria_api::{Journal, Limits, NewSession, TraceKind, TraceRecord, Usage};
 use serde_json::json;
 
-fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
-    let store = Arc::new(Store::open(&dir.join("aria.db"), Arc::new(NoRedact)).unwrap());
-    let runs = Arc::new(Runs::new());
-    let approvals = Approvals::new(store.clone(), runs.clone(), Duration::from_secs(30));
-    let model = ScriptedProvider::new(vec![Turn::text("ok")], End::RepeatLast);
-    let agent = Agent::new(
-        Arc::new(model),
-        Arc::new(ToolRegistry::new(vec![]).unwrap()),
-        store.clone(),
-        store.clone(),
-        Arc::new(NoRedact),
-        AgentConfig::new("bench-model", "You are a benchmark."),
-    );
-    Arc::new(Gateway::new(
-        agent,
-        store,
-        runs,
-        approvals,
-        dir.to_path_buf(),
-        Services::default(),
-        Security::new(None, true, Vec::new(), 0),
-    ))
-}
 
 fn span(session: &str, i: usize) -> TraceRecord {
     let model = i.is_multiple_of(3);
@@ -67,7 +41,7 @@ fn main() {
     let traces: usize =
         std::env::var("ARIA_BENCH_TRACES").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
     let dir = tempfile::tempdir().unwrap();
-    let gw = gateway(dir.path());
+    let gw = common::gateway(dir.path(), "ok");
     let store = gw.store.clone();
     let new_session = |task: &str| {
         store

@@ -8,42 +8,15 @@
 //! `cargo bench -p aria-gateway --bench telegram` (`ARIA_BENCH_RUNS=N`, default 200 updates).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use aria_api::NoRedact;
-use aria_core::{Agent, AgentConfig, ToolRegistry};
 use aria_gateway::telegram::{BotToken, CHANNEL, Outbox, Telegram, TelegramConfig};
-use aria_gateway::{Approvals, Gateway, Runs, Security, Services};
-use aria_store::Store;
-use aria_testkit::scripted::{End, ScriptedProvider, Turn};
 use aria_testkit::telegram_mock::FakeTelegram;
 
 const TOKEN: &str = "1:bench";
 
-fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
-    let store = Arc::new(Store::open(&dir.join("aria.db"), Arc::new(NoRedact)).unwrap());
-    let runs = Arc::new(Runs::new());
-    let approvals = Approvals::new(store.clone(), runs.clone(), Duration::from_secs(30));
-    let model = ScriptedProvider::new(vec![Turn::text("Hello there.")], End::RepeatLast);
-    let agent = Agent::new(
-        Arc::new(model),
-        Arc::new(ToolRegistry::new(vec![]).unwrap()),
-        store.clone(),
-        store.clone(),
-        Arc::new(NoRedact),
-        AgentConfig::new("bench-model", "You are a benchmark."),
-    );
-    Arc::new(Gateway::new(
-        agent,
-        store,
-        runs,
-        approvals,
-        dir.to_path_buf(),
-        Services::default(),
-        Security::new(None, true, Vec::new(), 0),
-    ))
-}
 
 fn config(tg: &FakeTelegram, chats: Vec<i64>) -> TelegramConfig {
     let mut config = TelegramConfig::new(BotToken::new(TOKEN), chats);
@@ -59,7 +32,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 async fn latency(runs: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let gw = gateway(dir.path());
+    let gw = common::gateway(dir.path(), "Hello there.");
     let tg = FakeTelegram::start(TOKEN);
     // A chat per 20 updates: 30 new messages per minute per chat is the outbox's limit.
     let chats: Vec<i64> = (1..=(runs as i64 / 20 + 1)).collect();
@@ -91,7 +64,7 @@ async fn latency(runs: usize) {
 
 async fn throughput(messages: usize, chats: i64) {
     let dir = tempfile::tempdir().unwrap();
-    let gw = gateway(dir.path());
+    let gw = common::gateway(dir.path(), "Hello there.");
     let tg = FakeTelegram::start(TOKEN);
     let outbox = Outbox::new(gw.store.clone());
     for i in 0..messages {
