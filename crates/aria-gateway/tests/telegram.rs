@@ -1023,10 +1023,38 @@ async fn an_unanswered_choice_is_postponed_recalled_and_cancelled_and_a_late_pre
     })
     .await;
     let second = h.tg.messages(CHAT).into_iter().rfind(|(_, m)| m.starts_with("❓")).unwrap().0;
+    let second_data: Vec<String> = h
+        .sends(CHAT)
+        .into_iter()
+        .rfind(|b| b["text"].as_str().is_some_and(|t| t.starts_with("❓")))
+        .unwrap()["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row[0]["callback_data"].as_str().unwrap().to_owned())
+        .collect();
+    assert_ne!(second_data, data, "each question has its own ids");
     h.until("the cancel", |t| {
         t.text_of(CHAT, second).is_some_and(|m| m.contains("Cancelled: no choice came"))
     })
     .await;
-    h.tg.push_callback(CHAT, CHAT, second, "choose:whatever:0");
+    let cancel =
+        h.tg.calls("editMessageText").into_iter().rfind(|b| b["message_id"] == second).unwrap();
+    assert_eq!(cancel["reply_markup"], json!({"inline_keyboard": []}), "the buttons are gone");
+    // A press on the cancelled question (an old client still shows the buttons) is stale.
+    let runs_before = h.gw.store.audit_list(None).unwrap().len();
+    h.tg.push_callback(CHAT, CHAT, second, &second_data[1]);
+    h.until("the stale press answered", |t| {
+        t.calls("answerCallbackQuery")
+            .iter()
+            .any(|b| b["text"] == "This question is no longer open.")
+    })
+    .await;
+    let started = h.gw.store.audit_list(None).unwrap();
+    assert!(
+        !started[runs_before..].iter().any(|r| r.kind == "session.start"),
+        "a stale press starts nothing"
+    );
+    assert!(h.tg.text_of(CHAT, second).unwrap().contains("Cancelled"), "and changes nothing");
     h.stop().await;
 }

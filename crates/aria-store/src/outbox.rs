@@ -582,7 +582,6 @@ impl Store {
         )
     }
 
-    /// The conversation a chat talks in, if it has one.
     /// The chat whose conversation is `conversation_id`, if a chat talks in it.
     pub fn channel_chat_of_conversation(
         &self,
@@ -600,6 +599,7 @@ impl Store {
             .map_err(sql("looking up a chat"))
     }
 
+    /// The conversation a chat talks in, if it has one.
     pub fn channel_chat_conversation(
         &self,
         channel: &str,
