@@ -250,7 +250,8 @@ pub fn skips_extraction(config: &Config, one_shot: bool) -> bool {
     one_shot && config.provider.name == crate::config::LOCAL_PROVIDER
 }
 
-/// Builds the agent for one command (`one_shot`: a single message, then exit).
+/// Builds the agent for one command (`one_shot`: a single message, then exit). Its `ask_user`
+/// tells the model nobody can be asked.
 pub fn agent(
     config: &Config,
     store: Arc<Store>,
@@ -258,7 +259,25 @@ pub fn agent(
     approver: Option<Arc<dyn Approver>>,
     one_shot: bool,
 ) -> CliResult<Agent> {
-    Ok(agent_parts(config, store, redactor, approver, one_shot, Vec::new())?.agent)
+    agent_asking(config, store, redactor, approver, one_shot, None)
+}
+
+/// [`agent`] whose `ask_user` questions go to `chooser` (the terminal of `aria chat`); the
+/// caller keeps `chooser` alive as long as the agent runs (the tool holds it weakly).
+pub fn agent_asking(
+    config: &Config,
+    store: Arc<Store>,
+    redactor: Arc<dyn Redact>,
+    approver: Option<Arc<dyn Approver>>,
+    one_shot: bool,
+    chooser: Option<&Arc<dyn aria_gateway::choices::Chooser>>,
+) -> CliResult<Agent> {
+    let choices = Arc::new(aria_gateway::choices::Choices::default());
+    if let Some(chooser) = chooser {
+        choices.attach(Arc::downgrade(chooser));
+    }
+    let ask_user: Arc<dyn Tool> = Arc::new(aria_gateway::choices::AskUser::new(choices));
+    Ok(agent_parts(config, store, redactor, approver, one_shot, vec![ask_user])?.agent)
 }
 
 /// The agent and what the daemon shares with it: its long-term memory and its model.

@@ -6,9 +6,11 @@
 //! is the tool's result; otherwise the run is told the choice is *postponed* and ends without
 //! acting on it, the question stays open, a reminder follows after 30 minutes, and 30 minutes
 //! later it is cancelled (nothing done). A press after the postponement comes back to the
-//! conversation as the user's next message. Where nobody can be asked (the OpenAI-compatible
-//! endpoint, a scheduled run, the web page for now) the tool says so, and the model picks the
-//! safest option or asks in its answer.
+//! conversation as the user's next message. `aria chat` on a terminal asks there with numbered
+//! options (aria-cli's `TerminalChooser`). Where nobody can be asked (the OpenAI-compatible
+//! endpoint, a scheduled run, the web page and WebSocket for now, `aria run`, `aria chat`
+//! without a terminal) the tool says so, and the model picks the safest option or asks in its
+//! answer.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -132,7 +134,7 @@ impl Tool for AskUser {
             }
             let answer = match self.choices.chooser() {
                 Some(chooser) => chooser.choose(&ctx.session_id, &question, &options).await,
-                None => Choice::NobodyToAsk("no chat with buttons is attached".into()),
+                None => Choice::NobodyToAsk("no person is attached to this run".into()),
             };
             let (text, detail) = match &answer {
                 Choice::Chosen(option) => (format!("The user chose: {option}"), json!({"chosen": option})),

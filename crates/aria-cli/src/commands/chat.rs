@@ -1,11 +1,14 @@
 //! `aria chat`: one message, or a line-editing conversation. Each message is one session of
 //! the same conversation; Ctrl-C during an answer cancels that answer, at the prompt it quits.
 
+use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use aria_api::SessionState;
 use aria_core::{ApprovalAnswer, ApprovalRequest, Approver};
+use aria_gateway::choices::{Choice, Chooser};
 use futures::future::BoxFuture;
 use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
@@ -55,6 +58,48 @@ impl Approver for TerminalApprover {
     }
 }
 
+/// Puts `ask_user` questions on the terminal with numbered options.
+#[derive(Debug)]
+struct TerminalChooser;
+
+impl Chooser for TerminalChooser {
+    fn choose<'a>(
+        &'a self,
+        _session_id: &'a str,
+        question: &'a str,
+        options: &'a [String],
+    ) -> Pin<Box<dyn Future<Output = Choice> + Send + 'a>> {
+        let numbered: String =
+            options.iter().enumerate().map(|(n, o)| format!("\n    [{}] {o}", n + 1)).collect();
+        let prompt = format!(
+            "\nARIA asks: {question}{numbered}\nYour choice (a number; Enter to decide later): "
+        );
+        let options = options.to_vec();
+        Box::pin(async move {
+            let line = tokio::task::spawn_blocking(move || {
+                let _hold = crate::progress::hold();
+                eprint!("{prompt}");
+                let _ = std::io::stderr().flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).ok()?;
+                Some(line)
+            })
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+            pick(&options, &line).map_or(Choice::Postponed, Choice::Chosen)
+        })
+    }
+}
+
+/// The option an answer typed on the terminal names: its number, or its text.
+fn pick(options: &[String], line: &str) -> Option<String> {
+    let line = line.trim();
+    let by_number = line.parse::<usize>().ok().and_then(|n| options.get(n.checked_sub(1)?));
+    by_number.or_else(|| options.iter().find(|o| o.eq_ignore_ascii_case(line))).cloned()
+}
+
 pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
     let mut ctx = Context::load(global)?;
     ctx.report_interrupted();
@@ -62,10 +107,19 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
     let approver: Option<Arc<dyn Approver>> =
         std::io::stdin().is_terminal().then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
+    // Kept here for as long as the agent runs: `ask_user` holds it weakly.
+    let chooser: Option<Arc<dyn Chooser>> =
+        std::io::stdin().is_terminal().then(|| Arc::new(TerminalChooser) as Arc<dyn Chooser>);
     let one_shot = args.message.is_some();
     app::settle_local_model(&mut ctx.config)?;
-    let agent =
-        app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), approver, one_shot)?;
+    let agent = app::agent_asking(
+        &ctx.config,
+        ctx.store.clone(),
+        ctx.redactor.clone(),
+        approver,
+        one_shot,
+        chooser.as_ref(),
+    )?;
     let rt = runtime()?;
     if let Some(message) = args.message {
         let session = rt
@@ -184,4 +238,19 @@ fn repl(
     }
     let _ = editor.save_history(&history);
     Ok(if denied_unattended { crate::exit::FAILED } else { OK })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pick;
+
+    #[test]
+    fn a_typed_choice_is_a_number_or_an_options_text_anything_else_decides_later() {
+        let options = ["a.txt".to_owned(), "b.txt".to_owned()];
+        assert_eq!(pick(&options, "2\n"), Some("b.txt".to_owned()));
+        assert_eq!(pick(&options, " A.TXT "), Some("a.txt".to_owned()));
+        for later in ["", "\n", "0", "3", "c.txt"] {
+            assert_eq!(pick(&options, later), None, "{later:?}");
+        }
+    }
 }

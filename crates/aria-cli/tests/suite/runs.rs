@@ -427,3 +427,25 @@ fn piped_interactive_chat_exits_1_after_a_denial() {
     assert!(stderr.contains("denied: shell_execute"), "{stderr}");
     assert_eq!(code(&out), 1, "{stderr}");
 }
+
+#[test]
+fn ask_user_without_a_person_tells_the_model_to_pick_the_safest_option() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("ask_user", r#"{"question":"Which file?","options":["a","b"]}"#),
+        MockTurn::text("Nobody to ask, so I changed nothing."),
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ])
+    .serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "Tidy the file", "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let requests = mock.requests();
+    let result = &requests[1]["messages"].as_array().unwrap()[3];
+    assert_eq!(result["role"], "tool");
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.contains("Nobody can be asked here (no person is attached to this run)"),
+        "{content}"
+    );
+    assert!(content.contains("Pick the safest option"), "{content}");
+}
