@@ -43,15 +43,18 @@ pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
     Ok(OK)
 }
 
-/// Exactly what the model is offered: the built-in, profile and store tools plus the memory
-/// tools (listed without loading an embedder: their specs do not depend on it), each with its
-/// tier, sorted by name.
+/// Exactly what the model is offered: the built-in, profile and store tools, `ask_user` and the
+/// memory tools (listed without loading an embedder: their specs do not depend on it), each with
+/// its tier, sorted by name.
 pub(crate) fn tool_rows(ctx: &Context) -> CliResult<Vec<(aria_api::ToolSpec, &'static str)>> {
     let mut tools = app::tools(&ctx.config)?;
     tools.extend(app::store_tools(&ctx.config, &ctx.store));
     let memory: std::sync::Arc<dyn aria_core::MemoryBackend> =
         std::sync::Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
     tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone(), false));
+    // Every agent has `ask_user` (who answers depends on the front end, not its spec).
+    let nobody = std::sync::Arc::default();
+    tools.push(std::sync::Arc::new(aria_gateway::choices::AskUser::new(nobody)));
     let mut rows: Vec<(aria_api::ToolSpec, &'static str)> =
         tools.iter().map(|t| (t.spec().clone(), tier_label(t.as_ref()))).collect();
     rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));

@@ -250,6 +250,7 @@ fn tools_list_shows_every_tool_the_model_is_offered_with_its_tier() {
     assert_eq!(tier_of("shell_execute"), "by-arguments");
     assert_eq!(tier_of("web_fetch"), "read");
     assert_eq!(tier_of("schedule_create"), "irreversible");
+    assert_eq!(tier_of("ask_user"), "read");
     let plain = text(&aria.run("http://127.0.0.1:9", &["tools", "list"]).stdout);
     assert!(plain.lines().any(|l| l.starts_with("memory_store ")), "{plain}");
 }
