@@ -65,20 +65,34 @@ impl Telegram {
 }
 
 /// Follows an open question after the run stopped waiting: the reminder, then the cancel.
+/// Stops with the channel; it holds the channel only weakly so as not to keep it alive.
 fn follow_up(tg: &Telegram, id: String) {
     let Some(weak) = tg.this.get().cloned() else { return };
     let reminder = tg.config.choice_reminder;
-    tokio::spawn(async move {
-        tokio::time::sleep(reminder).await;
+    let stop = tg.stop.clone();
+    let span = tracing::info_span!("telegram_choice", choice = %id);
+    let task = async move {
+        let wait = || async {
+            tokio::select! {
+                () = stop.cancelled() => false,
+                () = tokio::time::sleep(reminder) => true,
+            }
+        };
+        if !wait().await {
+            return;
+        }
         let Some(tg) = weak.upgrade() else { return };
         let open = tg.pending().get(&id).map(|p| (p.chat, p.question.clone()));
         let Some((chat, question)) = open else { return };
         tg.say(chat, &format!("Still waiting for your choice: {question} (the buttons above)."));
         drop(tg);
-        tokio::time::sleep(reminder).await;
+        if !wait().await {
+            return;
+        }
         let Some(tg) = weak.upgrade() else { return };
         tg.close_choice(&id, "Cancelled: no choice came, so nothing was done.");
-    });
+    };
+    tokio::spawn(tracing::Instrument::instrument(task, span));
 }
 
 impl Chooser for Telegram {
