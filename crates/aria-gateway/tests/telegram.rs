@@ -280,14 +280,7 @@ async fn asked(h: &Harness) -> (i64, String) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // Pressed only once the outbox recorded it as sent (Telegram's id is how a press is matched).
-    h.until("the question recorded as sent", |_| {
-        h.gw.store
-            .outbox_items(CHANNEL, CHAT)
-            .unwrap()
-            .iter()
-            .any(|r| r.payload.get("reply_markup").is_some() && r.state == OutboxState::Sent)
-    })
-    .await;
+    question_sent(h).await;
     (message_id.unwrap(), id)
 }
 
@@ -908,6 +901,19 @@ async fn heartbeat_answers_now_and_status_shows_the_last_tick() {
     h.stop().await;
 }
 
+/// Waits until a question with buttons is recorded as sent (Telegram's message id is how a
+/// press is matched to it).
+async fn question_sent(h: &Harness) {
+    h.until("the question recorded as sent", |_| {
+        h.gw.store
+            .outbox_items(CHANNEL, CHAT)
+            .unwrap()
+            .iter()
+            .any(|r| r.payload.get("reply_markup").is_some() && r.state == OutboxState::Sent)
+    })
+    .await;
+}
+
 fn ask_which() -> Turn {
     Turn::tool("ask_user", json!({"question": "Which file?", "options": ["a.txt", "b.txt"]}))
 }
@@ -933,14 +939,7 @@ async fn choice_asked(h: &Harness) -> (i64, Vec<String>) {
     assert!(data.iter().all(|d| d.len() <= 64), "Telegram's limit: {data:?}");
     let message_id =
         h.tg.messages(CHAT).into_iter().find(|(_, m)| m.starts_with("❓")).map(|(id, _)| id);
-    h.until("the question recorded as sent", |_| {
-        h.gw.store
-            .outbox_items(CHANNEL, CHAT)
-            .unwrap()
-            .iter()
-            .any(|r| r.payload.get("reply_markup").is_some() && r.state == OutboxState::Sent)
-    })
-    .await;
+    question_sent(h).await;
     (message_id.unwrap(), data)
 }
 
