@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use aria_api::{Journal, Limits, NewSession, TraceKind, TraceRecord, Usage};
 use serde_json::json;
 
-
 fn span(session: &str, i: usize) -> TraceRecord {
     let model = i.is_multiple_of(3);
     TraceRecord {

@@ -17,7 +17,6 @@ use aria_testkit::telegram_mock::FakeTelegram;
 
 const TOKEN: &str = "1:bench";
 
-
 fn config(tg: &FakeTelegram, chats: Vec<i64>) -> TelegramConfig {
     let mut config = TelegramConfig::new(BotToken::new(TOKEN), chats);
     config.api_base = tg.api_base();

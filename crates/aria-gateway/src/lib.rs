@@ -17,8 +17,8 @@
 //! the store.
 
 pub mod approvals;
-pub mod error;
 pub mod choices;
+pub mod error;
 mod extract;
 #[cfg(any(feature = "telegram", feature = "otlp"))]
 mod http;
@@ -27,15 +27,15 @@ pub mod logs;
 pub mod metrics;
 pub mod notify;
 mod observe;
-#[cfg(feature = "otlp")]
-pub mod otlp;
 pub mod openai;
 pub mod openapi;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 mod routes;
 pub mod runs;
 pub mod security;
-pub mod status;
 mod sse;
+pub mod status;
 #[cfg(feature = "telegram")]
 pub mod telegram;
 mod ui;

@@ -58,8 +58,8 @@
 
 pub mod confine;
 pub mod guard;
-pub mod plugins;
 pub mod patch;
+pub mod plugins;
 pub mod profiles;
 pub mod registry;
 pub mod shell;
