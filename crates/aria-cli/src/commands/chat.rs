@@ -36,19 +36,7 @@ impl Approver for TerminalApprover {
                 request.tier.as_str(),
                 request.arguments
             );
-            let answer = tokio::task::spawn_blocking(move || {
-                // The progress line stays off the screen while the question is asked.
-                let _hold = crate::progress::hold();
-                eprint!("{question}");
-                let _ = std::io::stderr().flush();
-                let mut line = String::new();
-                std::io::stdin().lock().read_line(&mut line).ok()?;
-                Some(line)
-            })
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+            let answer = ask_line(question).await;
             match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => ApprovalAnswer::Once,
                 "s" | "session" => ApprovalAnswer::Session,
@@ -56,6 +44,23 @@ impl Approver for TerminalApprover {
             }
         })
     }
+}
+
+/// Shows `prompt` on the terminal and reads one line (empty when there is none). The
+/// progress line stays off the screen while the question is asked.
+async fn ask_line(prompt: String) -> String {
+    tokio::task::spawn_blocking(move || {
+        let _hold = crate::progress::hold();
+        eprint!("{prompt}");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).ok()?;
+        Some(line)
+    })
+    .await
+    .ok()
+    .flatten()
+    .unwrap_or_default()
 }
 
 /// Puts `ask_user` questions on the terminal with numbered options.
@@ -76,18 +81,7 @@ impl Chooser for TerminalChooser {
         );
         let options = options.to_vec();
         Box::pin(async move {
-            let line = tokio::task::spawn_blocking(move || {
-                let _hold = crate::progress::hold();
-                eprint!("{prompt}");
-                let _ = std::io::stderr().flush();
-                let mut line = String::new();
-                std::io::stdin().lock().read_line(&mut line).ok()?;
-                Some(line)
-            })
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+            let line = ask_line(prompt).await;
             pick(&options, &line).map_or(Choice::Postponed, Choice::Chosen)
         })
     }
