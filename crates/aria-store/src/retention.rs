@@ -7,6 +7,7 @@
 //! name them. A prune that deleted rows appends one `traces.prune` audit record saying how
 //! many and before when, so a trace that is missing is explained.
 
+use crate::store::rfc3339_at;
 use std::time::{Duration, SystemTime};
 
 use aria_api::AuditEvent;
@@ -25,22 +26,6 @@ pub(crate) const HOUSEKEEPING: &[&str] = &["CREATE TABLE housekeeping (
 
 /// The task name of the trace prune in `housekeeping`.
 pub const PRUNE_TRACES: &str = "prune_traces";
-
-/// RFC 3339 UTC with milliseconds, the form every time in the database has (text order is
-/// time order).
-fn rfc3339(at: SystemTime) -> String {
-    let t = time::OffsetDateTime::from(at).to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
-}
 
 impl Store {
     /// Deletes the traces recorded more than `keep_days` days before `now` and records the
@@ -67,8 +52,8 @@ impl Store {
                 )
                 .optional()
                 .map_err(sql("reading when traces were last pruned"))?;
-            let due_after = rfc3339(now.checked_sub(every).unwrap_or(SystemTime::UNIX_EPOCH));
-            let now_text = rfc3339(now);
+            let due_after = rfc3339_at(now.checked_sub(every).unwrap_or(SystemTime::UNIX_EPOCH));
+            let now_text = rfc3339_at(now);
             // A time after `now` means the clock went back: due, rather than never again.
             if let Some(last) = last
                 && last > due_after
@@ -110,7 +95,7 @@ impl Store {
         let mut deleted = 0;
         if keep_days > 0 {
             let keep = Duration::from_secs(u64::from(keep_days) * 86_400);
-            let before = rfc3339(now.checked_sub(keep).unwrap_or(SystemTime::UNIX_EPOCH));
+            let before = rfc3339_at(now.checked_sub(keep).unwrap_or(SystemTime::UNIX_EPOCH));
             let n = tx
                 .execute("DELETE FROM traces WHERE created_at < ?1", [&before])
                 .map_err(sql("pruning traces"))?;
@@ -126,7 +111,7 @@ impl Store {
         tx.execute(
             "INSERT INTO housekeeping (task, last_run_at) VALUES (?1, ?2) \
              ON CONFLICT (task) DO UPDATE SET last_run_at = excluded.last_run_at",
-            params![PRUNE_TRACES, rfc3339(now)],
+            params![PRUNE_TRACES, rfc3339_at(now)],
         )
         .map_err(sql("recording the trace prune"))?;
         Ok(deleted)

@@ -36,7 +36,7 @@ fn store_with_an_old_trace(age: Duration) -> (Store, String) {
     };
     store.record_trace(&trace).unwrap();
     store.record_trace(&TraceRecord { name: "shell_execute".into(), ..trace }).unwrap();
-    let old = rfc3339(SystemTime::now() - age);
+    let old = crate::store::rfc3339_at(SystemTime::now() - age);
     store
         .conn()
         .execute("UPDATE traces SET created_at = ?1 WHERE name = 'file_read'", [old])
@@ -87,7 +87,10 @@ fn if_due_prunes_at_most_once_per_period_and_a_clock_gone_back_does_not_block_it
     // A day later it is.
     assert_eq!(store.prune_traces_if_due(7, now + DAY + hour, DAY).unwrap(), Some(1));
     assert_eq!(names(&store, &session), ["shell_execute"]);
-    assert_eq!(store.housekeeping_last_run(PRUNE_TRACES).unwrap(), Some(rfc3339(now + DAY + hour)));
+    assert_eq!(
+        store.housekeeping_last_run(PRUNE_TRACES).unwrap(),
+        Some(crate::store::rfc3339_at(now + DAY + hour))
+    );
     // The clock went back a week: due, rather than never again.
     assert_eq!(store.prune_traces_if_due(7, now - 7 * DAY, DAY).unwrap(), Some(0));
 }

@@ -206,7 +206,12 @@ pub(crate) fn count(
 /// Now, as RFC 3339 UTC with milliseconds: `2026-11-22T04:21:28.123Z`. Fixed width, so text
 /// order is time order.
 pub(crate) fn now_rfc3339() -> String {
-    let t = time::OffsetDateTime::now_utc();
+    rfc3339_at(std::time::SystemTime::now())
+}
+
+/// `at` as RFC 3339 UTC with milliseconds, in the form every time in the database has.
+pub(crate) fn rfc3339_at(at: std::time::SystemTime) -> String {
+    let t = time::OffsetDateTime::from(at).to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         t.year(),
