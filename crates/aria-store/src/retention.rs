@@ -7,7 +7,6 @@
 //! name them. A prune that deleted rows appends one `traces.prune` audit record saying how
 //! many and before when, so a trace that is missing is explained.
 
-use crate::store::rfc3339_at;
 use std::time::{Duration, SystemTime};
 
 use aria_api::AuditEvent;
@@ -16,7 +15,7 @@ use serde_json::json;
 
 use crate::StoreError;
 use crate::error::sql;
-use crate::store::Store;
+use crate::store::{Store, rfc3339_at};
 
 /// The statements of the schema step that adds the housekeeping table.
 pub(crate) const HOUSEKEEPING: &[&str] = &["CREATE TABLE housekeeping (
