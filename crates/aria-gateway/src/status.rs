@@ -80,6 +80,7 @@ pub struct SchedulerStatus {
     pub running: bool,
     pub last_tick: Option<String>,
     pub next_jobs: Vec<NextJob>,
+    /// The enabled jobs the scheduler watches (0 without a scheduler).
     pub enabled_jobs: usize,
 }
 
@@ -408,20 +409,6 @@ impl Collector {
     }
 
     fn scheduler(&self, gw: &Gateway, limits: &Limits, checks: &mut Vec<Check>) -> SchedulerStatus {
-        let jobs = gw.store.jobs().unwrap_or_default();
-        let enabled: Vec<_> = jobs.iter().filter(|j| j.enabled).collect();
-        let mut next: Vec<NextJob> = enabled
-            .iter()
-            .filter_map(|j| {
-                aria_scheduler::manage::next_fires(j, 1)
-                    .ok()?
-                    .into_iter()
-                    .next()
-                    .map(|at| NextJob { name: j.name.clone(), at })
-            })
-            .collect();
-        next.sort_by_key(|n| n.at.parse::<jiff::Timestamp>().ok());
-        next.truncate(5);
         let scheduler = gw.notifications.scheduler();
         let last_tick = scheduler.as_ref().and_then(|s| s.last_tick());
         checks.push(match (&scheduler, last_tick) {
@@ -441,11 +428,18 @@ impl Collector {
                 }
             }
         });
+        // What the scheduler already knows from its last tick: nothing is read or computed again.
+        let next_jobs = scheduler.as_ref().map_or_else(Vec::new, |s| {
+            s.upcoming(5)
+                .into_iter()
+                .map(|(name, at)| NextJob { name, at: at.to_string() })
+                .collect()
+        });
         SchedulerStatus {
             running: scheduler.is_some(),
             last_tick: last_tick.map(|t| t.to_string()),
-            next_jobs: next,
-            enabled_jobs: enabled.len(),
+            next_jobs,
+            enabled_jobs: scheduler.as_ref().map_or(0, |s| s.watched()),
         }
     }
 
@@ -588,18 +582,12 @@ fn recent_log_errors(path: &Path) -> Vec<String> {
         return Vec::new();
     }
     let text = String::from_utf8_lossy(&bytes);
+    // Only the end of the current file: this runs at every collection.
     let mut out: Vec<String> = text
         .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|v| matches!(v["level"].as_str(), Some("WARN" | "ERROR")))
-        .map(|v| {
-            format!(
-                "{} {} {}",
-                v["timestamp"].as_str().unwrap_or_default(),
-                v["level"].as_str().unwrap_or_default(),
-                v["fields"]["message"].as_str().unwrap_or_default()
-            )
-        })
+        .filter_map(|line| crate::logs::Entry::parse(line).event)
+        .filter(|e| e.level >= crate::logs::Level::Warn)
+        .map(|e| format!("{} {} {}", e.time, e.level.as_str(), e.message))
         .collect();
     let skip = out.len().saturating_sub(10);
     out.drain(..skip);

@@ -246,6 +246,7 @@ pub struct Scheduler {
 /// When a job is due next, valid while its expression, zone and last slot are unchanged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct NextFire {
+    name: String,
     cron: String,
     tz: String,
     /// The last claimed slot and the last change as stored: compared as text, not parsed.
@@ -337,6 +338,22 @@ impl Scheduler {
         self.next_fires.lock().unwrap_or_else(PoisonError::into_inner).values().map(|n| n.at).min()
     }
 
+    /// The `n` jobs due soonest as the last tick left them (name, instant), soonest first; a
+    /// job due now or broken is not among them.
+    pub fn upcoming(&self, n: usize) -> Vec<(String, Timestamp)> {
+        let fires = self.next_fires.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut next: Vec<(String, Timestamp)> =
+            fires.values().map(|f| (f.name.clone(), f.at)).collect();
+        next.sort_by_key(|(_, at)| *at);
+        next.truncate(n);
+        next
+    }
+
+    /// How many enabled jobs the last tick looked at.
+    pub fn watched(&self) -> usize {
+        self.next_fires.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
     /// Whether the last tick found `job` not due before a later instant than `now`.
     fn known_not_due(&self, job: &JobSchedule, now: Timestamp) -> bool {
         let fires = self.next_fires.lock().unwrap_or_else(PoisonError::into_inner);
@@ -404,6 +421,7 @@ impl Scheduler {
                     let next = NextFire {
                         cron: job.cron.clone(),
                         tz: job.tz.clone(),
+                        name: job.name.clone(),
                         last_claimed: job.last_claimed_slot.clone(),
                         updated_at: job.updated_at.clone(),
                         at,
