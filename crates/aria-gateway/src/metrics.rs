@@ -83,6 +83,15 @@ pub struct Counts {
     pub hours: Vec<Hour>,
 }
 
+/// The first of the last [`HOURS`] hours, as `2026-11-26T18` (UTC).
+fn oldest_hour() -> String {
+    let now = jiff::Timestamp::now();
+    now.checked_sub(jiff::SignedDuration::from_hours(HOURS as i64 - 1))
+        .unwrap_or(now)
+        .strftime("%Y-%m-%dT%H")
+        .to_string()
+}
+
 /// The nearest-rank percentile `p` of `values` (sorted here).
 pub fn percentile(values: &mut [u64], p: u64) -> u64 {
     if values.is_empty() {
@@ -97,11 +106,14 @@ impl Counts {
     /// Reads the traces recorded since the last call.
     pub fn catch_up(&mut self, store: &Store) -> Result<usize, StoreError> {
         let mut read = 0;
+        // The first hour kept, once per catch-up (not per trace); older ones are dropped.
+        let oldest = oldest_hour();
+        self.hours.retain(|h| h.hour >= oldest);
         loop {
             let page = store.traces_after(self.last_id, PAGE)?;
             read += page.len();
             for trace in &page {
-                self.add(trace);
+                self.add(trace, &oldest);
             }
             if page.len() < PAGE {
                 return Ok(read);
@@ -109,7 +121,7 @@ impl Counts {
         }
     }
 
-    fn add(&mut self, stored: &StoredTrace) {
+    fn add(&mut self, stored: &StoredTrace, oldest: &str) {
         self.last_id = self.last_id.max(stored.id);
         let t = &stored.trace;
         let seconds = t.duration_ms as f64 / 1_000.0;
@@ -127,7 +139,7 @@ impl Counts {
                 if self.recent_model_outcomes.len() > 20 {
                     self.recent_model_outcomes.remove(0);
                 }
-                if let Some(h) = self.hour(&hour) {
+                if let Some(h) = self.hour(&hour, oldest) {
                     h.model_calls += 1;
                     h.cost_usd += t.cost_usd;
                     h.errors += failed;
@@ -140,7 +152,7 @@ impl Counts {
                 let tier = t.detail["tier"].as_str().unwrap_or("unknown").to_owned();
                 *self.tool_calls.entry((t.name.clone(), tier, t.outcome.clone())).or_default() += 1;
                 self.tool_seconds.entry(t.name.clone()).or_default().observe(seconds);
-                if let Some(h) = self.hour(&hour) {
+                if let Some(h) = self.hour(&hour, oldest) {
                     h.tool_calls += 1;
                     h.errors += failed;
                 }
@@ -157,17 +169,10 @@ impl Counts {
     }
 
     /// The bucket of `hour` when it is one of the last [`HOURS`] (older traces only count).
-    fn hour(&mut self, hour: &str) -> Option<&mut Hour> {
-        let now = jiff::Timestamp::now();
-        let oldest = now
-            .checked_sub(jiff::SignedDuration::from_hours(HOURS as i64 - 1))
-            .unwrap_or(now)
-            .strftime("%Y-%m-%dT%H")
-            .to_string();
-        if hour < oldest.as_str() {
+    fn hour(&mut self, hour: &str, oldest: &str) -> Option<&mut Hour> {
+        if hour < oldest {
             return None;
         }
-        self.hours.retain(|h| h.hour.as_str() >= oldest.as_str());
         let at = match self.hours.binary_search_by(|h| h.hour.as_str().cmp(hour)) {
             Ok(at) => at,
             Err(at) => {
