@@ -62,6 +62,8 @@ pub struct WebSearch {
     ledger: Arc<dyn SearchLedger>,
     redactor: SecretRedactor,
     spec: ToolSpec,
+    /// Built on the first search and kept (its connections are reused).
+    client: std::sync::OnceLock<reqwest::Client>,
 }
 
 /// The query as the cache keys it: lowercase, whitespace collapsed.
@@ -166,21 +168,31 @@ impl WebSearch {
                 "additionalProperties": false
             }),
         };
-        WebSearch { provider, ledger, redactor: SecretRedactor::new(secrets), spec }
+        WebSearch {
+            provider,
+            ledger,
+            redactor: SecretRedactor::new(secrets),
+            spec,
+            client: std::sync::OnceLock::new(),
+        }
     }
 
     fn client(&self) -> Result<reqwest::Client, ToolError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client.clone());
+        }
         static INSTALL: std::sync::Once = std::sync::Once::new();
         INSTALL.call_once(|| {
             let _already_installed = rustls::crypto::ring::default_provider().install_default();
         });
-        reqwest::Client::builder()
+        let client = reqwest::Client::builder()
             .timeout(TIMEOUT)
             .user_agent(concat!("aria/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| {
                 ToolError::failed(format!("web_search: cannot build the HTTP client: {e}"))
-            })
+            })?;
+        Ok(self.client.get_or_init(|| client).clone())
     }
 
     async fn fetch(
