@@ -269,7 +269,13 @@ pub async fn digest(root: PathBuf, since: &str) -> Result<String, RunError> {
         .map_err(|e| RunError::Failed(format!("the file walk stopped: {e}")))?;
     files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let commits = if root.join(".git").exists() {
-        git_log(&root, since_at).await.unwrap_or_else(|why| vec![format!("(git log: {why})")])
+        let (dir, since) = (root.clone(), since_at.as_second());
+        tokio::task::spawn_blocking(move || {
+            aria_tools::tools::git_log::commits_since(&dir, since, 20)
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
+        .unwrap_or_else(|why| vec![format!("(git log: {why})")])
     } else {
         Vec::new()
     };
@@ -326,42 +332,6 @@ fn changed_files(root: &Path, since: SystemTime) -> Vec<(String, SystemTime)> {
         }
     }
     out
-}
-
-/// Commits since `since`, newest first (at most 20). Git runs without hooks, pager, file
-/// system monitor or signature checks: a repository's own configuration runs nothing here.
-async fn git_log(root: &Path, since: jiff::Timestamp) -> Result<Vec<String>, String> {
-    let output = tokio::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args([
-            "--no-pager",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "log.showSignature=false",
-            "log",
-            "--no-color",
-            "-n",
-            "20",
-            "--pretty=format:%h %s",
-        ])
-        .arg(format!("--since=@{}", since.as_second()))
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(20), output)
-        .await
-        .map_err(|_| "took over 20 s".to_owned())?
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if !output.status.success() {
-        let err = String::from_utf8_lossy(&output.stderr);
-        return Err(err.lines().next().unwrap_or("failed").to_owned());
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect())
 }
 
 /// The heartbeat: what happened since `since` (the last heartbeat; the last 24 hours when

@@ -96,24 +96,8 @@ fn log(r: &Repo, limit: usize) -> Result<ToolOutput, ToolError> {
         ))
         .with_details(json!({"workdir": r.workdir.display().to_string(), "commits": 0})));
     }
-    let what = |e: git2::Error| git_repo::git_error("walk the history", &e);
-    let mut walk = repo.revwalk().map_err(what)?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME).map_err(what)?;
-    walk.push_head().map_err(what)?;
-    let mut lines = Vec::new();
-    for oid in walk.take(limit) {
-        let oid = oid.map_err(what)?;
-        let commit = repo.find_commit(oid).map_err(what)?;
-        let id = oid.to_string();
-        let author = commit.author();
-        lines.push(format!(
-            "{} {} {} {}",
-            &id[..10],
-            utc_date(commit.time().seconds()),
-            author.name().unwrap_or("?"),
-            commit.summary().ok().flatten().unwrap_or("")
-        ));
-    }
+    let lines =
+        commit_lines(repo, limit, None).map_err(|e| git_repo::git_error("walk the history", &e))?;
     let text = format!(
         "repository {} (branch {branch}), {} latest commits:\n{}\n",
         r.workdir.display(),
@@ -122,6 +106,53 @@ fn log(r: &Repo, limit: usize) -> Result<ToolOutput, ToolError> {
     );
     Ok(ToolOutput::text(text)
         .with_details(json!({"workdir": r.workdir.display().to_string(), "commits": lines.len()})))
+}
+
+/// The newest `limit` commits reachable from HEAD (made at or after `since`, Unix seconds,
+/// when given), one line each: short id, date, author, summary.
+fn commit_lines(
+    repo: &git2::Repository,
+    limit: usize,
+    since: Option<i64>,
+) -> Result<Vec<String>, git2::Error> {
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+    walk.push_head()?;
+    let mut lines = Vec::new();
+    for oid in walk {
+        if lines.len() >= limit {
+            break;
+        }
+        let oid = oid?;
+        let commit = repo.find_commit(oid)?;
+        if since.is_some_and(|s| commit.time().seconds() < s) {
+            continue;
+        }
+        let id = oid.to_string();
+        lines.push(format!(
+            "{} {} {} {}",
+            &id[..10],
+            utc_date(commit.time().seconds()),
+            commit.author().name().unwrap_or("?"),
+            commit.summary().ok().flatten().unwrap_or("")
+        ));
+    }
+    Ok(lines)
+}
+
+/// The commits of the repository at `dir` made at or after `since` (Unix seconds), newest
+/// first, at most `limit` (libgit2: no hooks, pager or configured programs run). An empty
+/// history is no commits.
+pub fn commits_since(
+    dir: &std::path::Path,
+    since: i64,
+    limit: usize,
+) -> Result<Vec<String>, String> {
+    let repo = git2::Repository::open(dir).map_err(|e| e.message().to_owned())?;
+    if repo.head().is_err() {
+        return Ok(Vec::new());
+    }
+    commit_lines(&repo, limit, Some(since)).map_err(|e| e.message().to_owned())
 }
 
 /// `YYYY-MM-DD HH:MM` in UTC from Unix seconds (civil-from-days, Howard Hinnant's algorithm).
@@ -149,5 +180,25 @@ mod tests {
         assert_eq!(utc_date(0), "1970-01-01 00:00");
         assert_eq!(utc_date(951_782_400), "2000-02-29 00:00");
         assert_eq!(utc_date(1_772_000_000), "2026-02-25 06:13");
+    }
+
+    #[test]
+    fn commits_since_keeps_the_newer_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        assert_eq!(commits_since(dir.path(), 0, 20).unwrap(), Vec::<String>::new(), "no history");
+        let sig =
+            git2::Signature::new("T", "t@example.invalid", &git2::Time::new(1_000, 0)).unwrap();
+        let tree = repo.find_tree(repo.index().unwrap().write_tree().unwrap()).unwrap();
+        let old = repo.commit(Some("HEAD"), &sig, &sig, "old one", &tree, &[]).unwrap();
+        let parent = repo.find_commit(old).unwrap();
+        let sig =
+            git2::Signature::new("T", "t@example.invalid", &git2::Time::new(5_000, 0)).unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "new one", &tree, &[&parent]).unwrap();
+        let lines = commits_since(dir.path(), 2_000, 20).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].ends_with("T new one"), "{lines:?}");
+        assert_eq!(commits_since(dir.path(), 0, 20).unwrap().len(), 2);
+        assert!(commits_since(&dir.path().join("nope"), 0, 20).is_err());
     }
 }
