@@ -177,23 +177,14 @@ impl Default for Collector {
     }
 }
 
-/// `VmRSS` of this process, from `/proc/self/status` (Linux).
+/// Resident memory of this process (bytes).
 pub fn rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|k| k * 1024)
+    aria_tools::tools::system_info::own_usage().map(|(_, rss)| rss)
 }
 
-/// CPU seconds this process used (user + system), from `/proc/self/stat` (Linux).
+/// CPU seconds this process used (user + system).
 pub fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')')?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    let ticks = rustix::param::clock_ticks_per_second().max(1) as f64;
-    Some((utime + stime) / ticks)
+    aria_tools::tools::system_info::own_usage().map(|(cpu, _)| cpu)
 }
 
 fn open_fds() -> Option<u64> {

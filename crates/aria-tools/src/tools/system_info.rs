@@ -175,6 +175,12 @@ fn top_processes(n: usize) -> Vec<Proc> {
 /// Parses `/proc/<pid>/stat`. The name sits in parentheses and may itself contain spaces and
 /// parentheses, so the fields after it are found from the *last* `)`.
 fn parse_stat(pid: u32, stat: &str, page: u64, ticks: u64) -> Option<Proc> {
+    let (name, cpu_ticks, rss_pages) = stat_fields(stat)?;
+    Some(Proc { pid, name, rss_bytes: rss_pages * page, cpu_secs: cpu_ticks / ticks })
+}
+
+/// The name, CPU time (user + system, in clock ticks) and resident pages of a `stat` line.
+fn stat_fields(stat: &str) -> Option<(String, u64, u64)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let name = stat.get(open + 1..close)?.to_owned();
@@ -183,7 +189,16 @@ fn parse_stat(pid: u32, stat: &str, page: u64, ticks: u64) -> Option<Proc> {
     let utime: u64 = rest.get(11)?.parse().ok()?;
     let stime: u64 = rest.get(12)?.parse().ok()?;
     let rss_pages: u64 = rest.get(21)?.parse().ok()?;
-    Some(Proc { pid, name, rss_bytes: rss_pages * page, cpu_secs: (utime + stime) / ticks })
+    Some((name, utime + stime, rss_pages))
+}
+
+/// This process's CPU time so far (seconds, user + system) and resident memory (bytes), from
+/// `/proc/self/stat` (Linux).
+pub fn own_usage() -> Option<(f64, u64)> {
+    let stat = fs::read_to_string("/proc/self/stat").ok()?;
+    let (_, cpu_ticks, rss_pages) = stat_fields(&stat)?;
+    let ticks = rustix::param::clock_ticks_per_second().max(1) as f64;
+    Some((cpu_ticks as f64 / ticks, rss_pages * rustix::param::page_size() as u64))
 }
 
 fn read_trim(path: &str) -> String {
