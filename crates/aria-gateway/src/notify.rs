@@ -34,13 +34,13 @@ impl Default for NotifySettings {
 }
 
 impl NotifySettings {
-    /// `notify-send` on `PATH`, if there is one and a graphical session to show it in.
+    /// `notify-send` where programs are looked for, if it is there and a graphical session
+    /// shows it.
     pub fn find_desktop() -> Option<PathBuf> {
         if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
             return None;
         }
-        let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path).map(|dir| dir.join("notify-send")).find(|p| p.is_file())
+        aria_tools::profiles::find_program("notify-send")
     }
 }
 
