@@ -94,12 +94,17 @@ fn oldest_hour() -> String {
 
 /// The nearest-rank percentile `p` of `values` (sorted here).
 pub fn percentile(values: &mut [u64], p: u64) -> u64 {
-    if values.is_empty() {
+    values.sort_unstable();
+    percentile_sorted(values, p)
+}
+
+/// The nearest-rank percentile `p` (0–100) of values already sorted; 0 when there are none.
+pub fn percentile_sorted(sorted: &[u64], p: u64) -> u64 {
+    if sorted.is_empty() {
         return 0;
     }
-    values.sort_unstable();
-    let rank = (p * values.len() as u64).div_ceil(100).max(1);
-    values[usize::try_from(rank - 1).unwrap_or(0).min(values.len() - 1)]
+    let rank = (p * sorted.len() as u64).div_ceil(100).max(1);
+    sorted[usize::try_from(rank - 1).unwrap_or(0).min(sorted.len() - 1)]
 }
 
 impl Counts {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use aria_api::{SessionRecord, TraceKind};
+use aria_gateway::metrics::percentile_sorted as percentile;
 use aria_store::{IdKind, Store, StoredTrace};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
@@ -249,15 +250,6 @@ fn since(text: &str) -> Result<Timestamp, CliError> {
     };
     let span = SignedDuration::from_secs(n.checked_mul(secs).filter(|s| *s >= 0).ok_or_else(bad)?);
     Timestamp::now().checked_sub(span).map_err(|_| bad())
-}
-
-/// The nearest-rank percentile `p` (0–100) of sorted values.
-fn percentile(sorted: &[u64], p: u64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = (p * sorted.len() as u64).div_ceil(100).max(1);
-    sorted[usize::try_from(rank - 1).unwrap_or(0).min(sorted.len() - 1)]
 }
 
 /// Calls, errors and latency of one model or tool.
