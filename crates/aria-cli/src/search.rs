@@ -26,7 +26,7 @@ pub fn send_alerts_to(sink: AlertSink) {
 }
 
 fn stamp(at: jiff::Timestamp) -> String {
-    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    aria_store::rfc3339_at(at.into())
 }
 
 /// The search cache and log in the store.

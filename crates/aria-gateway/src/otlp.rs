@@ -255,7 +255,7 @@ pub async fn export_pending(store: &Store, exporter: &Exporter) -> Result<usize,
             // backend.
             None => {
                 let hour_ago = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1);
-                format!("{}|", hour_ago.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+                format!("{}|", aria_store::rfc3339_at(hour_ago.into()))
             }
         };
         let (time, id) = cursor.split_once('|').unwrap_or((cursor.as_str(), ""));

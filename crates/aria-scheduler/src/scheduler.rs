@@ -618,7 +618,7 @@ fn notice(kind: NoticeKind, run: &JobRun, slot: &str, text: &str) -> Notice {
 
 /// RFC 3339 UTC with milliseconds, as the store writes its own times.
 fn stamp(at: Timestamp) -> String {
-    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    aria_store::rfc3339_at(at.into())
 }
 
 #[cfg(test)]

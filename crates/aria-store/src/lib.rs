@@ -107,5 +107,5 @@ pub use outbox::{ChannelChat, OutboxItem, OutboxKind, OutboxState};
 pub use retention::PRUNE_TRACES;
 pub use search::{SearchCacheStats, SearchVolume};
 pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
-pub use store::Store;
+pub use store::{Store, rfc3339_at};
 pub use verify::{VerifyFailure, VerifyReport, verify_bundle};

@@ -209,8 +209,9 @@ pub(crate) fn now_rfc3339() -> String {
     rfc3339_at(std::time::SystemTime::now())
 }
 
-/// `at` as RFC 3339 UTC with milliseconds, in the form every time in the database has.
-pub(crate) fn rfc3339_at(at: std::time::SystemTime) -> String {
+/// `at` as RFC 3339 UTC with milliseconds, in the form every time in the database has (what
+/// to compare stored times with; text order is time order).
+pub fn rfc3339_at(at: std::time::SystemTime) -> String {
     let t = time::OffsetDateTime::from(at).to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",

@@ -25,7 +25,7 @@ fn cache(store: &Store, action: &str, json: bool) -> CliResult<u8> {
         println!("Cleared the search cache ({n} entries).");
         return Ok(OK);
     }
-    let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let now = aria_store::rfc3339_at(std::time::SystemTime::now());
     let stats = store.search_cache_stats(&now)?;
     let today = store.search_volume_since(&aria_store::day_start_utc())?;
     let month = store.search_volume_since(&aria_store::month_start_utc())?;

@@ -330,7 +330,7 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
 pub fn stats(global: &GlobalArgs, args: StatsArgs) -> CliResult<u8> {
     let from = since(&args.since)?;
     let store = open(global)?;
-    let stamp = from.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let stamp = aria_store::rfc3339_at(from.into());
     let sessions = store.sessions_since(&stamp)?;
     let spans = store.traces_since(&stamp)?;
     let value = stats_json(&sessions, &spans, from);
