@@ -18,6 +18,7 @@ mod agent;
 mod compaction;
 mod context;
 mod events;
+mod gate;
 mod memory;
 mod memory_extract;
 mod memory_policy;
@@ -40,6 +41,7 @@ pub use context::{
     Assembled, Budget, COMPACT_AT, COMPACT_SHARE, MEMORY_TOKENS, PROFILE_MIN_CONFIDENCE,
     PROFILE_TOKENS, Parts, TokenCounter, assemble, compaction_cut,
 };
+pub use gate::{Caller, Gated, ToolGate};
 pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
 pub use memory::{
     MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, Provenance,

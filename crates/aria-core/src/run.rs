@@ -1027,7 +1027,7 @@ fn estimate_tokens(request: &ChatRequest) -> u64 {
 
 /// A tool that enforces a longer timeout of its own (a build or test profile) gets it, plus a
 /// grace period so its own limit fires first and it can report what ran.
-fn tool_timeout(limit: Duration, own: Option<Duration>) -> Duration {
+pub(crate) fn tool_timeout(limit: Duration, own: Option<Duration>) -> Duration {
     const GRACE: Duration = Duration::from_secs(5);
     own.map_or(limit, |own| limit.max(own.saturating_add(GRACE)))
 }

@@ -255,8 +255,4 @@ async fn planned_checks(
     Ok(plan.into_iter().map(|c| format!("{}: {} (in {})", c.profile, c.command, c.cwd)).collect())
 }
 
-/// Whether a tool above the read tier may change files under the roots (all but the memory
-/// store, which changes only ARIA's database).
-pub(super) fn writes_files(tool: &str) -> bool {
-    tool != crate::memory_tools::MEMORY_STORE
-}
+pub(super) use crate::snapshot::writes_files;

@@ -130,6 +130,14 @@ pub(crate) async fn changed_since(
     })
 }
 
+/// Whether a tool above the read tier may change files under the roots and so needs a restore
+/// point first: all but the memory store (it changes only ARIA's database) and a rollback (it
+/// records its own revert commit, and rolling back to that undoes it).
+pub(crate) fn writes_files(tool: &str) -> bool {
+    tool != crate::memory_tools::MEMORY_STORE
+        && tool != aria_tools::tools::snapshot_tools::SnapshotRollback::NAME
+}
+
 /// The line added to a write's result so the model and the user can name its restore point.
 pub(crate) fn result_note(points: &[RestorePoint]) -> String {
     points

@@ -16,6 +16,7 @@ pub mod run_profile;
 pub mod shell_execute;
 mod shell_line;
 mod shell_steps;
+pub mod snapshot_tools;
 pub mod system_info;
 pub mod web_fetch;
 pub mod web_search;
