@@ -131,13 +131,7 @@ pub fn snapshots(config: &Config) -> CliResult<Snapshots> {
 
 pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
     let guard = path_guard(config)?;
-    let profiles = aria_tools::Profiles::new(Arc::clone(&guard), &config.profiles)
-        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
-    let web = config.web.policy().map_err(|e| CliError::config(anyhow::anyhow!("[web] {e}")))?;
-    let mut tools =
-        aria_tools::builtin_tools_with(guard.clone(), &aria_tools::ToolSettings { web });
-    tools.extend(Arc::new(profiles).tools());
-    tools.extend(plugin_tools(config, &guard, &tools));
+    let mut tools = own_tools(config, &guard)?;
     if !config.mcp.is_empty() {
         tools.extend(
             crate::mcp::tools(config, &guard)
@@ -145,6 +139,59 @@ pub fn tools(config: &Config) -> CliResult<Vec<Arc<dyn Tool>>> {
         );
     }
     Ok(tools)
+}
+
+/// The built-in tools, the command profiles' and the plugins': [`tools`] without the MCP
+/// servers'.
+fn own_tools(config: &Config, guard: &Arc<aria_tools::PathGuard>) -> CliResult<Vec<Arc<dyn Tool>>> {
+    let guard = guard.clone();
+    let profiles = aria_tools::Profiles::new(Arc::clone(&guard), &config.profiles)
+        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    let web = config.web.policy().map_err(|e| CliError::config(anyhow::anyhow!("[web] {e}")))?;
+    let mut tools =
+        aria_tools::builtin_tools_with(guard.clone(), &aria_tools::ToolSettings { web });
+    tools.extend(Arc::new(profiles).tools());
+    tools.extend(plugin_tools(config, &guard, &tools));
+    Ok(tools)
+}
+
+/// ARIA's tools for MCP clients (`aria mcp serve`, the daemon's `/mcp`): its own tools (not
+/// those of the MCP servers it uses, so nothing is proxied), `web_search` when configured,
+/// restore points and rollback, and memory search and store (private memories never leave:
+/// the client's model may run anywhere). Calls meet the configured mode and roots; what asks
+/// goes to `approver`, or is refused without one.
+pub fn tool_gate(
+    config: &Config,
+    store: &Arc<Store>,
+    redactor: Arc<dyn Redact>,
+    approver: Option<Arc<dyn Approver>>,
+) -> CliResult<aria_core::ToolGate> {
+    use aria_tools::tools::snapshot_tools::{SnapshotList, SnapshotRollback};
+    let guard = path_guard(config)?;
+    let mut tools = own_tools(config, &guard)?;
+    tools.extend(crate::search::tool(config, store));
+    let snapshots = snapshots(config)?;
+    tools.push(Arc::new(SnapshotList::new(snapshots.clone())));
+    tools.push(Arc::new(SnapshotRollback::new(snapshots.clone())));
+    let embedder = crate::memory::agent_embedder(config);
+    let memory: Arc<dyn MemoryBackend> =
+        Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder));
+    tools.extend(aria_core::memory_tools(memory, redactor.clone(), false));
+    let registry = ToolRegistry::new(tools)
+        .context("the tools are inconsistent (a bug: please report it)")
+        .map_err(CliError::failed)?;
+    let gate = aria_core::ToolGate::new(
+        Arc::new(registry),
+        store.clone(),
+        redactor,
+        config.mode,
+        config.limits,
+    )
+    .with_snapshotter(Arc::new(snapshots));
+    Ok(match approver {
+        Some(a) => gate.with_approver(a, config.approval_timeout),
+        None => gate,
+    })
 }
 
 /// The tools that work on ARIA's own store: `web_search` (when a backend is configured; its

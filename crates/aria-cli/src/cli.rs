@@ -278,6 +278,12 @@ pub enum McpCommand {
     },
     /// Start one server, run the MCP handshake, list its tools and say how long it took.
     Test { name: String },
+    /// Serve ARIA's tools to another agent or editor over stdio (newline-delimited JSON-RPC):
+    /// files, search, git, restore points and rollback, memory and shell, under the roots
+    /// (`--root`) and mode of this configuration. Writes that can be undone are snapshotted;
+    /// what ARIA would ask about is refused here (no one can be asked on stdio): serve through
+    /// the daemon's `/mcp` (`aria serve`) for approvals. Every call is audited.
+    Serve,
     /// Add a stdio server to the configuration file: `aria mcp add NAME -- CMD ARGS…`. Its
     /// tools ask before each call until you set a tier (`tier = "read"`) in the entry.
     Add {
@@ -414,15 +420,33 @@ pub struct ServeArgs {
     pub install: bool,
 }
 
+/// `aria memories search --retriever`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SearchModeArg {
+    Hybrid,
+    Bm25,
+    Vector,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum MemoriesCommand {
     /// Hybrid search (BM25 + vectors, fused by reciprocal rank) over active memories.
     Search {
-        query: String,
+        /// The query (or --queries FILE for many).
+        #[arg(required_unless_present = "queries")]
+        query: Option<String>,
         #[arg(long, default_value_t = 10)]
         limit: usize,
         #[arg(long)]
         json: bool,
+        /// Which retrievers rank: hybrid (both, fused), bm25 (full text only) or vector.
+        /// (`--mode` is the global approval mode.)
+        #[arg(long, value_enum, default_value_t = SearchModeArg::Hybrid)]
+        retriever: SearchModeArg,
+        /// Run every query of FILE.jsonl (one {"id", "text"} per line) and print one JSON line
+        /// per query, {"id", "hits": [...]}, in order (for evaluation; accesses are not counted).
+        #[arg(long, value_name = "FILE", conflicts_with = "query")]
+        queries: Option<PathBuf>,
     },
     /// Memories, most recently changed first (active and archived; --all adds forgotten ones).
     List {

@@ -167,7 +167,8 @@ impl ToolGate {
             Decision::DryRun => unreachable!("a gate never dry-runs"),
             Decision::Ask => {
                 if let Err(reason) = self.ask(caller, name, &args, tier, tool.as_ref()).await {
-                    return refuse(reason, "user");
+                    let by = if self.approver.is_some() { "user" } else { "no_channel" };
+                    return refuse(reason, by);
                 }
             }
         }
@@ -213,7 +214,10 @@ impl ToolGate {
         let (outcome, text) = match result {
             Err(_) => (
                 "timeout",
-                format!("error: `{name}` did not finish within {} s and was stopped", timeout.as_secs()),
+                format!(
+                    "error: `{name}` did not finish within {} s and was stopped",
+                    timeout.as_secs()
+                ),
             ),
             Ok(Ok(output)) => ("ok", output.content),
             Ok(Err(ToolError::Refused { reason })) => return refuse(reason, "guard"),

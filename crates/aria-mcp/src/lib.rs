@@ -13,6 +13,8 @@
 //! user's: `irreversible` (ask) unless the entry says otherwise, per server or per tool; a
 //! tool's own `readOnlyHint` is shown, never trusted.
 
+pub mod serve;
+
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! `aria mcp list|tools|test|add` (issue #23).
+//! `aria mcp list|tools|test|add|serve` (issue #23).
 
 use std::io::Write;
 
@@ -16,6 +16,7 @@ pub fn mcp(global: &GlobalArgs, command: McpCommand) -> CliResult<u8> {
         McpCommand::List { json } => list(&config, json),
         McpCommand::Tools { name, json } => tools(&config, name.as_deref(), json),
         McpCommand::Test { name } => test(&config, &name),
+        McpCommand::Serve => serve(global),
         McpCommand::Add { name, command, env, read_paths, network } => {
             add(&config, &name, &command, &env, &read_paths, network)
         }
@@ -203,5 +204,19 @@ fn add(
     file.write_all(entry.as_bytes())
         .map_err(|e| CliError::failed(anyhow::anyhow!("cannot write {}: {e}", path.display())))?;
     println!("Added [mcp.servers.{name}] to {}. Try it: aria mcp test {name}", path.display());
+    Ok(OK)
+}
+
+/// `aria mcp serve`: ARIA's tools over stdio until the client closes it.
+fn serve(global: &GlobalArgs) -> CliResult<u8> {
+    let ctx = super::run::Context::load(global)?;
+    let gate = app::tool_gate(&ctx.config, &ctx.store, ctx.redactor.clone(), None)?;
+    let server = aria_mcp::serve::AriaServer::new(std::sync::Arc::new(gate));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failed(anyhow::anyhow!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(server.serve_stdio()).map_err(|e| CliError::failed(anyhow::anyhow!("{e}")))?;
     Ok(OK)
 }

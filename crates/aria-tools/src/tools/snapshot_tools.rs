@@ -151,7 +151,8 @@ impl Tool for SnapshotRollback {
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let usage = "snapshot_rollback takes \"id\" (from snapshot_list) and an optional \"path\"";
+            let usage =
+                "snapshot_rollback takes \"id\" (from snapshot_list) and an optional \"path\"";
             let map = git_repo::object(Self::NAME, &args, &["id", "path"], usage)?;
             let id = git_repo::req_str(Self::NAME, map, "id", usage)?;
             let path = opt_str(map, "path", usage)?;
