@@ -9,12 +9,12 @@ use anyhow::{Context, anyhow};
 use aria_api::Embedder;
 use aria_store::{
     Embedding, Memory, MemoryHit, MemoryKind, MemoryQuery, MemoryStatus, MemoryUpdate, NewMemory,
-    Store, Writer,
+    SearchMode, Store, Writer,
 };
 use serde_json::{Value, json};
 
 use crate::app;
-use crate::cli::{GlobalArgs, MemoriesCommand};
+use crate::cli::{GlobalArgs, MemoriesCommand, SearchModeArg};
 use crate::exit::{CliError, CliResult, OK};
 
 /// Memories embedded and stored per transaction by `import` and `reindex`.
@@ -61,7 +61,14 @@ pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> 
     let roots = config.roots.clone();
     let ctx = Ctx { store, embedder, rt };
     match command {
-        MemoriesCommand::Search { query, limit, json } => search(&ctx, &query, limit, json),
+        MemoriesCommand::Search { query, limit, json, retriever, queries } => {
+            let mode = search_mode(retriever);
+            match (queries, query) {
+                (Some(file), _) => search_many(&ctx, &file, limit, mode),
+                (None, Some(query)) => search(&ctx, &query, limit, json, mode),
+                (None, None) => Err(CliError::config(anyhow!("give a QUERY or --queries FILE"))),
+            }
+        }
         MemoriesCommand::List { limit, all, json } => list(&ctx, limit, all, json),
         MemoriesCommand::Show { id, json } => show(&ctx, &id, json),
         MemoriesCommand::Add { text, kind, categories, private, json } => {
@@ -130,16 +137,56 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool) -> CliResult<u8> {
-    let vectors = ctx.embed(&[query.to_owned()])?;
-    let vector = vectors.as_ref().and_then(|v| v.first());
+fn search_mode(mode: SearchModeArg) -> SearchMode {
+    match mode {
+        SearchModeArg::Hybrid => SearchMode::Hybrid,
+        SearchModeArg::Bm25 => SearchMode::Text,
+        SearchModeArg::Vector => SearchMode::Vector,
+    }
+}
+
+/// The query vectors a search in `mode` needs: none for BM25 alone.
+fn query_vectors(
+    ctx: &Ctx,
+    texts: &[String],
+    mode: SearchMode,
+) -> CliResult<Option<Vec<Vec<f32>>>> {
+    if mode == SearchMode::Text {
+        return Ok(None);
+    }
+    let vectors = ctx.embed(texts)?;
+    if mode == SearchMode::Vector && vectors.is_none() {
+        return Err(CliError::config(anyhow!(
+            "--retriever vector needs an embedder, and [memory] embedder is `none`"
+        )));
+    }
+    Ok(vectors)
+}
+
+/// One search, ranked exactly as every search is ([`Store::memory_search`]).
+fn run_search(
+    ctx: &Ctx,
+    query: &str,
+    vector: Option<&Vec<f32>>,
+    limit: usize,
+    mode: SearchMode,
+) -> CliResult<(Vec<MemoryHit>, usize)> {
     let embedding = match (ctx.model(), vector) {
         (Some(model), Some(vector)) => Some(Embedding { model, vector }),
         _ => None,
     };
-    // BM25 always; the vector list too when the query could be embedded.
-    let lists = 1 + usize::from(embedding.is_some());
-    let hits = ctx.store.memory_search(&MemoryQuery::new(query, embedding, limit))?;
+    // The lists fused: BM25 unless vectors alone; vectors when the query was embedded.
+    let lists = usize::from(mode != SearchMode::Vector)
+        + usize::from(mode != SearchMode::Text && embedding.is_some());
+    let mut q = MemoryQuery::new(query, embedding, limit);
+    q.mode = mode;
+    Ok((ctx.store.memory_search(&q)?, lists))
+}
+
+fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool, mode: SearchMode) -> CliResult<u8> {
+    let vectors = query_vectors(ctx, &[query.to_owned()], mode)?;
+    let vector = vectors.as_ref().and_then(|v| v.first());
+    let (hits, lists) = run_search(ctx, query, vector, limit, mode)?;
     let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
     ctx.store.memory_touch(&ids)?;
     if as_json {
@@ -164,6 +211,35 @@ fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool) -> CliResult<u8> 
             );
         }
     }
+    Ok(OK)
+}
+
+/// `search --queries FILE`: every query of the file (parsed like an import file), embedded in
+/// one call, each ranked by the same [`run_search`] as a single search; one JSON line each.
+fn search_many(ctx: &Ctx, path: &Path, limit: usize, mode: SearchMode) -> CliResult<u8> {
+    let queries = parse_import(path)?;
+    let texts: Vec<String> = queries.iter().map(|q| q.text.clone()).collect();
+    let vectors = query_vectors(ctx, &texts, mode)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (i, q) in queries.iter().enumerate() {
+        let vector = vectors.as_ref().and_then(|v| v.get(i));
+        let (hits, lists) = run_search(ctx, &q.text, vector, limit, mode)?;
+        let hits: Vec<Value> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "id": h.memory.id, "score": h.score, "relevance": relevance(h.score, lists),
+                    "text_rank": h.text_rank, "vector_rank": h.vector_rank,
+                    "similarity": h.similarity,
+                })
+            })
+            .collect();
+        std::io::Write::write_all(
+            &mut out,
+            format!("{}\n", json!({"id": q.id, "hits": hits})).as_bytes(),
+        )?;
+    }
+    std::io::Write::flush(&mut out)?;
     Ok(OK)
 }
 
