@@ -165,6 +165,7 @@ pub fn tool_gate(
     store: &Arc<Store>,
     redactor: Arc<dyn Redact>,
     approver: Option<Arc<dyn Approver>>,
+    memory: Option<Arc<dyn MemoryBackend>>,
 ) -> CliResult<aria_core::ToolGate> {
     use aria_tools::tools::snapshot_tools::{SnapshotList, SnapshotRollback};
     let guard = path_guard(config)?;
@@ -173,9 +174,10 @@ pub fn tool_gate(
     let snapshots = snapshots(config)?;
     tools.push(Arc::new(SnapshotList::new(snapshots.clone())));
     tools.push(Arc::new(SnapshotRollback::new(snapshots.clone())));
-    let embedder = crate::memory::agent_embedder(config);
-    let memory: Arc<dyn MemoryBackend> =
-        Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder));
+    let memory = memory.unwrap_or_else(|| {
+        let embedder = crate::memory::agent_embedder(config);
+        Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder))
+    });
     tools.extend(aria_core::memory_tools(memory, redactor.clone(), false));
     let registry = ToolRegistry::new(tools)
         .context("the tools are inconsistent (a bug: please report it)")

@@ -445,6 +445,14 @@ function workflowNotice(turn, w) {
 function addApproval(turn, a) {
   endSegment(turn);
   turn.asked = { tool: a.tool, tier: a.tier };
+  const { card, focus } = approvalCard(a);
+  turn.box.append(card);
+  scrollDown(true);
+  focus();
+}
+
+/** The card of one approval question: what asks, its arguments, Approve / Deny and a countdown. */
+function approvalCard(a) {
   const decision = el('div', { class: 'decision', testid: 'approval-decision', 'aria-live': 'polite' });
   const expires = el('span', { class: 'why', testid: 'approval-expires' });
   const buttons = [
@@ -477,9 +485,20 @@ function addApproval(turn, a) {
     card.dataset.decision = value;
     decision.textContent = { approve: 'Approved once.', approve_session: 'Approved for this session.', deny: 'Denied.' }[value];
   }
-  turn.box.append(card);
-  scrollDown(true);
-  buttons[0].focus({ preventScroll: true });
+  return { card, focus: () => buttons[0].focus({ preventScroll: true }) };
+}
+
+/** Questions that no conversation asked (MCP clients of /mcp): shown on the Notifications page. */
+async function loadPendingApprovals() {
+  const page = await attempt(() => api('GET', '/approvals'));
+  if (!page) return;
+  const box = $('pending-approvals');
+  const waiting = items(page).filter((a) => a.channel === 'mcp');
+  for (const a of waiting) {
+    if ([...box.querySelectorAll('[data-testid="approval"]')].some((c) => c.dataset.approvalId === a.id)) continue;
+    box.append(approvalCard(a).card);
+  }
+  box.hidden = !box.children.length;
 }
 
 /** An approval answered (here, on another page or channel, or by its timeout). */
@@ -944,6 +963,7 @@ async function loadNotifications(more) {
   if (!list.children.length) list.append(el('li', { class: 'muted', testid: 'notification-empty', text: 'No notifications yet.' }));
   state.notes = true;
   setUnread(0);
+  loadPendingApprovals();
 }
 
 function setUnread(n) {
@@ -969,6 +989,7 @@ function followNotifications() {
       if (!list.querySelector(`[data-testid="notification-row"][data-id="${Number(n.id)}"]`)) list.prepend(notificationRow(n, true));
     }
     if ($('view-notifications').hidden) setUnread(state.unread + 1);
+    else if (n.kind === 'approval') loadPendingApprovals();
   });
 }
 

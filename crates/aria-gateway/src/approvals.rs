@@ -171,6 +171,64 @@ impl Drop for Expire {
     }
 }
 
+/// The approver of calls no run started: those of MCP clients on the daemon's `/mcp`. A
+/// question is recorded (channel `mcp`), announced through the notifier (Telegram, the web UI's
+/// Notifications page, the desktop) and answered like any other, on the Notifications page or
+/// with `POST /api/v1/approvals/{id}`. Unanswered within the approval timeout it is denied.
+#[derive(Debug, Clone)]
+pub struct Detached {
+    approvals: Approvals,
+    notifications: Arc<crate::notify::Notifications>,
+}
+
+impl Detached {
+    pub fn new(approvals: Approvals, notifications: Arc<crate::notify::Notifications>) -> Self {
+        Detached { approvals, notifications }
+    }
+
+    async fn ask_inner(self, request: ApprovalRequest) -> ApprovalAnswer {
+        let store = &self.approvals.0.store;
+        let id = uuid::Uuid::now_v7().to_string();
+        let tier = request.tier.as_str().to_owned();
+        let record = StoredApproval {
+            id: id.clone(),
+            session_id: request.session_id.clone(),
+            tool: request.tool.clone(),
+            arguments: request.arguments.clone(),
+            tier: tier.clone(),
+            reason: request.reason.clone(),
+            channel: "mcp".to_owned(),
+            status: "pending".into(),
+            created_at: now_rfc3339(),
+            answered_at: None,
+        };
+        if let Err(e) = store.approval_insert(&record) {
+            tracing::error!("cannot record an approval question, so it is denied: {e}");
+            return ApprovalAnswer::Deny;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.approvals.pending().insert(id.clone(), tx);
+        let _expire = Expire { approvals: self.approvals.clone(), id: id.clone() };
+        let arguments: String = request.arguments.to_string().chars().take(300).collect();
+        let text = format!(
+            "{} `{}` ({tier}) with {arguments}. Approve or deny it on the Notifications page of \
+             the web UI, or with POST /api/v1/approvals/{id} {{\"decision\": \"approve\"}} or \
+             {{\"decision\": \"deny\"}}; unanswered within {} s it is denied.",
+            request.reason.as_deref().unwrap_or("An MCP client asks to run this:"),
+            request.tool,
+            self.approvals.0.timeout.as_secs()
+        );
+        self.notifications.publish("approval", None, None, &text);
+        rx.await.unwrap_or(ApprovalAnswer::Deny)
+    }
+}
+
+impl Approver for Detached {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
+        Box::pin(self.clone().ask_inner(request))
+    }
+}
+
 impl Approver for Approvals {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
         Box::pin(self.clone().ask_inner(request))

@@ -50,7 +50,7 @@ use aria_store::Store;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use approvals::{Approvals, Decision};
+pub use approvals::{Approvals, Decision, Detached};
 pub use error::{ApiError, ApiResult};
 pub use runs::{Channel, Event, Reply, Runs};
 pub use security::{Security, token_matches};
@@ -78,6 +78,9 @@ pub struct Services {
     pub pass_through: Option<PassThrough>,
     /// Where the `ask_user` tool's questions go (a front end attaches itself).
     pub choices: Option<Arc<choices::Choices>>,
+    /// ARIA's tools for MCP clients, served at `/mcp` (Streamable HTTP) behind the security
+    /// layer; what asks goes to [`approvals::Detached`].
+    pub mcp: Option<Arc<aria_core::ToolGate>>,
 }
 
 impl std::fmt::Debug for Services {
@@ -86,6 +89,7 @@ impl std::fmt::Debug for Services {
             .field("memory", &self.memory.is_some())
             .field("snapshots", &self.snapshots.is_some())
             .field("provider", &self.provider.as_ref().map(|(_, m)| m))
+            .field("mcp", &self.mcp.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -148,22 +152,49 @@ impl Gateway {
 pub fn router(gateway: Arc<Gateway>) -> axum::Router {
     let (api, spec) = openapi::api_router().split_for_parts();
     let spec = Arc::new(spec);
-    api.route(
-        "/api/v1/openapi.json",
-        axum::routing::get(move || {
-            let spec = spec.clone();
-            async move { axum::Json(spec.as_ref().clone()) }
-        }),
-    )
-    .merge(ui::routes())
-    .merge(observe::routes())
-    .fallback(routes::not_found)
-    .method_not_allowed_fallback(routes::method_not_allowed)
-    .layer(axum::middleware::from_fn_with_state(gateway.clone(), security::guard))
-    .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
-    // Outside the security layer, so its refusals under /v1/ get OpenAI's error shape too.
-    .layer(axum::middleware::from_fn(openai::error_shape))
-    .with_state(gateway)
+    let api = api
+        .route(
+            "/api/v1/openapi.json",
+            axum::routing::get(move || {
+                let spec = spec.clone();
+                async move { axum::Json(spec.as_ref().clone()) }
+            }),
+        )
+        .merge(ui::routes())
+        .merge(observe::routes());
+    let api = match &gateway.services.mcp {
+        Some(gate) => api.nest_service(
+            "/mcp",
+            axum::Router::new()
+                .fallback_service(aria_mcp::serve::http_service(
+                    gate.clone(),
+                    gateway.shutdown.child_token(),
+                ))
+                .layer(axum::middleware::from_fn(closed_is_no_content)),
+        ),
+        None => api,
+    };
+    api.fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(gateway.clone(), security::guard))
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        // Outside the security layer, so its refusals under /v1/ get OpenAI's error shape too.
+        .layer(axum::middleware::from_fn(openai::error_shape))
+        .with_state(gateway)
+}
+
+/// A closed MCP session answers 204 No Content (the SDK says 202, which clients such as the
+/// official Python one report as a failed termination).
+async fn closed_is_no_content(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// How long a client may take to send a request's head (slow-loris protection).

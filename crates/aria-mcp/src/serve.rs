@@ -76,6 +76,28 @@ impl AriaServer {
     }
 }
 
+/// The Streamable HTTP endpoint (the daemon mounts it at `/mcp`): one [`AriaServer`] per MCP
+/// session, all on `gate`, until `stop` is cancelled. Hosts and origins are left to the
+/// daemon's own security layer in front of it (loopback `Host`, foreign `Origin`, the token).
+pub fn http_service(
+    gate: Arc<ToolGate>,
+    stop: tokio_util::sync::CancellationToken,
+) -> rmcp::transport::StreamableHttpService<
+    AriaServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_cancellation_token(stop);
+    rmcp::transport::StreamableHttpService::new(
+        move || Ok(AriaServer::new(gate.clone())),
+        Default::default(),
+        config,
+    )
+}
+
 impl ServerHandler for AriaServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())

@@ -210,7 +210,7 @@ fn add(
 /// `aria mcp serve`: ARIA's tools over stdio until the client closes it.
 fn serve(global: &GlobalArgs) -> CliResult<u8> {
     let ctx = super::run::Context::load(global)?;
-    let gate = app::tool_gate(&ctx.config, &ctx.store, ctx.redactor.clone(), None)?;
+    let gate = app::tool_gate(&ctx.config, &ctx.store, ctx.redactor.clone(), None, None)?;
     let server = aria_mcp::serve::AriaServer::new(std::sync::Arc::new(gate));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -219,7 +219,16 @@ pub fn gateway(
     let mut config_json = serde_json::to_value(config).unwrap_or_default();
     aria_api::redact_json(redactor.as_ref(), &mut config_json);
     let pass_config = config.clone();
+    let detached = aria_gateway::Detached::new(approvals.clone(), notifications.clone());
+    let mcp = app::tool_gate(
+        config,
+        store,
+        redactor.clone(),
+        Some(Arc::new(detached)),
+        Some(parts.memory.clone()),
+    )?;
     let services = Services {
+        mcp: Some(Arc::new(mcp)),
         memory: Some(parts.memory),
         embedder: parts.embedder,
         snapshots: Some(Arc::new(app::snapshots(config)?)),
