@@ -26,6 +26,8 @@ fn stamp(server: &ServerConfig) -> String {
         "{:?}",
         (
             &server.command,
+            &server.url,
+            &server.headers,
             &server.args,
             &server.env,
             &server.tools,

@@ -64,6 +64,8 @@ fn main() {
         PathGuard::new(std::slice::from_ref(&root), SensitivePatterns::default()).unwrap(),
     );
     let config = ServerConfig {
+        url: None,
+        headers: Vec::new(),
         name: "bench".into(),
         command: "python3".into(),
         args: vec!["-u".into(), script.display().to_string()],

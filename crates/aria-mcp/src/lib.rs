@@ -40,7 +40,13 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
     pub name: String,
+    /// The program of a stdio server (empty for a Streamable HTTP one).
     pub command: String,
+    /// A Streamable HTTP server's URL: reached from ARIA's process, no program is started.
+    pub url: Option<String>,
+    /// Headers sent to a Streamable HTTP server: (header name, the environment variable that
+    /// holds its value). Values never live in the configuration file.
+    pub headers: Vec<(String, String)>,
     pub args: Vec<String>,
     /// Names of environment variables passed from ARIA's environment (never values).
     pub env: Vec<String>,
@@ -93,8 +99,8 @@ pub struct RemoteTool {
 
 struct Connection {
     service: RunningService<RoleClient, ()>,
-    /// The sandboxed process: dropping it kills its process group.
-    _process: aria_sandbox::Running,
+    /// The sandboxed process of a stdio server: dropping it kills its process group.
+    _process: Option<aria_sandbox::Running>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -150,8 +156,74 @@ impl Server {
         tiers.iter().any(|t| *t > Tier::Read)
     }
 
-    /// Starts the process in the sandbox and runs the MCP handshake.
+    /// Runs the MCP handshake on `transport` within the server's timeout.
+    async fn handshake<T, E, A>(
+        &self,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, ()>, McpError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let name = &self.config.name;
+        match tokio::time::timeout(self.config.timeout, ().serve(transport)).await {
+            Ok(Ok(service)) => Ok(service),
+            Ok(Err(e)) => {
+                let text = e.to_string();
+                // A server that is not there: say so, without the transport's type names.
+                match (&self.config.url, text.split_once("Client error: ")) {
+                    (Some(url), Some((_, why))) => Err(err(
+                        name,
+                        format!("cannot reach {url} ({why}); is the server running?"),
+                    )),
+                    _ => Err(err(name, format!("the MCP handshake failed: {text}"))),
+                }
+            }
+            Err(_) => Err(err(
+                name,
+                format!(
+                    "did not answer the MCP handshake within {} s",
+                    self.config.timeout.as_secs()
+                ),
+            )),
+        }
+    }
+
+    /// Connects to a Streamable HTTP server, with its headers from the environment.
+    async fn connect(&self, url: &str) -> Result<Connection, McpError> {
+        use reqwest::header::{HeaderName, HeaderValue};
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let name = &self.config.name;
+        let mut headers = std::collections::HashMap::new();
+        for (header, var) in &self.config.headers {
+            let value = std::env::var(var).map_err(|_| {
+                err(name, format!("the header {header} comes from ${var}, which is not set"))
+            })?;
+            let header_name = HeaderName::try_from(header.as_str())
+                .map_err(|e| err(name, format!("{header:?} is not a header name: {e}")))?;
+            let mut value = HeaderValue::try_from(value)
+                .map_err(|e| err(name, format!("${var} is not a header value: {e}")))?;
+            value.set_sensitive(true);
+            headers.insert(header_name, value);
+        }
+        aria_tools::ensure_crypto_provider();
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.config.timeout)
+            .user_agent(concat!("aria/", env!("CARGO_PKG_VERSION"), " (mcp)"))
+            .build()
+            .map_err(|e| err(name, format!("no HTTP client: {e}")))?;
+        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let service = self.handshake(transport).await?;
+        Ok(Connection { service, _process: None })
+    }
+
+    /// Starts the process in the sandbox (or connects to the URL) and runs the MCP handshake.
     async fn start(&self) -> Result<Connection, McpError> {
+        if let Some(url) = &self.config.url {
+            return self.connect(url).await;
+        }
         let name = &self.config.name;
         let program = aria_tools::profiles::find_program(&self.config.command)
             .or_else(|| {
@@ -191,21 +263,8 @@ impl Server {
             Sandbox::start(spec).map_err(|e| err(name, format!("could not start: {e}")))?;
         let reader = tokio::fs::File::from_std(std::fs::File::from(from_child));
         let writer = tokio::fs::File::from_std(std::fs::File::from(to_child));
-        let handshake = tokio::time::timeout(self.config.timeout, ().serve((reader, writer)));
-        let service = match handshake.await {
-            Ok(Ok(service)) => service,
-            Ok(Err(e)) => return Err(err(name, format!("the MCP handshake failed: {e}"))),
-            Err(_) => {
-                return Err(err(
-                    name,
-                    format!(
-                        "did not answer the MCP handshake within {} s",
-                        self.config.timeout.as_secs()
-                    ),
-                ));
-            }
-        };
-        Ok(Connection { service, _process: process })
+        let service = self.handshake((reader, writer)).await?;
+        Ok(Connection { service, _process: Some(process) })
     }
 
     /// A handle on a live connection, starting the server first when it is not running (after

@@ -28,6 +28,8 @@ fn rig() -> (tempfile::TempDir, PathBuf, Arc<PathGuard>) {
 
 fn config(name: &str, command: &str, args: Vec<String>, read: Vec<PathBuf>) -> ServerConfig {
     ServerConfig {
+        url: None,
+        headers: Vec::new(),
         name: name.into(),
         command: command.into(),
         args,

@@ -102,6 +102,7 @@ pub use tools::python_run::{
 pub use tools::run_profile::RunProfile;
 pub use tools::shell_execute::{DEFAULT_SHELL_TIMEOUT, ShellExecute, command_verdict};
 pub use tools::system_info::{SystemInfo, TOP_PROCESSES};
+pub use tools::web_fetch::ensure_crypto_provider;
 pub use tools::web_fetch::{
     DEFAULT_FETCH_TIMEOUT, GuardedResolver, MAX_BODY_BYTES, MAX_FETCH_CHARS, MAX_REDIRECTS,
     WebFetch,

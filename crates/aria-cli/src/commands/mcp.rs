@@ -39,8 +39,11 @@ fn list(config: &Config, json: bool) -> CliResult<u8> {
             let kept = crate::mcp::kept(config, s);
             json!({
                 "name": s.name,
+                "transport": if s.url.is_some() { "http" } else { "stdio" },
                 "command": s.command,
                 "args": s.args,
+                "url": s.url,
+                "headers": s.headers.iter().map(|(h, _)| h).collect::<Vec<_>>(),
                 "tier": s.tier.as_str(),
                 "network": s.network,
                 "timeout_secs": s.timeout.as_secs(),
@@ -62,7 +65,7 @@ fn list(config: &Config, json: bool) -> CliResult<u8> {
         println!(
             "{}  {} {}  [{}{}]  {tools}",
             r["name"].as_str().unwrap_or_default(),
-            r["command"].as_str().unwrap_or_default(),
+            r["url"].as_str().or(r["command"].as_str()).unwrap_or_default(),
             r["args"]
                 .as_array()
                 .into_iter()

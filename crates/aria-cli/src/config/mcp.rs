@@ -30,8 +30,12 @@ pub struct RawServer {
     /// Names of environment variables passed from ARIA's environment.
     #[serde(default)]
     pub env: Vec<String>,
-    /// A Streamable HTTP server's URL (not supported yet: named so the error can say so).
+    /// A Streamable HTTP server's URL (instead of `command`).
     pub url: Option<String>,
+    /// Headers for a Streamable HTTP server: header name = the environment variable holding its
+    /// value (`headers = { Authorization = "MY_SERVER_AUTH" }`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     pub enabled: Option<bool>,
     pub timeout_secs: Option<u64>,
     /// Only these tools (default: all).
@@ -74,18 +78,57 @@ pub fn resolve_mcp(raw: RawMcp, env: &dyn Env) -> Result<McpServers, ConfigError
         if !s.enabled.unwrap_or(true) {
             continue;
         }
-        if s.url.is_some() {
-            return Err(ConfigError::Invalid(format!(
-                "[mcp.servers.{name}] url: Streamable HTTP servers are not supported by this \
-                 version yet; run the server over stdio with command and args"
-            )));
-        }
-        let Some(command) = s.command.filter(|c| !c.trim().is_empty()) else {
-            return Err(ConfigError::Invalid(format!(
-                "[mcp.servers.{name}]: give the command that starts the server (command = \"npx\", \
-                 args = [...])"
-            )));
+        let command = s.command.filter(|c| !c.trim().is_empty());
+        let url = match (&command, s.url) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::Invalid(format!(
+                    "[mcp.servers.{name}]: give command (a stdio server) or url (a Streamable \
+                     HTTP server), not both"
+                )));
+            }
+            (None, None) => {
+                return Err(ConfigError::Invalid(format!(
+                    "[mcp.servers.{name}]: give the command that starts the server (command = \
+                     \"npx\", args = [...]) or the url of a Streamable HTTP server"
+                )));
+            }
+            (_, Some(url)) => {
+                let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+                if !matches!(scheme.as_deref(), Some("http" | "https")) {
+                    return Err(ConfigError::Invalid(format!(
+                        "[mcp.servers.{name}] url = {url:?}: give an http:// or https:// URL"
+                    )));
+                }
+                if !s.env.is_empty() || !s.read_paths.is_empty() || s.network.is_some() {
+                    return Err(ConfigError::Invalid(format!(
+                        "[mcp.servers.{name}]: env, read_paths and network are for stdio \
+                         servers; a url server gets its secrets through headers = {{ NAME = \
+                         \"ENV_VAR\" }}"
+                    )));
+                }
+                Some(url)
+            }
+            (Some(_), None) => {
+                if !s.headers.is_empty() {
+                    return Err(ConfigError::Invalid(format!(
+                        "[mcp.servers.{name}] headers: only a url server gets headers; a stdio \
+                         server gets environment variables (env = [\"NAME\"])"
+                    )));
+                }
+                None
+            }
         };
+        for (header, var) in &s.headers {
+            let token = |t: &str| {
+                !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+            };
+            if !token(header) || !token(var) {
+                return Err(ConfigError::Invalid(format!(
+                    "[mcp.servers.{name}] headers.{header} = {var:?}: a header name, then the \
+                     name of the environment variable that holds its value"
+                )));
+            }
+        }
         let timeout = s.timeout_secs.unwrap_or(30);
         if !(1..=3_600).contains(&timeout) {
             return Err(ConfigError::Invalid(format!(
@@ -98,7 +141,9 @@ pub fn resolve_mcp(raw: RawMcp, env: &dyn Env) -> Result<McpServers, ConfigError
         }
         out.push(ServerConfig {
             name: name.clone(),
-            command,
+            command: command.unwrap_or_default(),
+            url,
+            headers: s.headers.into_iter().collect(),
             args: s.args,
             env: s.env,
             timeout: Duration::from_secs(timeout),

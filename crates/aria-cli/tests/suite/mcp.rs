@@ -92,12 +92,35 @@ fn a_bad_entry_is_a_configuration_error_naming_it() {
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
         config.join("aria.toml"),
-        "[mcp.servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\n",
+        "[mcp.servers.web]\nurl = \"ftp://127.0.0.1:1/mcp\"\n",
     )
     .unwrap();
     let out = aria.run(NO_SERVER, &["mcp", "list"]);
     assert_eq!(code(&out), 2);
     assert!(text(&out.stderr).contains("[mcp.servers.web] url"), "{}", text(&out.stderr));
+    for (entry, says) in [
+        ("url = \"http://127.0.0.1:1/mcp\"\ncommand = \"x\"", "not both"),
+        ("url = \"http://127.0.0.1:1/mcp\"\nenv = [\"TOKEN\"]", "through headers"),
+        ("command = \"x\"\nheaders = { Authorization = \"TOKEN\" }", "only a url server"),
+        ("url = \"http://127.0.0.1:1/mcp\"\nheaders = { \"A B\" = \"TOKEN\" }", "a header name"),
+        ("args = [\"x\"]", "or the url"),
+    ] {
+        std::fs::write(config.join("aria.toml"), format!("[mcp.servers.web]\n{entry}\n")).unwrap();
+        let out = aria.run(NO_SERVER, &["mcp", "list"]);
+        assert_eq!(code(&out), 2, "{entry}");
+        assert!(text(&out.stderr).contains(says), "{entry}: {}", text(&out.stderr));
+    }
+    // A url server with its header from the environment is a valid entry.
+    std::fs::write(
+        config.join("aria.toml"),
+        "[mcp.servers.web]\nurl = \"http://127.0.0.1:9/mcp\"\nheaders = { Authorization = \"TOKEN\" }\n",
+    )
+    .unwrap();
+    let listed = aria.run(NO_SERVER, &["mcp", "list", "--json"]);
+    assert_eq!(code(&listed), 0, "{}", text(&listed.stderr));
+    assert_eq!(json_of(&listed)[0]["name"], json!("web"));
+    let unreachable = aria.run(NO_SERVER, &["mcp", "test", "web"]);
+    assert_ne!(code(&unreachable), 0);
     std::fs::write(
         config.join("aria.toml"),
         "[mcp.servers.x]\ncommand = \"y\"\ntier = \"maybe\"\n",

@@ -103,8 +103,9 @@ impl WebFetch {
 }
 
 /// Installs ring as rustls's process-wide crypto provider (reqwest is built without one). If
-/// another part of the process installed one first, that one is kept.
-fn ensure_crypto_provider() {
+/// another part of the process installed one first, that one is kept. Every HTTP client of
+/// ARIA's built on the workspace's reqwest calls this first.
+pub fn ensure_crypto_provider() {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
         let _already_installed = rustls::crypto::ring::default_provider().install_default();

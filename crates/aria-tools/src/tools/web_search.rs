@@ -181,10 +181,7 @@ impl WebSearch {
         if let Some(client) = self.client.get() {
             return Ok(client.clone());
         }
-        static INSTALL: std::sync::Once = std::sync::Once::new();
-        INSTALL.call_once(|| {
-            let _already_installed = rustls::crypto::ring::default_provider().install_default();
-        });
+        crate::tools::web_fetch::ensure_crypto_provider();
         let client = reqwest::Client::builder()
             .timeout(TIMEOUT)
             .user_agent(concat!("aria/", env!("CARGO_PKG_VERSION")))
