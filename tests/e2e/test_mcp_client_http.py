@@ -166,3 +166,26 @@ def test_a_server_that_dies_mid_call_is_an_error_and_the_run_goes_on(tmp_path):
         assert "cannot reach" in after, after
     finally:
         proc.kill()
+
+
+def test_the_daemon_lists_the_mcp_servers_and_their_tools(tmp_path, mcp_server, monkeypatch):
+    from aria_daemon import AriaDaemon
+
+    url, _ = mcp_server
+    monkeypatch.setenv("E2E_MCP_KEY", KEY)
+    token = "e2e-mcp-list-" + os.urandom(6).hex()
+    entry = f'\n[mcp.servers.py]\nurl = "{url}"\nheaders = {{ X-Test-Key = "E2E_MCP_KEY" }}\n' \
+            'tier = "read"\n'
+    with FakeOpenAI([]) as model:
+        daemon = AriaDaemon(tmp_path, model, token=token, extra_config=entry).start()
+        try:
+            servers = daemon.get("/mcp/servers")["items"]
+            assert [(s["name"], s["transport"], s["url"], s["tools"]) for s in servers] == \
+                [("py", "http", url, 6)]
+            assert servers[0]["headers"] == ["X-Test-Key"], "header names only, never values"
+            tools = {t["name"]: t for t in daemon.get("/mcp/tools")["items"]}
+            assert set(tools) >= {"py__add", "py__hang"} and tools["py__add"]["server"] == "py"
+            assert tools["py__add"]["tier"] == "read"
+            assert all(t["server"] == "py" for t in tools.values())
+        finally:
+            daemon.stop()

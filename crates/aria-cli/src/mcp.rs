@@ -149,3 +149,27 @@ pub fn refresh(
 pub fn kept(config: &Config, server: &ServerConfig) -> Option<Vec<RemoteTool>> {
     cached(config, server)
 }
+
+/// The configured servers as `aria mcp list --json` and `GET /api/v1/mcp/servers` show them.
+pub fn server_rows(config: &Config) -> Vec<Value> {
+    config
+        .mcp
+        .iter()
+        .map(|s| {
+            let kept = crate::mcp::kept(config, s);
+            json!({
+                "name": s.name,
+                "transport": if s.url.is_some() { "http" } else { "stdio" },
+                "command": s.command,
+                "args": s.args,
+                "url": s.url,
+                "headers": s.headers.iter().map(|(h, _)| h).collect::<Vec<_>>(),
+                "tier": s.tier.as_str(),
+                "network": s.network,
+                "timeout_secs": s.timeout.as_secs(),
+                "tools": kept.as_ref().map(Vec::len),
+                "listed": kept.is_some(),
+            })
+        })
+        .collect()
+}

@@ -81,7 +81,12 @@ pub struct Services {
     /// ARIA's tools for MCP clients, served at `/mcp` (Streamable HTTP) behind the security
     /// layer; what asks goes to [`approvals::Detached`].
     pub mcp: Option<Arc<aria_core::ToolGate>>,
+    /// The MCP servers ARIA uses, as `aria mcp list --json` shows them.
+    pub mcp_servers: Option<McpServers>,
 }
+
+/// Lists the configured MCP servers (read when asked: the kept tool lists change).
+pub type McpServers = Arc<dyn Fn() -> Vec<Value> + Send + Sync>;
 
 impl std::fmt::Debug for Services {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

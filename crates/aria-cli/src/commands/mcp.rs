@@ -32,26 +32,7 @@ fn find<'a>(config: &'a Config, name: &str) -> CliResult<&'a aria_mcp::ServerCon
 }
 
 fn list(config: &Config, json: bool) -> CliResult<u8> {
-    let rows: Vec<Value> = config
-        .mcp
-        .iter()
-        .map(|s| {
-            let kept = crate::mcp::kept(config, s);
-            json!({
-                "name": s.name,
-                "transport": if s.url.is_some() { "http" } else { "stdio" },
-                "command": s.command,
-                "args": s.args,
-                "url": s.url,
-                "headers": s.headers.iter().map(|(h, _)| h).collect::<Vec<_>>(),
-                "tier": s.tier.as_str(),
-                "network": s.network,
-                "timeout_secs": s.timeout.as_secs(),
-                "tools": kept.as_ref().map(Vec::len),
-                "listed": kept.is_some(),
-            })
-        })
-        .collect();
+    let rows = crate::mcp::server_rows(config);
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(OK);

@@ -227,8 +227,10 @@ pub fn gateway(
         Some(Arc::new(detached)),
         Some(parts.memory.clone()),
     )?;
+    let listed = config.clone();
     let services = Services {
         mcp: Some(Arc::new(mcp)),
+        mcp_servers: Some(Arc::new(move || crate::mcp::server_rows(&listed))),
         memory: Some(parts.memory),
         embedder: parts.embedder,
         snapshots: Some(Arc::new(app::snapshots(config)?)),

@@ -28,6 +28,8 @@ use crate::extract::{ApiJsonOrEmpty, ApiPath, ApiQuery, Paging};
 pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
     OpenApiRouter::new()
         .routes(routes!(tools))
+        .routes(routes!(mcp_servers))
+        .routes(routes!(mcp_tools))
         .routes(routes!(snapshots))
         .routes(routes!(rollback))
         .routes(routes!(audit))
@@ -89,6 +91,44 @@ async fn tools(State(gw): State<Arc<Gateway>>) -> Json<Vec<ToolInfo>> {
         })
         .collect();
     Json(tools)
+}
+
+/// The MCP servers whose tools the agent may use: name, transport (`stdio` or `http`), command
+/// or URL, tier, timeout, and how many tools they offered when last listed (`aria mcp tools`).
+#[utoipa::path(get, path = "/api/v1/mcp/servers", tag = "tools",
+    responses((status = 200, description = "`{\"items\": [server, …]}`", body = Object)))]
+async fn mcp_servers(State(gw): State<Arc<Gateway>>) -> Json<Value> {
+    let items = gw.services.mcp_servers.as_ref().map(|list| list()).unwrap_or_default();
+    Json(json!({ "items": items }))
+}
+
+/// The agent's tools that come from MCP servers (`SERVER__tool`), with the server's name.
+#[utoipa::path(get, path = "/api/v1/mcp/tools", tag = "tools",
+    responses((status = 200, description = "`{\"items\": [tool, …]}`: each a tool of \
+        /api/v1/tools plus its `server`", body = Object)))]
+async fn mcp_tools(State(gw): State<Arc<Gateway>>) -> Json<Value> {
+    let servers: Vec<String> = gw
+        .services
+        .mcp_servers
+        .as_ref()
+        .map(|list| list())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| s["name"].as_str().map(str::to_owned))
+        .collect();
+    let Json(all) = tools(State(gw)).await;
+    let items: Vec<Value> = all
+        .into_iter()
+        .filter_map(|t| {
+            let server = servers.iter().find(|s| {
+                t.name.strip_prefix(s.as_str()).is_some_and(|rest| rest.starts_with("__"))
+            })?;
+            let mut row = serde_json::to_value(&t).ok()?;
+            row["server"] = json!(server);
+            Some(row)
+        })
+        .collect();
+    Json(json!({ "items": items }))
 }
 
 /// Sample arguments for a tool's schema, to see whether its tier depends on them: the required
