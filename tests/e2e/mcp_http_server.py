@@ -10,6 +10,7 @@ headers from environment variables). Tools:
   hang(seconds)    -> sleeps (to see ARIA's timeout)
   flood(size)      -> `size` characters of text (to see ARIA's cap)
   wrong_shape()    -> structured content that breaks its own output schema
+and one resource (notes://today) and one prompt (review, with the argument `language`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,18 @@ def flood(size: int) -> str:
 def wrong_shape() -> dict[str, int]:
     """Structured content whose values are not what its schema says."""
     return {"count": "not a number"}  # type: ignore[dict-item]
+
+
+@server.resource("notes://today")
+def today() -> str:
+    """Today's notes."""
+    return "Buy milk. Call the plumber about the kitchen tap."
+
+
+@server.prompt()
+def review(language: str) -> str:
+    """Ask for a code review in a language."""
+    return f"Review this change carefully; answer in {language}."
 
 
 class NeedsKey(BaseHTTPMiddleware):

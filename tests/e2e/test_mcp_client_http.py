@@ -189,3 +189,39 @@ def test_the_daemon_lists_the_mcp_servers_and_their_tools(tmp_path, mcp_server, 
             assert all(t["server"] == "py" for t in tools.values())
         finally:
             daemon.stop()
+
+
+def test_resources_and_prompts_are_listed_and_read(tmp_path, mcp_server):
+    url, _ = mcp_server
+    aria = Aria(tmp_path, url)
+    listed = aria.run("mcp", "resources", "py", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["uri"] for r in json.loads(listed.stdout)] == ["notes://today"]
+    read = aria.run("mcp", "resources", "py", "--read", "notes://today")
+    assert read.returncode == 0 and "plumber" in read.stdout, read.stdout + read.stderr
+    missing = aria.run("mcp", "resources", "py", "--read", "notes://nope")
+    assert missing.returncode == 1 and "notes://nope" in missing.stderr, missing.stderr
+    prompts = json.loads(aria.run("mcp", "prompts", "py", "--json").stdout)
+    assert prompts[0]["name"] == "review"
+    assert [a["name"] for a in prompts[0]["arguments"]] == ["language"]
+    got = aria.run("mcp", "prompts", "py", "--get", "review", "--arg", "language=French")
+    assert got.returncode == 0 and "answer in French" in got.stdout, got.stdout + got.stderr
+    bad = aria.run("mcp", "prompts", "py", "--get", "review", "--arg", "French")
+    assert bad.returncode == 2 and "KEY=VALUE" in bad.stderr
+
+
+def test_a_resource_is_read_into_a_chat(tmp_path, mcp_server):
+    url, _ = mcp_server
+    aria = Aria(tmp_path, url)
+    with FakeOpenAI(["Noted: milk and the plumber."]) as model:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ARIA_", "OPENAI_"))}
+        env.update({"ARIA_HOME": str(aria.home), "ARIA_CONFIG": str(aria.config),
+                    "HOME": str(aria.home), "NO_COLOR": "1", "E2E_MCP_KEY": KEY,
+                    "OPENAI_BASE_URL": model.base_url, "ARIA_PROVIDER": "openai",
+                    "ARIA_MODEL": "scripted"})
+        chat = subprocess.run([str(ARIA_BIN), "--root", str(aria.root), "chat"], env=env,
+                              input="/resource py notes://today what must I do?\n/exit\n",
+                              capture_output=True, text=True, timeout=60)
+        assert chat.returncode == 0, chat.stderr
+        sent = json.dumps(model.requests[-1]["messages"])
+    assert "plumber" in sent and "what must I do?" in sent, sent

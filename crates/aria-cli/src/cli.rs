@@ -278,6 +278,27 @@ pub enum McpCommand {
     },
     /// Start one server, run the MCP handshake, list its tools and say how long it took.
     Test { name: String },
+    /// A server's resources; with --read URI, one resource's text (to read it into a chat,
+    /// `/resource NAME URI` in `aria chat`).
+    Resources {
+        name: String,
+        #[arg(long, value_name = "URI")]
+        read: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A server's prompts; with --get PROMPT (and --arg KEY=VALUE), one prompt filled in (to send
+    /// it in a chat, `/prompt NAME PROMPT KEY=VALUE…` in `aria chat`).
+    Prompts {
+        name: String,
+        #[arg(long, value_name = "PROMPT")]
+        get: Option<String>,
+        /// A prompt argument (repeatable).
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve ARIA's tools to another agent or editor over stdio (newline-delimited JSON-RPC):
     /// files, search, git, restore points and rollback, memory and shell, under the roots
     /// (`--root`) and mode of this configuration. Writes that can be undone are snapshotted;

@@ -108,6 +108,45 @@ pub fn list_now(
     .map_err(|_| "listing the tools stopped unexpectedly".to_owned())?
 }
 
+/// What to ask a server besides its tools (resources and prompts are the user's to choose:
+/// `aria mcp resources|prompts`, and `/resource` and `/prompt` in `aria chat`).
+#[derive(Debug, Clone)]
+pub enum Ask {
+    Resources,
+    Read(String),
+    Prompts,
+    Prompt(String, serde_json::Map<String, Value>),
+}
+
+/// Starts `server` on a thread with its own runtime, asks it, and stops it: a list as a JSON
+/// array, a resource or prompt as a JSON string.
+pub fn ask(
+    server: &ServerConfig,
+    guard: &Arc<aria_tools::PathGuard>,
+    ask: Ask,
+) -> Result<Value, String> {
+    let (server, guard) = (server.clone(), guard.clone());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime.block_on(async move {
+            let live = Server::new(server, guard);
+            let answer = match ask {
+                Ask::Resources => live.list_resources().await.map(Value::from),
+                Ask::Read(uri) => live.read_resource(&uri).await.map(Value::from),
+                Ask::Prompts => live.list_prompts().await.map(Value::from),
+                Ask::Prompt(name, args) => live.get_prompt(&name, args).await.map(Value::from),
+            };
+            live.stop().await;
+            answer.map_err(|e| e.to_string())
+        })
+    })
+    .join()
+    .map_err(|_| "asking the MCP server stopped unexpectedly".to_owned())?
+}
+
 /// The tools of every enabled MCP server: from the kept lists, or listed now. A server that
 /// cannot be listed is left out with a warning; two tools with one name are an error.
 pub fn tools(

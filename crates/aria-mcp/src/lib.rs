@@ -125,6 +125,15 @@ pub struct Server {
     state: Mutex<State>,
 }
 
+/// `text` cut to [`MAX_RESULT_CHARS`], saying so.
+fn cap(text: String) -> String {
+    if text.chars().count() <= MAX_RESULT_CHARS {
+        return text;
+    }
+    text.chars().take(MAX_RESULT_CHARS).collect::<String>()
+        + "\n[cut: the server answered more than ARIA keeps]"
+}
+
 /// `name` cut to what model APIs accept: letters, digits, `_` and `-`, at most 64.
 pub fn sanitise(name: &str) -> String {
     let clean: String = name
@@ -335,6 +344,83 @@ impl Server {
             .collect())
     }
 
+    /// The resources the server offers: `uri`, `name`, `description`, `mimeType` as it gave
+    /// them.
+    pub async fn list_resources(&self) -> Result<Vec<Value>, McpError> {
+        let peer = self.peer().await?;
+        match tokio::time::timeout(self.config.timeout, peer.list_all_resources()).await {
+            Ok(Ok(list)) => Ok(list.iter().filter_map(|r| serde_json::to_value(r).ok()).collect()),
+            Ok(Err(e)) => Err(err(&self.config.name, format!("resources/list failed: {e}"))),
+            Err(_) => Err(self.timed_out("resources/list")),
+        }
+    }
+
+    /// The text of resource `uri` (binary parts are named, not shown), cut to what ARIA keeps.
+    pub async fn read_resource(&self, uri: &str) -> Result<String, McpError> {
+        let peer = self.peer().await?;
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let read = match tokio::time::timeout(self.config.timeout, peer.read_resource(params)).await
+        {
+            Ok(Ok(read)) => read,
+            Ok(Err(e)) => {
+                return Err(err(&self.config.name, format!("reading {uri} failed: {e}")));
+            }
+            Err(_) => return Err(self.timed_out("resources/read")),
+        };
+        let value = serde_json::to_value(&read).unwrap_or_default();
+        let mut text = String::new();
+        for part in value["contents"].as_array().into_iter().flatten() {
+            match part["text"].as_str() {
+                Some(t) => text.push_str(t),
+                None => text.push_str(&format!(
+                    "[binary content of {} omitted]",
+                    part["mimeType"].as_str().unwrap_or("unknown type")
+                )),
+            }
+            text.push('\n');
+        }
+        Ok(cap(text))
+    }
+
+    /// The prompts the server offers: `name`, `description`, `arguments`.
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, McpError> {
+        let peer = self.peer().await?;
+        match tokio::time::timeout(self.config.timeout, peer.list_all_prompts()).await {
+            Ok(Ok(list)) => Ok(list.iter().filter_map(|p| serde_json::to_value(p).ok()).collect()),
+            Ok(Err(e)) => Err(err(&self.config.name, format!("prompts/list failed: {e}"))),
+            Err(_) => Err(self.timed_out("prompts/list")),
+        }
+    }
+
+    /// Prompt `name` filled with `arguments`: the text of its messages, one per paragraph.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<String, McpError> {
+        let peer = self.peer().await?;
+        let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
+        let got =
+            match tokio::time::timeout(self.config.timeout, peer.get_prompt_once(params)).await {
+                Ok(Ok(rmcp::model::GetPromptResponse::Complete(got))) => got,
+                Ok(Ok(_)) => {
+                    return Err(err(&self.config.name, format!("prompt {name} wants more input")));
+                }
+                Ok(Err(e)) => {
+                    return Err(err(&self.config.name, format!("prompt {name} failed: {e}")));
+                }
+                Err(_) => return Err(self.timed_out("prompts/get")),
+            };
+        let value = serde_json::to_value(&got).unwrap_or_default();
+        let texts: Vec<String> = value["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"]["text"].as_str().map(str::to_owned))
+            .collect();
+        Ok(cap(texts.join("\n\n")))
+    }
+
     /// Calls `tool` with `arguments`: the text of its content (or its structured content), or
     /// why it failed.
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<String, ToolError> {
@@ -383,10 +469,7 @@ impl Server {
         {
             text = structured.to_string();
         }
-        if text.chars().count() > MAX_RESULT_CHARS {
-            text = text.chars().take(MAX_RESULT_CHARS).collect::<String>()
-                + "\n[cut: the server answered more than ARIA keeps]";
-        }
+        text = cap(text);
         if result["isError"].as_bool() == Some(true) {
             return Err(ToolError::failed(format!("{tool}: {}", text.trim())));
         }

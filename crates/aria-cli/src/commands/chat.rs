@@ -174,6 +174,7 @@ fn repl(
         if text.is_empty() {
             continue;
         }
+        let chosen: String;
         match super::slash::handle(ctx, text, conversation.as_deref()) {
             Some(super::slash::After::Exit) => break,
             Some(super::slash::After::New) => {
@@ -184,9 +185,12 @@ fn repl(
                 let _ = editor.add_history_entry(text);
                 continue;
             }
-            None => {}
+            Some(super::slash::After::Send(message)) => chosen = message,
+            None => chosen = text.to_owned(),
         }
+        // History keeps what was typed (the command, not the resource it sent).
         let _ = editor.add_history_entry(text);
+        let text = chosen.as_str();
         let result = rt.block_on(async {
             let cancel = CancellationToken::new();
             let guard = cancel.clone();

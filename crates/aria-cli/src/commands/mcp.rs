@@ -17,6 +17,17 @@ pub fn mcp(global: &GlobalArgs, command: McpCommand) -> CliResult<u8> {
         McpCommand::Tools { name, json } => tools(&config, name.as_deref(), json),
         McpCommand::Test { name } => test(&config, &name),
         McpCommand::Serve => serve(global),
+        McpCommand::Resources { name, read, json } => {
+            let ask = read.map_or(crate::mcp::Ask::Resources, crate::mcp::Ask::Read);
+            asked(&config, &name, ask, json)
+        }
+        McpCommand::Prompts { name, get, args, json } => {
+            let ask = match get {
+                Some(prompt) => crate::mcp::Ask::Prompt(prompt, prompt_args(&args)?),
+                None => crate::mcp::Ask::Prompts,
+            };
+            asked(&config, &name, ask, json)
+        }
         McpCommand::Add { name, command, env, read_paths, network } => {
             add(&config, &name, &command, &env, &read_paths, network)
         }
@@ -202,5 +213,54 @@ fn serve(global: &GlobalArgs) -> CliResult<u8> {
         .build()
         .map_err(|e| CliError::failed(anyhow::anyhow!("cannot start the async runtime: {e}")))?;
     runtime.block_on(server.serve_stdio()).map_err(|e| CliError::failed(anyhow::anyhow!("{e}")))?;
+    Ok(OK)
+}
+
+/// `KEY=VALUE` words as a prompt's arguments.
+pub fn prompt_args(words: &[String]) -> CliResult<serde_json::Map<String, Value>> {
+    words
+        .iter()
+        .map(|w| match w.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), Value::from(v))),
+            _ => Err(CliError::usage(format!("{w:?}: give a prompt argument as KEY=VALUE"))),
+        })
+        .collect()
+}
+
+/// `aria mcp resources|prompts`: asks the server and prints the answer.
+fn asked(config: &Config, name: &str, ask: crate::mcp::Ask, json: bool) -> CliResult<u8> {
+    let server = find(config, name)?;
+    let guard = app::path_guard(config)?;
+    let answer = match crate::mcp::ask(server, &guard, ask) {
+        Ok(answer) => answer,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return Ok(FAILED);
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(OK);
+    }
+    match &answer {
+        Value::String(text) => println!("{text}"),
+        Value::Array(rows) if rows.is_empty() => println!("{name} offers none"),
+        Value::Array(rows) => {
+            for r in rows {
+                let id = r["uri"].as_str().or(r["name"].as_str()).unwrap_or_default();
+                let about = r["description"].as_str().or(r["name"].as_str()).unwrap_or_default();
+                let args: Vec<&str> = r["arguments"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a["name"].as_str())
+                    .collect();
+                let args =
+                    if args.is_empty() { String::new() } else { format!(" ({})", args.join(", ")) };
+                println!("{id}{args}  {about}");
+            }
+        }
+        other => println!("{other}"),
+    }
     Ok(OK)
 }

@@ -13,6 +13,8 @@ pub enum After {
     New,
     /// Leave the chat.
     Exit,
+    /// Send this text as the user's message (a resource or prompt of an MCP server).
+    Send(String),
 }
 
 const HELP: &str = "\
@@ -23,6 +25,8 @@ const HELP: &str = "\
 /tools           the tools the model may use, with their tiers
 /cost            model spend today and this month
 /mode            the approval mode of this chat
+/resource SERVER URI [MESSAGE]   send an MCP server's resource (with MESSAGE) to the model
+/prompt SERVER PROMPT [KEY=VALUE…]  send an MCP server's prompt, filled in, to the model
 /exit, /quit     leave (or Ctrl-D)";
 
 /// Handles `line` if it is a command (`Some`), else `None` (a message for the model).
@@ -64,6 +68,7 @@ pub fn handle(ctx: &Context, line: &str, conversation: Option<&str>) -> Option<A
             undo(ctx, conversation);
             After::Continue
         }
+        "/resource" | "/prompt" => mcp(ctx, word, line),
         other => {
             eprintln!("unknown command {other}; /help lists them (nothing was sent to the model)");
             After::Continue
@@ -176,4 +181,58 @@ fn last_snapshot(ctx: &Context, conversation: &str) -> Option<String> {
         }
     }
     newest.map(|(_, id)| id)
+}
+
+/// `/resource SERVER URI [MESSAGE]` and `/prompt SERVER PROMPT [KEY=VALUE…]`: what the user
+/// chose from an MCP server becomes their message (resources and prompts are the user's to
+/// choose, not the model's).
+fn mcp(ctx: &Context, word: &str, line: &str) -> After {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (Some(server), Some(what)) = (words.get(1), words.get(2)) else {
+        eprintln!(
+            "usage: {word} SERVER {} (aria mcp list names the servers)",
+            if word == "/resource" { "URI [MESSAGE]" } else { "PROMPT [KEY=VALUE…]" }
+        );
+        return After::Continue;
+    };
+    let Some(entry) = ctx.config.mcp.iter().find(|s| s.name == *server) else {
+        eprintln!("no MCP server named {server}; aria mcp list names them");
+        return After::Continue;
+    };
+    let guard = match app::path_guard(&ctx.config) {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("{:#}", e.error);
+            return After::Continue;
+        }
+    };
+    let rest = &words[3..];
+    let ask = if word == "/resource" {
+        crate::mcp::Ask::Read((*what).to_owned())
+    } else {
+        let args: Vec<String> = rest.iter().map(|w| (*w).to_owned()).collect();
+        match super::mcp::prompt_args(&args) {
+            Ok(args) => crate::mcp::Ask::Prompt((*what).to_owned(), args),
+            Err(e) => {
+                eprintln!("{:#}", e.error);
+                return After::Continue;
+            }
+        }
+    };
+    match crate::mcp::ask(entry, &guard, ask) {
+        Ok(serde_json::Value::String(text)) if word == "/resource" => {
+            let ask = if rest.is_empty() { "Read it.".to_owned() } else { rest.join(" ") };
+            eprintln!("(sending {what} from {server}: {} characters)", text.chars().count());
+            After::Send(format!("The resource {what} of MCP server {server}:\n\n{text}\n\n{ask}"))
+        }
+        Ok(serde_json::Value::String(text)) => {
+            eprintln!("(sending prompt {what} of {server})");
+            After::Send(text)
+        }
+        Ok(_) => After::Continue,
+        Err(e) => {
+            eprintln!("{server}: {e}");
+            After::Continue
+        }
+    }
 }
