@@ -514,3 +514,40 @@ def test_login_with_token_and_csrf(browser, token_daemon, model):
         assert not page.errors, page.errors
     finally:
         context.close()
+
+
+def test_an_mcp_clients_irreversible_call_is_approved_on_the_notifications_page(page, daemon):
+    """A call that no conversation started (an MCP client of /mcp) is asked on the
+    Notifications page: the card names the client, and Approve lets the call run."""
+    import asyncio
+    import threading
+
+    mcp = pytest.importorskip("mcp")
+    import mcp_types
+
+    result: dict = {}
+
+    def client():
+        async def call():
+            async with mcp.Client(daemon.url + "/mcp", mode="legacy",
+                                  client_info=mcp_types.Implementation(name="web-e2e",
+                                                                       version="1")) as c:
+                result["answer"] = await c.call_tool(
+                    "python_run", {"code": "open('approved-in-browser.txt', 'w').write('yes')"})
+        asyncio.run(call())
+
+    worker = threading.Thread(target=client)
+    worker.start()
+    wait_until(lambda: any(a["channel"] == "mcp" for a in items(daemon.get("/approvals"))),
+               what="the MCP approval question")
+    page.goto("/#/notifications")
+    card = page.get_by_test_id("pending-approvals").get_by_test_id("approval")
+    expect(card).to_be_visible()
+    expect(card.get_by_test_id("approval-reason")).to_contain_text("web-e2e")
+    card.get_by_test_id("approve").click()
+    expect(card.get_by_test_id("approval-decision")).to_have_text("Approved once.")
+    worker.join(30)
+    assert not result["answer"].is_error, result["answer"]
+    assert (daemon.root / "approved-in-browser.txt").read_text() == "yes"
+    row = page.get_by_test_id("notification-row").filter(has_text="python_run")
+    expect(row.first).to_be_visible()
