@@ -208,6 +208,10 @@ impl Detached {
         }
         let (tx, rx) = oneshot::channel();
         self.approvals.pending().insert(id.clone(), tx);
+        // Dropped last: once the question is settled (answered, or expired by `_expire`), the
+        // channels that asked it say how it ended.
+        let _settled =
+            Settled { detached: self.clone(), id: id.clone(), tool: request.tool.clone() };
         let _expire = Expire { approvals: self.approvals.clone(), id: id.clone() };
         let arguments: String = request.arguments.to_string().chars().take(300).collect();
         let text = format!(
@@ -218,8 +222,31 @@ impl Detached {
             request.tool,
             self.approvals.0.timeout.as_secs()
         );
-        self.notifications.publish("approval", None, None, &text);
+        let question = json!({
+            "id": id, "tool": request.tool, "tier": tier, "arguments": request.arguments,
+            "reason": request.reason,
+        });
+        self.notifications.publish_question(&text, &question);
         rx.await.unwrap_or(ApprovalAnswer::Deny)
+    }
+}
+
+/// Tells the notifier's channels how a detached question ended.
+struct Settled {
+    detached: Detached,
+    id: String,
+    tool: String,
+}
+
+impl Drop for Settled {
+    fn drop(&mut self) {
+        let status = match self.detached.approvals.0.store.approval(&self.id) {
+            Ok(Some(a)) => a.status,
+            _ => "expired".to_owned(),
+        };
+        self.detached
+            .notifications
+            .settled(&json!({"id": self.id, "status": status, "tool": self.tool}));
     }
 }
 

@@ -49,6 +49,14 @@ impl NotifySettings {
 pub trait Push: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;
     fn push(&self, text: &str) -> bool;
+    /// Asks an approval question that no conversation asked (`id`, `tool`, `tier`,
+    /// `arguments`, `reason`) with a way to answer it (Telegram: Approve / Deny buttons).
+    /// `false`: this channel cannot, and gets the notification's `text` instead.
+    fn ask(&self, _question: &serde_json::Value, _text: &str) -> bool {
+        false
+    }
+    /// The question `id` was settled (`status`: approved, denied, expired).
+    fn settle(&self, _result: &serde_json::Value) {}
 }
 
 /// The notifier. Shared by the scheduler, the HTTP API and the Telegram commands.
@@ -118,19 +126,48 @@ impl Notifications {
         slot: Option<&str>,
         text: &str,
     ) -> Option<StoredNotification> {
+        self.publish_with(kind, job, slot, text, None)
+    }
+
+    /// Records an approval question (kind `approval`) and asks it on every channel that can
+    /// take an answer ([`Push::ask`]); the others get `text`.
+    pub fn publish_question(
+        &self,
+        text: &str,
+        question: &serde_json::Value,
+    ) -> Option<StoredNotification> {
+        self.publish_with("approval", None, None, text, Some(question))
+    }
+
+    /// Tells the channels that asked it that question `result["id"]` is settled.
+    pub fn settled(&self, result: &serde_json::Value) {
+        for channel in self.live_channels() {
+            channel.settle(result);
+        }
+    }
+
+    fn live_channels(&self) -> Vec<Arc<dyn Push>> {
+        let mut list = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
+        list.retain(|c| c.strong_count() > 0);
+        list.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    fn publish_with(
+        &self,
+        kind: &str,
+        job: Option<&str>,
+        slot: Option<&str>,
+        text: &str,
+        question: Option<&serde_json::Value>,
+    ) -> Option<StoredNotification> {
         if kind == NoticeKind::Started.as_str() && !self.settings.job_started {
             return None;
         }
         tracing::info!(kind, job, slot, "{text}");
         let mut pushed = Vec::new();
         if self.settings.enabled {
-            let channels: Vec<Arc<dyn Push>> = {
-                let mut list = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
-                list.retain(|c| c.strong_count() > 0);
-                list.iter().filter_map(Weak::upgrade).collect()
-            };
-            for channel in channels {
-                if channel.push(text) {
+            for channel in self.live_channels() {
+                if question.is_some_and(|q| channel.ask(q, text)) || channel.push(text) {
                     pushed.push(channel.name().to_owned());
                 }
             }

@@ -222,7 +222,7 @@ fn typing(tg: &Arc<Telegram>, chat: i64) {
 }
 
 /// Posts an approval question with its buttons.
-fn ask(tg: &Telegram, chat: i64, data: &Value) {
+pub(super) fn ask(tg: &Telegram, chat: i64, data: &Value) {
     let Some(id) = data["id"].as_str() else { return };
     let tool = data["tool"].as_str().unwrap_or("tool");
     let tier = data["tier"].as_str().unwrap_or("irreversible");
@@ -261,7 +261,7 @@ pub(super) fn clip(text: &str, max: usize) -> String {
 }
 
 /// Edits a question once it is settled (answered here or elsewhere, expired), without buttons.
-fn settle(tg: &Telegram, data: &Value) {
+pub(super) fn settle(tg: &Telegram, data: &Value) {
     let Some(id) = data["id"].as_str() else { return };
     let Some(asked) = tg.asked().remove(id) else { return };
     let tool = data["tool"].as_str().unwrap_or("tool");

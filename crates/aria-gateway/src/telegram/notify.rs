@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use aria_store::Store;
 
 use crate::notify::Push;
@@ -67,6 +69,26 @@ impl Telegram {
 impl Push for Telegram {
     fn name(&self) -> &'static str {
         "telegram"
+    }
+
+    /// Asks in the first allowlisted chat that takes notifications (one chat answers: a
+    /// press is matched to the message it was asked in); the other chats that take
+    /// notifications get `text`.
+    fn ask(&self, question: &Value, text: &str) -> bool {
+        let mut chats =
+            self.config.allowed_chat_ids.clone().into_iter().filter(|&c| self.notify_on(c));
+        let Some(owner) = chats.next() else {
+            return false;
+        };
+        super::chat::ask(self, owner, question);
+        for chat in chats {
+            self.say(chat, text);
+        }
+        true
+    }
+
+    fn settle(&self, result: &Value) {
+        super::chat::settle(self, result);
     }
 
     /// Queues `text` for every allowlisted chat that takes notifications.
