@@ -179,8 +179,8 @@ async fn a_recoverable_write_is_snapshotted_first_and_names_its_restore_point() 
     let journal = Arc::new(MemoryJournal::new());
     let write = fixed("write", Tier::RecoverableWrite, Ok("written"));
     let snap = Arc::new(Snap::default());
-    let gate = gate(vec![write.clone()], &journal, ApprovalMode::Governed)
-        .with_snapshotter(snap.clone());
+    let gate =
+        gate(vec![write.clone()], &journal, ApprovalMode::Governed).with_snapshotter(snap.clone());
     let out = gate.call(&caller(), "write", json!({"path": "a"})).await;
     assert!(!out.is_error, "{out:?}");
     assert!(out.text.contains("snapshot/x-1"), "{}", out.text);

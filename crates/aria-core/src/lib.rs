@@ -41,8 +41,8 @@ pub use context::{
     Assembled, Budget, COMPACT_AT, COMPACT_SHARE, MEMORY_TOKENS, PROFILE_MIN_CONFIDENCE,
     PROFILE_TOKENS, Parts, TokenCounter, assemble, compaction_cut,
 };
-pub use gate::{Caller, Gated, ToolGate};
 pub use events::{AgentEvent, ApprovalAnswer, ApprovalRequest, Approver, EventSink};
+pub use gate::{Caller, Gated, ToolGate};
 pub use memory::{
     MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, Provenance,
     SearchScope, Stored,
