@@ -49,6 +49,20 @@ impl ApprovalMode {
         }
     }
 
+    /// How strict the mode is: governed 0 < supervised 1 < read_only 2.
+    pub fn strictness(self) -> u8 {
+        match self {
+            ApprovalMode::Governed => 0,
+            ApprovalMode::Supervised => 1,
+            ApprovalMode::ReadOnly => 2,
+        }
+    }
+
+    /// The stricter of the two (what a narrower setting may choose, never a looser one).
+    pub fn stricter(self, other: ApprovalMode) -> ApprovalMode {
+        if other.strictness() > self.strictness() { other } else { self }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "governed" => ApprovalMode::Governed,

@@ -155,6 +155,35 @@ fn own_tools(config: &Config, guard: &Arc<aria_tools::PathGuard>) -> CliResult<V
     Ok(tools)
 }
 
+/// Only the tools `profile` offers (by name, group, tier or MCP server).
+pub fn agent_tools(
+    config: &Config,
+    profile: &crate::config::agents::AgentProfile,
+    tools: Vec<Arc<dyn Tool>>,
+) -> CliResult<Vec<Arc<dyn Tool>>> {
+    let profiles = aria_tools::Profiles::new(path_guard(config)?, &config.profiles)
+        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    let profile_names: Vec<String> =
+        Arc::new(profiles).tools().iter().map(|t| t.spec().name.clone()).collect();
+    let servers: Vec<&str> = config.mcp.iter().map(|s| s.name.as_str()).collect();
+    Ok(tools
+        .into_iter()
+        .filter(|tool| {
+            let name = tool.spec().name.as_str();
+            let kind = crate::agents::ToolKind {
+                name,
+                tier: tool.tier(&serde_json::json!({})),
+                profile: profile_names.iter().any(|p| p == name),
+                mcp_server: servers.iter().copied().find(|s| {
+                    name.strip_prefix(aria_mcp::sanitise(s).as_str())
+                        .is_some_and(|rest| rest.starts_with("__"))
+                }),
+            };
+            crate::agents::allows(profile, kind)
+        })
+        .collect())
+}
+
 /// ARIA's tools for MCP clients (`aria mcp serve`, the daemon's `/mcp`): its own tools (not
 /// those of the MCP servers it uses, so nothing is proxied), `web_search` when configured,
 /// restore points and rollback, and memory search and store (private memories never leave:
@@ -360,11 +389,17 @@ pub fn agent_parts(
     let memory: Arc<dyn MemoryBackend> =
         Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder.clone()));
     tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone(), built.local));
+    if let Some(profile) = &config.agent {
+        tools = agent_tools(config, profile, tools)?;
+    }
     let registry = ToolRegistry::new(tools)
         .context("the built-in tools are inconsistent (a bug: please report it)")
         .map_err(CliError::failed)?;
     let notes = crate::notes::project_notes(config, redactor.as_ref());
-    let prompt = system_prompt(config) + &crate::notes::prompt_section(&notes);
+    let mut prompt = system_prompt(config) + &crate::notes::prompt_section(&notes);
+    if let Some(profile) = &config.agent {
+        prompt.push_str(&crate::agents::prompt_section(profile));
+    }
     let mut agent_config = AgentConfig::new(p.model.clone(), prompt);
     agent_config.limits = config.limits;
     agent_config.mode = config.mode;
@@ -389,6 +424,7 @@ pub fn agent_parts(
     // Pre-call cost estimates: tiktoken for OpenAI models, the documented estimate otherwise.
     agent_config.count_input_tokens = Some(aria_models::tokens::count_input);
     agent_config.temperature = p.temperature;
+    agent_config.agent = config.agent.as_ref().map(|a| a.name.clone());
     agent_config.max_output_tokens = p.max_output_tokens;
     agent_config.approval_timeout = config.approval_timeout;
     // The governed workflow: after snapshotted writes, lint/build/test, then commit or restore.

@@ -73,6 +73,9 @@ pub enum Command {
     /// MCP servers: their state and tools, a test, and adding one to aria.toml.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Agent profiles: the built-in ones and those of aria.toml ([agents.NAME]).
+    #[command(subcommand)]
+    Agents(AgentsCommand),
     /// Plugins: tools in a directory with a plugin.toml manifest, run in the sandbox.
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -258,6 +261,21 @@ pub enum SearchCommand {
     Cache {
         #[arg(value_parser = ["stats", "clear"])]
         action: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Every agent: name, where it is defined, description, tools, mode, models.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One agent in full, with the tools it would be offered here.
+    Show {
+        name: String,
         #[arg(long)]
         json: bool,
     },
@@ -574,6 +592,10 @@ pub struct ChatArgs {
     /// Continue this conversation instead of starting a new one.
     #[arg(long, value_name = "ID")]
     pub conversation: Option<String>,
+    /// Run as this agent (aria agents list): its prompt, model chain and tools, and its mode
+    /// and caps where they are stricter.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -587,6 +609,10 @@ pub struct RunArgs {
     /// Continue this conversation.
     #[arg(long, value_name = "ID", conflicts_with = "resume")]
     pub conversation: Option<String>,
+    /// Run as this agent (aria agents list): its prompt, model chain and tools, and its mode
+    /// and caps where they are stricter.
+    #[arg(long, value_name = "NAME", conflicts_with = "resume")]
+    pub agent: Option<String>,
     /// Print {session_id, state, answer, iterations, usage, cost_usd} as JSON.
     #[arg(long)]
     pub json: bool,

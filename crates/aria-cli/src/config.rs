@@ -9,6 +9,7 @@ use std::time::Duration;
 use aria_api::{ApprovalMode, Limits};
 use serde::{Deserialize, Serialize};
 
+pub mod agents;
 mod dotenv;
 pub use dotenv::{Pinned, load_dotenv};
 mod memory;
@@ -73,6 +74,7 @@ pub struct RawConfig {
     pub notify: Option<RawNotify>,
     pub search: Option<RawSearch>,
     pub mcp: Option<RawMcp>,
+    pub agents: Option<BTreeMap<String, agents::RawAgent>>,
 }
 
 /// `[web]`: which local hosts `web_fetch` may reach (public addresses only by default).
@@ -289,6 +291,11 @@ pub struct Config {
     /// `[mcp]` as written (for `aria config show`).
     #[serde(skip)]
     pub mcp_raw: RawMcp,
+    /// The agents of `[agents.*]` (the built-in ones and those in the store are added by
+    /// `crate::agents`).
+    pub agents: Vec<agents::AgentProfile>,
+    /// The agent this command runs as (`--agent NAME`), already applied to the settings above.
+    pub agent: Option<agents::AgentProfile>,
 }
 
 /// `[web]`, checked: every allowed host parses.
@@ -482,6 +489,7 @@ pub fn resolve(
     let search = search::resolve_search(raw.search.unwrap_or_default(), env)?;
     let mcp_raw = raw.mcp.unwrap_or_default();
     let mcp = mcp::resolve_mcp(mcp_raw.clone(), env)?;
+    let agents = agents::resolve_agents(raw.agents.unwrap_or_default())?;
     Ok(Config {
         source,
         config_dir: config_dir(env),
@@ -514,6 +522,8 @@ pub fn resolve(
         search,
         mcp,
         mcp_raw,
+        agents,
+        agent: None,
     })
 }
 

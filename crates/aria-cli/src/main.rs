@@ -4,6 +4,7 @@
 // This crate is the CLI layer: the one place where output goes to stdout/stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod agents;
 mod anchor;
 mod app;
 mod cli;
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         Command::Telegram(c) => commands::telegram::telegram(&cli.global, c),
         Command::Schedule(c) => commands::schedule::schedule(&cli.global, c),
         Command::Mcp(c) => commands::mcp::mcp(&cli.global, c),
+        Command::Agents(c) => commands::agents::agents(&cli.global, c),
         Command::Plugins(c) => commands::plugins::plugins(&cli.global, c),
         Command::Search(args) => commands::search::search(&cli.global, args),
         Command::Traces(c) => commands::traces::traces(&cli.global, c),

@@ -78,6 +78,8 @@ pub struct AgentConfig {
     pub price: Option<Price>,
     pub temperature: Option<f32>,
     pub max_output_tokens: Option<u32>,
+    /// The agent profile this agent runs as (recorded in `session.start`), if one was chosen.
+    pub agent: Option<String>,
     /// How long an approval question waits before it counts as "no".
     pub approval_timeout: Duration,
     /// Per-day and per-month caps; `None`: only the per-task cap applies.
@@ -146,6 +148,7 @@ impl AgentConfig {
             dry_run: false,
             price: None,
             temperature: None,
+            agent: None,
             max_output_tokens: None,
             approval_timeout: Duration::from_secs(60),
             spend_guard: None,
@@ -359,6 +362,7 @@ impl Agent {
                 "mode": mode.as_str(),
                 "dry_run": self.config.dry_run,
                 "roots": self.config.roots,
+                "agent": self.config.agent,
             }),
         ))?;
         let mut history = self.journal.conversation_messages(&session.conversation_id)?;

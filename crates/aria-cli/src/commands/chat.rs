@@ -99,6 +99,9 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
     ctx.report_interrupted();
     args.conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
+    if let Some(name) = &args.agent {
+        ctx.config = crate::agents::configure(global, ctx.config, name)?;
+    }
     let approver: Option<Arc<dyn Approver>> =
         std::io::stdin().is_terminal().then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);
     // Kept here for as long as the agent runs: `ask_user` holds it weakly.

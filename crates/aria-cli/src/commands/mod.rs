@@ -1,5 +1,6 @@
 //! One module per command group.
 
+pub mod agents;
 pub mod audit;
 pub mod chat;
 pub mod check;

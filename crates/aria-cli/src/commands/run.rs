@@ -336,6 +336,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     }
     let conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
+    if let Some(name) = &args.agent {
+        ctx.config = crate::agents::configure(global, ctx.config, name)?;
+    }
     app::settle_local_model(&mut ctx.config)?;
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
     let rt = runtime()?;

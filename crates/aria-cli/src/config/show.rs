@@ -120,6 +120,24 @@ impl Config {
             notify: Some(self.notify.to_raw()),
             search: Some(self.search.to_raw()),
             mcp: Some(self.mcp_raw.clone()),
+            agents: (!self.agents.is_empty()).then(|| {
+                self.agents
+                    .iter()
+                    .map(|a| {
+                        let raw = agents::RawAgent {
+                            description: Some(a.description.clone()),
+                            system_prompt: a.system_prompt.clone(),
+                            models: Some(a.models.clone()),
+                            tools: a.tools.clone(),
+                            mode: a.mode.map(|m| m.as_str().to_owned()),
+                            max_cost_usd: a.max_cost_usd,
+                            per_day_usd: a.per_day_usd,
+                            temperature: a.temperature,
+                        };
+                        (a.name.clone(), raw)
+                    })
+                    .collect()
+            }),
         }
     }
 }

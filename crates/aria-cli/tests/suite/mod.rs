@@ -1,3 +1,4 @@
+mod agents;
 mod audit_head;
 mod check;
 mod cli_basics;

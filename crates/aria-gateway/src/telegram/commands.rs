@@ -139,15 +139,6 @@ fn cancel(tg: &Telegram, chat: i64) -> String {
     }
 }
 
-/// How strict a mode is: a chat may only choose one at least as strict as the daemon's.
-fn strictness(mode: ApprovalMode) -> u8 {
-    match mode {
-        ApprovalMode::Governed => 0,
-        ApprovalMode::Supervised => 1,
-        ApprovalMode::ReadOnly => 2,
-    }
-}
-
 fn mode(tg: &Telegram, chat: i64, arg: &str) -> Result<String, String> {
     let configured = tg.gw.agent.config().mode;
     if arg.is_empty() {
@@ -162,7 +153,8 @@ fn mode(tg: &Telegram, chat: i64, arg: &str) -> Result<String, String> {
     let wanted = ApprovalMode::parse(arg).ok_or_else(|| {
         format!("there is no mode `{arg}`: use governed, supervised or read_only")
     })?;
-    if strictness(wanted) < strictness(configured) {
+    // A chat may only choose a mode at least as strict as the daemon's.
+    if wanted.strictness() < configured.strictness() {
         return Err(format!(
             "the daemon runs in {} mode and a chat can only be stricter: governed < supervised < \
              read_only",

@@ -1,0 +1,144 @@
+//! `aria agents list|show` and `--agent NAME` on `aria run` / `aria chat`, through the binary
+//! against the mock OpenAI server: which tools the model is offered, the prompt, the mode and
+//! caps that apply, and what the audit log records.
+
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::harness::{Aria, code, json_of, text};
+
+const NO_SERVER: &str = "http://127.0.0.1:9/v1";
+
+fn write_config(aria: &Aria, text: &str) {
+    let dir = aria.dir.path().join("config/aria");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("aria.toml"), format!("[memory]\nembedder = \"none\"\n{text}"))
+        .unwrap();
+}
+
+fn offered(request: &Value) -> Vec<String> {
+    let mut names: Vec<String> = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn every_agent_is_listed_with_where_it_comes_from() {
+    let aria = Aria::new();
+    write_config(
+        &aria,
+        "[agents.reviewer]\ndescription = \"Reviews.\"\ntools = [\"read\", \"git\"]\nmode = \"supervised\"\n",
+    );
+    let list = json_of(&aria.run(NO_SERVER, &["agents", "list", "--json"]));
+    let rows: Vec<(Value, Value)> =
+        list.as_array().unwrap().iter().map(|a| (a["name"].clone(), a["source"].clone())).collect();
+    assert_eq!(
+        rows,
+        [
+            (json!("default"), json!("builtin")),
+            (json!("researcher"), json!("builtin")),
+            (json!("coder"), json!("builtin")),
+            (json!("companion"), json!("builtin")),
+            (json!("reviewer"), json!("config")),
+        ]
+    );
+    let shown = json_of(&aria.run(NO_SERVER, &["agents", "show", "reviewer", "--json"]));
+    assert_eq!(shown["effective"]["mode"], json!("supervised"));
+    let tools: Vec<&str> =
+        shown["offered_tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(tools.contains(&"git_commit") && tools.contains(&"file_read"), "{tools:?}");
+    assert!(!tools.contains(&"file_write") && !tools.contains(&"shell_execute"), "{tools:?}");
+
+    let missing = aria.run(NO_SERVER, &["agents", "show", "nope"]);
+    assert_eq!(code(&missing), 2);
+    assert!(text(&missing.stderr).contains("researcher"), "{}", text(&missing.stderr));
+}
+
+#[test]
+fn a_bad_or_clashing_agent_entry_is_a_configuration_error_naming_it() {
+    let aria = Aria::new();
+    for (entry, says) in [
+        ("[agents.mine]\nmodels = [\"gpt-4o\"]\n", "[agents.mine] models"),
+        ("[agents.mine]\ntools = [\"rm -rf /\"]\n", "[agents.mine] tools"),
+        ("[agents.mine]\nmode = \"yolo\"\n", "[agents.mine] mode"),
+        ("[agents.mine]\ncolour = \"blue\"\n", "colour"),
+        ("[agents.coder]\ndescription = \"mine\"\n", "built-in"),
+    ] {
+        write_config(&aria, entry);
+        let out = aria.run(NO_SERVER, &["agents", "list"]);
+        assert_eq!(code(&out), 2, "{entry}");
+        assert!(text(&out.stderr).contains(says), "{entry}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn a_run_as_an_agent_gets_its_tools_prompt_and_stricter_mode() {
+    let aria = Aria::new();
+    write_config(&aria, "");
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_write", r#"{"path":"x.txt","content":"no"}"#),
+        MockTurn::text("I only read."),
+    ])
+    .serve();
+    let run = aria
+        .cmd(&mock.base_url())
+        .args(["run", "--agent", "researcher", "--task", "look around", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&run), 0, "{}", text(&run.stderr));
+    let request = &mock.requests()[0];
+    let tools = offered(request);
+    assert!(tools.contains(&"file_read".to_owned()) && tools.contains(&"web_fetch".to_owned()));
+    for absent in ["file_write", "apply_patch", "shell_execute", "python_run", "git_commit"] {
+        assert!(!tools.contains(&absent.to_owned()), "{absent} offered: {tools:?}");
+    }
+    assert!(request.to_string().contains("running as the agent \\\"researcher\\\""));
+    // A call to a tool the agent does not have is refused, and nothing is written.
+    assert!(!aria.root().join("x.txt").exists());
+    let audit = json_of(&aria.run(NO_SERVER, &["audit", "list", "--json"]));
+    let start = audit.as_array().unwrap().iter().find(|r| r["kind"] == "session.start").unwrap();
+    assert_eq!(
+        (start["payload"]["agent"].clone(), start["payload"]["mode"].clone()),
+        (json!("researcher"), json!("read_only"))
+    );
+
+    // The default agent is today's ARIA: every tool.
+    let mock = MockOpenAi::new(vec![MockTurn::text("Hello.")]).serve();
+    let run = aria.cmd(&mock.base_url()).args(["run", "--task", "hi", "--json"]).output().unwrap();
+    assert_eq!(code(&run), 0, "{}", text(&run.stderr));
+    assert!(offered(&mock.requests()[0]).contains(&"file_write".to_owned()));
+
+    let unknown = aria.run(NO_SERVER, &["run", "--agent", "nope", "--task", "x"]);
+    assert_eq!(code(&unknown), 2);
+}
+
+#[test]
+fn an_agents_model_chain_and_caps_apply_but_never_widen() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::text("Done.")]).serve();
+    write_config(
+        &aria,
+        "[limits]\nmax_cost_usd = 0.5\n\n[agents.cheap]\nmodels = [\"openai/agent-model\"]\n\
+         max_cost_usd = 5.0\ntemperature = 0.2\nmode = \"governed\"\n",
+    );
+    let run = aria
+        .cmd(&mock.base_url())
+        .env_remove("ARIA_MODEL")
+        .args(["--mode", "supervised", "run", "--agent", "cheap", "--task", "hi", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&run), 0, "{}", text(&run.stderr));
+    let request = &mock.requests()[0];
+    assert_eq!(request["model"], json!("agent-model"));
+    assert!((request["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6, "{request}");
+    let audit = json_of(&aria.run(NO_SERVER, &["audit", "list", "--json"]));
+    let start = audit.as_array().unwrap().iter().find(|r| r["kind"] == "session.start").unwrap();
+    assert_eq!(start["payload"]["mode"], json!("supervised"), "the agent cannot loosen the mode");
+    assert_eq!(start["payload"]["limits"]["max_cost_usd"], json!(0.5), "nor raise the cap");
+}
