@@ -56,8 +56,12 @@ where
     }
 }
 
+/// What the log file keeps by default: ARIA's `info` and above; the MCP SDK's own `info` lines
+/// (one per message it handles) only from `warn` up.
+const FILE_LEVEL: &str = "info,rmcp=warn";
+
 /// Installs the global subscriber. `level` filters stderr; the file (`None`: no file) gets
-/// `info` and above unless `ARIA_LOG_FILE` says otherwise. Returns a warning to show if the
+/// [`FILE_LEVEL`] unless `ARIA_LOG_FILE` says otherwise. Returns a warning to show if the
 /// file could not be opened (logging then continues on stderr only: the run is not worth
 /// failing for it).
 pub fn init(
@@ -83,7 +87,7 @@ pub fn init(
                     tracing_subscriber::fmt::layer()
                         .json()
                         .with_writer(Scrubbing::new(file, redactor))
-                        .with_filter(filter.unwrap_or_else(|| EnvFilter::new("info"))),
+                        .with_filter(filter.unwrap_or_else(|| EnvFilter::new(FILE_LEVEL))),
                 )
             }
             Err(e) => {

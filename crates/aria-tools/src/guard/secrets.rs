@@ -211,28 +211,56 @@ fn has_case_folds(text: &str) -> bool {
     !text.is_ascii() && text.contains(['\u{212A}', '\u{17F}'])
 }
 
+/// Compiles the built-in rules ([`PATTERNS`]).
+fn build_patterns() -> Result<Vec<Group>, ()> {
+    rule_groups()
+        .into_iter()
+        .map(|range| {
+            let (source, names) = combined_source(range.clone());
+            let re = build(&source)?;
+            let slots = slots_for(&re, &names, range.clone());
+            let env = RULES[range.clone()].iter().all(|r| r.check.keyworded());
+            let keywords = if env {
+                let built = AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .build(ENV_KEYWORDS)
+                    .map_err(|e| {
+                        tracing::error!(error = %e, "could not build the keyword prefilter");
+                    })?;
+                Some(built)
+            } else {
+                None
+            };
+            let from_name = RULES[range].iter().all(|r| r.check == Check::EnvValue);
+            Ok(Group { re, slots, keywords, from_name })
+        })
+    .collect()
+}
+
 /// What replaces all text if a regex could not be built (fail closed).
 const BROKEN: &str = "[REDACTED:redactor-unavailable]";
 
 /// Replaces secrets with `[REDACTED:kind]`.
 pub struct SecretRedactor {
+    /// The known values, longest first (the regex is built from them on first use).
+    known_values: Vec<String>,
     /// `Err(())` when the known-values regex could not be built: then everything is redacted.
-    known: Result<Option<Regex>, ()>,
-    known_count: usize,
-    /// In rule order: a match of an earlier group wins a tie with a later one.
-    patterns: Result<Vec<Group>, ()>,
+    known: std::sync::OnceLock<Result<Option<Regex>, ()>>,
 }
+
+/// The built-in rules, in rule order (a match of an earlier group wins a tie with a later
+/// one). The same for every redactor, so built once per process, on first use: a command that
+/// never redacts (or answers before it does) does not pay for compiling them.
+static PATTERNS: std::sync::LazyLock<Result<Vec<Group>, ()>> =
+    std::sync::LazyLock::new(build_patterns);
 
 impl fmt::Debug for SecretRedactor {
     // Never print the known values themselves.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SecretRedactor")
-            .field("known_values", &self.known_count)
-            .field(
-                "rules",
-                &self.patterns.as_ref().map_or(0, |g| g.iter().map(|g| g.slots.len()).sum()),
-            )
-            .field("working", &(self.known.is_ok() && self.patterns.is_ok()))
+            .field("known_values", &self.known_values.len())
+            .field("rules", &RULES.len())
             .finish()
     }
 }
@@ -259,37 +287,24 @@ impl SecretRedactor {
         // Longest first, so a value containing another is replaced whole.
         known.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         known.dedup();
-        let known_count = known.len();
-        let known_re = if known.is_empty() {
-            Ok(None)
-        } else {
-            let alternation = known.iter().map(|v| regex::escape(v)).collect::<Vec<_>>().join("|");
+        SecretRedactor { known_values: known, known: std::sync::OnceLock::new() }
+    }
+
+    /// The known-values regex, built on first use.
+    fn known(&self) -> &Result<Option<Regex>, ()> {
+        self.known.get_or_init(|| {
+            if self.known_values.is_empty() {
+                return Ok(None);
+            }
+            let alternation =
+                self.known_values.iter().map(|v| regex::escape(v)).collect::<Vec<_>>().join("|");
             build(&alternation).map(Some)
-        };
-        let patterns = rule_groups()
-            .into_iter()
-            .map(|range| {
-                let (source, names) = combined_source(range.clone());
-                let re = build(&source)?;
-                let slots = slots_for(&re, &names, range.clone());
-                let env = RULES[range.clone()].iter().all(|r| r.check.keyworded());
-                let keywords = if env {
-                    let built = AhoCorasick::builder()
-                        .ascii_case_insensitive(true)
-                        .match_kind(MatchKind::LeftmostFirst)
-                        .build(ENV_KEYWORDS)
-                        .map_err(|e| {
-                            tracing::error!(error = %e, "could not build the keyword prefilter");
-                        })?;
-                    Some(built)
-                } else {
-                    None
-                };
-                let from_name = RULES[range].iter().all(|r| r.check == Check::EnvValue);
-                Ok(Group { re, slots, keywords, from_name })
-            })
-            .collect();
-        SecretRedactor { known: known_re, known_count, patterns }
+        })
+    }
+
+    /// Whether every regex could be built (otherwise everything is redacted). Builds them.
+    pub fn working(&self) -> bool {
+        self.known().is_ok() && PATTERNS.is_ok()
     }
 
     /// Redacts like [`aria_api::Redact::redact`] and lists the kind of every replacement: known
@@ -297,7 +312,7 @@ impl SecretRedactor {
     /// the text holds hidden characters, the same for what only the normalised text showed.
     pub fn redact_report<'a>(&self, text: &'a str) -> Redacted<'a> {
         let mut kinds = Vec::new();
-        let (Ok(known), Ok(patterns)) = (&self.known, &self.patterns) else {
+        let (Ok(known), Ok(patterns)) = (self.known(), &*PATTERNS) else {
             if text.is_empty() {
                 return Redacted { text: Cow::Borrowed(text), kinds };
             }
@@ -781,7 +796,11 @@ mod tests {
     #[test]
     fn a_broken_redactor_fails_closed() {
         use aria_api::Redact;
-        let r = SecretRedactor { known: Err(()), known_count: 1, patterns: Err(()) };
+        let r = SecretRedactor {
+            known_values: vec!["x".repeat(20)],
+            known: std::sync::OnceLock::from(Err(())),
+        };
+        assert!(!r.working());
         assert_eq!(r.redact("anything at all"), BROKEN);
         assert_eq!(r.redact(""), "");
     }
