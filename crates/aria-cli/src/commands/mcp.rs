@@ -207,8 +207,9 @@ fn serve(global: &GlobalArgs) -> CliResult<u8> {
     let ctx = super::run::Context::load(global)?;
     let gate = app::tool_gate(&ctx.config, &ctx.store, ctx.redactor.clone(), None, None)?;
     let server = aria_mcp::serve::AriaServer::new(std::sync::Arc::new(gate));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread answers the client (calls still overlap; tools that block run on the blocking
+    // pool), and no worker threads are started before the first answer.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::failed(anyhow::anyhow!("cannot start the async runtime: {e}")))?;
