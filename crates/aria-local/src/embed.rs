@@ -8,12 +8,15 @@ use std::time::{Duration, Instant};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::error::LocalError;
 
-/// Texts per forward pass.
-pub const EMBED_BATCH: usize = 32;
+/// Texts per forward pass. Small on purpose: a pass's largest tensor, the attention scores
+/// (batch × 12 heads × 256² floats), stays at 25 MB, under the size above which the C allocator
+/// maps fresh pages from the kernel for every tensor (and faults them in again) instead of
+/// reusing freed memory; with two passes at once (see [`EmbedPlan`]) both cores stay busy.
+pub const EMBED_BATCH: usize = 8;
 /// Longest input in tokens (sentence-transformers' `max_seq_length` for this model); the rest
 /// of a longer text is ignored.
 pub const MAX_TOKENS: usize = 256;
@@ -52,10 +55,8 @@ impl LocalEmbedder {
         let config: Config = serde_json::from_slice(&read("config.json")?).map_err(|e| bad(&e))?;
         let mut tokenizer =
             Tokenizer::from_bytes(read("tokenizer.json")?).map_err(LocalError::tokenizer)?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
+        // No padding here: `embed_with` pads each batch itself, after sorting by length.
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS,
@@ -85,34 +86,92 @@ impl LocalEmbedder {
         self.load_time
     }
 
-    /// One unit-length vector per text, in order. Texts are batched by similar length, up to
-    /// [`EMBED_BATCH`] per forward pass. Blocking and CPU-bound.
+    /// One unit-length vector per text, in order, with [`EmbedPlan::default`]. Blocking and
+    /// CPU-bound.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LocalError> {
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
+        self.embed_with(texts, EmbedPlan::default())
+    }
+
+    /// One unit-length vector per text, in order. Every text is tokenized once; texts are then
+    /// sorted by token count and cut into batches of `plan.batch`, so a batch pads to a length
+    /// close to each of its texts' (padding is wasted work: attention is quadratic in it), and
+    /// `plan.workers` threads run those batches' forward passes side by side. Blocking.
+    pub fn embed_with(
+        &self,
+        texts: &[String],
+        plan: EmbedPlan,
+    ) -> Result<Vec<Vec<f32>>, LocalError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.iter().map(String::as_str).collect::<Vec<_>>(), true)
+            .map_err(LocalError::tokenizer)?;
+        let order = length_order(&encodings);
+        let batches: Vec<&[usize]> = order.chunks(plan.batch.max(1)).collect();
         let mut out = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(EMBED_BATCH) {
-            let inputs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-            for (slot, vector) in batch.iter().zip(self.embed_batch(&inputs)?) {
-                out[*slot] = vector;
+        let workers = plan.workers.clamp(1, batches.len().max(1));
+        if workers == 1 {
+            let mut buffers = Buffers::default();
+            for batch in &batches {
+                for (&slot, vector) in
+                    batch.iter().zip(self.forward(&encodings, batch, &mut buffers)?)
+                {
+                    out[slot] = vector;
+                }
+            }
+            return Ok(out);
+        }
+        // Workers take the next batch from a shared counter (long batches cost more, so a fixed
+        // split would leave one thread idle at the end) and return (slot, vector) pairs.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<Result<Vec<Slotted>, LocalError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut buffers = Buffers::default();
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(batch) = batches.get(i) else { return Ok(done) };
+                            let vectors = self.forward(&encodings, batch, &mut buffers)?;
+                            done.extend(batch.iter().copied().zip(vectors));
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(LocalError::inference(candle_core::Error::Msg(
+                            "an embedding worker panicked".into(),
+                        )))
+                    })
+                })
+                .collect()
+        });
+        for result in results {
+            for (slot, vector) in result? {
+                out[slot] = vector;
             }
         }
         Ok(out)
     }
 
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, LocalError> {
-        let encodings =
-            self.tokenizer.encode_batch(texts.to_vec(), true).map_err(LocalError::tokenizer)?;
-        let rows = encodings.len();
-        let cols = encodings.first().map_or(0, |e| e.get_ids().len());
-        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
-            encodings.iter().flat_map(|e| f(e).iter().copied()).collect()
-        };
-        let tensor = |data: Vec<u32>| Tensor::from_vec(data, (rows, cols), &self.device);
+    /// One forward pass over the texts `batch` indexes, padded to the longest of them.
+    fn forward(
+        &self,
+        encodings: &[tokenizers::Encoding],
+        batch: &[usize],
+        buffers: &mut Buffers,
+    ) -> Result<Vec<Vec<f32>>, LocalError> {
+        let rows = batch.len();
+        let cols = batch.iter().map(|&i| encodings[i].get_ids().len()).max().unwrap_or(0).max(1);
+        buffers.fill(encodings, batch, cols);
         let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let ids = tensor(flat(&|e| e.get_ids()))?;
-            let type_ids = tensor(flat(&|e| e.get_type_ids()))?;
-            let mask = tensor(flat(&|e| e.get_attention_mask()))?;
+            let tensor = |data: &[u32]| Tensor::from_slice(data, (rows, cols), &self.device);
+            let ids = tensor(&buffers.ids)?;
+            let type_ids = tensor(&buffers.type_ids)?;
+            let mask = tensor(&buffers.mask)?;
             let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
             // Mean over real tokens: sum(hidden * mask) / sum(mask).
             let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
@@ -123,6 +182,61 @@ impl LocalEmbedder {
             mean.broadcast_div(&norms)?.to_vec2::<f32>()
         };
         run().map_err(LocalError::inference)
+    }
+}
+
+/// How [`LocalEmbedder::embed_with`] schedules its forward passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbedPlan {
+    /// Texts per forward pass.
+    pub batch: usize,
+    /// Forward passes running at once, each on its own thread.
+    pub workers: usize,
+}
+
+impl Default for EmbedPlan {
+    /// [`EMBED_BATCH`] texts per pass, one worker per core: much of a forward pass (layer
+    /// norms, GELU, softmax, the additions) runs on the calling thread alone, so one pass at a
+    /// time leaves the other cores idle for that part.
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        EmbedPlan { batch: EMBED_BATCH, workers: cores }
+    }
+}
+
+/// A text's index and its vector.
+type Slotted = (usize, Vec<f32>);
+
+/// Text indices ordered by token count (stable: equal lengths keep their order).
+fn length_order(encodings: &[tokenizers::Encoding]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..encodings.len()).collect();
+    order.sort_by_key(|&i| encodings[i].get_ids().len());
+    order
+}
+
+/// A worker's input buffers, refilled for every batch instead of allocated anew.
+#[derive(Default)]
+struct Buffers {
+    ids: Vec<u32>,
+    type_ids: Vec<u32>,
+    mask: Vec<u32>,
+}
+
+impl Buffers {
+    /// The batch's ids, type ids and attention mask, each row padded with zeros to `cols`.
+    fn fill(&mut self, encodings: &[tokenizers::Encoding], batch: &[usize], cols: usize) {
+        for v in [&mut self.ids, &mut self.type_ids, &mut self.mask] {
+            v.clear();
+        }
+        for &i in batch {
+            let e = &encodings[i];
+            let pad = cols - e.get_ids().len();
+            self.ids.extend(e.get_ids().iter().copied().chain(std::iter::repeat_n(0, pad)));
+            self.type_ids
+                .extend(e.get_type_ids().iter().copied().chain(std::iter::repeat_n(0, pad)));
+            self.mask
+                .extend(e.get_attention_mask().iter().copied().chain(std::iter::repeat_n(0, pad)));
+        }
     }
 }
 

@@ -45,7 +45,7 @@ pub use catalog::{
     ModelCatalog, ModelFile, ModelKind, Part, QWEN_0_5B_CHAT_MODEL, RECOMMENDED_CHAT_MODEL, Source,
     list,
 };
-pub use embed::{EMBED_BATCH, LocalEmbedder, cosine};
+pub use embed::{EMBED_BATCH, EmbedPlan, LocalEmbedder, cosine};
 pub use embed_async::LocalEmbedderHandle;
 pub use error::LocalError;
 pub use generate::GenStats;

@@ -66,6 +66,25 @@ fn batching_and_order_do_not_change_the_vectors() {
     }
 }
 
+#[test]
+fn every_plan_gives_the_same_vectors_in_the_callers_order() {
+    // Lengths out of order, some long enough to be truncated at 256 tokens.
+    let texts: Vec<String> = (0..23)
+        .map(|i| format!("text {i}: {}", "pressure wing flow ".repeat((i * 37) % 120)))
+        .collect();
+    let reference =
+        embedder().embed_with(&texts, aria_local::EmbedPlan { batch: 1, workers: 1 }).unwrap();
+    for (batch, workers) in [(8, 1), (8, 2), (5, 3), (32, 2), (64, 8)] {
+        let got = embedder().embed_with(&texts, aria_local::EmbedPlan { batch, workers }).unwrap();
+        assert_eq!(got.len(), texts.len());
+        for (i, (g, r)) in got.iter().zip(&reference).enumerate() {
+            let diff: f32 = g.iter().zip(r).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+            assert!(diff < 1e-4, "batch {batch}, {workers} workers: text {i} differs by {diff}");
+        }
+    }
+    assert!(embedder().embed_with(&[], aria_local::EmbedPlan::default()).unwrap().is_empty());
+}
+
 /// Reference values from an independent forward pass: a 40-line NumPy BERT reading the same
 /// safetensors with the Python `tokenizers` package (mean pooling, L2 norm), hard-coded here.
 #[test]
