@@ -48,6 +48,47 @@ pub fn configure(global: &GlobalArgs, config: Config, name: &str) -> CliResult<C
     Ok(config)
 }
 
+/// The agent a conversation is bound to: the one its first run ran as (`default` for a run
+/// without one). `None` for a conversation with no run yet.
+pub fn bound(store: &aria_store::Store, conversation: &str) -> CliResult<Option<String>> {
+    let sessions = store.sessions_in_conversation(conversation)?;
+    let Some(first) = sessions.first() else { return Ok(None) };
+    Ok(Some(session_agent(store, &first.id)?.unwrap_or_else(|| "default".to_owned())))
+}
+
+/// The agent session `id` ran as, from its `session.start` audit record.
+pub fn session_agent(store: &aria_store::Store, id: &str) -> CliResult<Option<String>> {
+    let records = store.audit_for_session(id)?;
+    Ok(records
+        .iter()
+        .find(|r| r.kind == "session.start")
+        .and_then(|r| r.payload["agent"].as_str().map(str::to_owned)))
+}
+
+/// The agent a command runs as: `wanted` (`--agent`), or the one `conversation` is bound to.
+/// Continuing a conversation as another agent is a usage error: a conversation keeps its
+/// agent, so its history is never read by a profile with other tools or another prompt.
+pub fn choose(
+    store: &aria_store::Store,
+    wanted: Option<&str>,
+    conversation: Option<&str>,
+) -> CliResult<Option<String>> {
+    let bound = match conversation {
+        Some(c) => bound(store, c)?,
+        None => None,
+    };
+    match (wanted, bound) {
+        (Some(w), Some(b)) if w != b => Err(CliError::usage(format!(
+            "conversation {} is bound to the agent {b}; continue it without --agent (or with \
+             --agent {b}), or start a new conversation as {w}",
+            conversation.unwrap_or_default()
+        ))),
+        (Some(w), _) => Ok(Some(w.to_owned())),
+        (None, Some(b)) if b != "default" => Ok(Some(b)),
+        (None, _) => Ok(None),
+    }
+}
+
 /// Applies what a profile may change: never looser than the configuration.
 pub fn narrow(config: &mut Config, profile: &AgentProfile) {
     if let Some(mode) = profile.mode {

@@ -99,7 +99,9 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
     ctx.report_interrupted();
     args.conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
-    if let Some(name) = &args.agent {
+    let agent =
+        crate::agents::choose(&ctx.store, args.agent.as_deref(), args.conversation.as_deref())?;
+    if let Some(name) = &agent {
         ctx.config = crate::agents::configure(global, ctx.config, name)?;
     }
     let approver: Option<Arc<dyn Approver>> =

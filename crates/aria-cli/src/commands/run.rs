@@ -327,16 +327,24 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     // On stderr, so it never disturbs --json output.
     ctx.report_interrupted();
     let resume = ctx.resolve_opt(aria_store::IdKind::Session, args.resume.as_deref())?;
-    if let Some(id) = &resume
-        && let Some(global) = resume_settings(&ctx, global, id)?
-    {
+    let resumed = match &resume {
+        Some(id) => resume_settings(&ctx, global, id)?,
+        None => None,
+    };
+    if let Some(resumed) = &resumed {
         // Only the configuration changes (roots, mode): the store, the redactor and logging
         // stay as loaded.
-        ctx.config = app::load_config(&global)?;
+        ctx.config = app::load_config(resumed)?;
     }
+    let global = resumed.as_ref().unwrap_or(global);
     let conversation =
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
-    if let Some(name) = &args.agent {
+    // The agent: --agent, the conversation's, or the resumed run's own.
+    let agent = match &resume {
+        Some(id) => crate::agents::session_agent(&ctx.store, id)?,
+        None => crate::agents::choose(&ctx.store, args.agent.as_deref(), conversation.as_deref())?,
+    };
+    if let Some(name) = &agent {
         ctx.config = crate::agents::configure(global, ctx.config, name)?;
     }
     app::settle_local_model(&mut ctx.config)?;

@@ -2,7 +2,7 @@
 //! against the mock OpenAI server: which tools the model is offered, the prompt, the mode and
 //! caps that apply, and what the audit log records.
 
-use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn, ScriptEnd};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -141,4 +141,49 @@ fn an_agents_model_chain_and_caps_apply_but_never_widen() {
     let start = audit.as_array().unwrap().iter().find(|r| r["kind"] == "session.start").unwrap();
     assert_eq!(start["payload"]["mode"], json!("supervised"), "the agent cannot loosen the mode");
     assert_eq!(start["payload"]["limits"]["max_cost_usd"], json!(0.5), "nor raise the cap");
+}
+
+#[test]
+fn a_conversation_keeps_its_agent() {
+    let aria = Aria::new();
+    write_config(&aria, "");
+    let mock =
+        MockOpenAi::new(vec![MockTurn::text("Noted.")]).on_script_end(ScriptEnd::Repeat).serve();
+    let first = aria
+        .cmd(&mock.base_url())
+        .args(["run", "--agent", "companion", "--task", "hello", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&first), 0, "{}", text(&first.stderr));
+    let conversation = json_of(&first)["conversation_id"].as_str().unwrap().to_owned();
+    // Continued without --agent: still the companion (memory tools only).
+    let second = aria
+        .cmd(&mock.base_url())
+        .args(["run", "--conversation", &conversation, "--task", "again", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&second), 0, "{}", text(&second.stderr));
+    // The chat request of the second run (memory extraction asks the model on the side).
+    let requests = mock.requests();
+    let again = requests
+        .iter()
+        .rfind(|r| {
+            r.to_string().contains("again") && !offered(r).contains(&"record_memories".to_owned())
+        })
+        .expect("the second run's request");
+    let tools = offered(again);
+    assert!(tools.contains(&"memory_search".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"file_read".to_owned()), "{tools:?}");
+    // Continued as another agent: refused, nothing sent.
+    let other = aria.run(
+        &mock.base_url(),
+        &["run", "--conversation", &conversation, "--agent", "coder", "--task", "x"],
+    );
+    assert_eq!(code(&other), 2);
+    assert!(
+        text(&other.stderr).contains("bound to the agent companion"),
+        "{}",
+        text(&other.stderr)
+    );
+    assert_eq!(mock.requests().len(), requests.len(), "nothing was sent");
 }
