@@ -208,17 +208,10 @@ pub fn tool_gate(
         Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder))
     });
     tools.extend(aria_core::memory_tools(memory, redactor.clone(), false));
-    let registry = ToolRegistry::new(tools)
-        .context("the tools are inconsistent (a bug: please report it)")
-        .map_err(CliError::failed)?;
-    let gate = aria_core::ToolGate::new(
-        Arc::new(registry),
-        store.clone(),
-        redactor,
-        config.mode,
-        config.limits,
-    )
-    .with_snapshotter(Arc::new(snapshots));
+    // The schemas compile while the client connects: `tools/list` needs only the specs.
+    let gate =
+        aria_core::ToolGate::deferred(tools, store.clone(), redactor, config.mode, config.limits)
+            .with_snapshotter(Arc::new(snapshots));
     Ok(match approver {
         Some(a) => gate.with_approver(a, config.approval_timeout),
         None => gate,

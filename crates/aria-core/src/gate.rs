@@ -63,9 +63,30 @@ impl Gated {
     }
 }
 
+/// The registry, or the thread still compiling its schemas ([`ToolGate::deferred`]).
+struct Registry {
+    ready: std::sync::OnceLock<Result<Arc<ToolRegistry>, String>>,
+    building: std::sync::Mutex<Option<std::thread::JoinHandle<Result<ToolRegistry, String>>>>,
+}
+
+impl Registry {
+    fn get(&self) -> &Result<Arc<ToolRegistry>, String> {
+        self.ready.get_or_init(|| {
+            let handle = self.building.lock().unwrap_or_else(|e| e.into_inner()).take();
+            match handle.map(std::thread::JoinHandle::join) {
+                Some(Ok(built)) => built.map(Arc::new),
+                Some(Err(_)) => Err("compiling the tools' schemas stopped unexpectedly".into()),
+                None => Err("the tools were never prepared (a bug in ARIA)".into()),
+            }
+        })
+    }
+}
+
 /// The tools offered to a client and the rules their calls meet.
 pub struct ToolGate {
-    tools: Arc<ToolRegistry>,
+    /// Each tool's spec and its tier without arguments (what the client is told).
+    listing: Vec<(ToolSpec, Tier)>,
+    tools: Registry,
     audit: Arc<dyn AuditSink>,
     redactor: Arc<dyn Redact>,
     approver: Option<Arc<dyn Approver>>,
@@ -78,7 +99,7 @@ pub struct ToolGate {
 impl std::fmt::Debug for ToolGate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolGate")
-            .field("tools", &self.tools)
+            .field("tools", &self.listing.iter().map(|(s, _)| &s.name).collect::<Vec<_>>())
             .field("mode", &self.mode)
             .field("asks", &self.approver.is_some())
             .finish_non_exhaustive()
@@ -93,7 +114,58 @@ impl ToolGate {
         mode: ApprovalMode,
         limits: Limits,
     ) -> ToolGate {
+        let listing = tools
+            .specs()
+            .into_iter()
+            .filter_map(|spec| {
+                let tier = tools.get(&spec.name)?.tier(&json!({}));
+                Some((spec, tier))
+            })
+            .collect();
+        let registry = Registry {
+            ready: std::sync::OnceLock::from(Ok(tools)),
+            building: std::sync::Mutex::new(None),
+        };
+        ToolGate::with_registry(listing, registry, audit, redactor, mode, limits)
+    }
+
+    /// A gate whose schemas compile on a thread of their own while the client connects: the
+    /// tools can be listed at once, and the first call waits for the compilation (a bad schema
+    /// or a duplicate name is then every call's error). What `aria mcp serve` uses, so a client
+    /// gets its list without waiting for work it may never need.
+    pub fn deferred(
+        tools: Vec<Arc<dyn aria_api::Tool>>,
+        audit: Arc<dyn AuditSink>,
+        redactor: Arc<dyn Redact>,
+        mode: ApprovalMode,
+        limits: Limits,
+    ) -> ToolGate {
+        let mut listing: Vec<(ToolSpec, Tier)> =
+            tools.iter().map(|t| (t.spec().clone(), t.tier(&json!({})))).collect();
+        listing.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        listing.dedup_by(|a, b| a.0.name == b.0.name);
+        let handle = std::thread::Builder::new()
+            .name("tool-schemas".into())
+            .spawn(move || ToolRegistry::new(tools).map_err(|e| e.to_string()))
+            .ok();
+        let ready = std::sync::OnceLock::new();
+        if handle.is_none() {
+            let _ = ready.set(Err("no thread could be started to prepare the tools".into()));
+        }
+        let registry = Registry { ready, building: std::sync::Mutex::new(handle) };
+        ToolGate::with_registry(listing, registry, audit, redactor, mode, limits)
+    }
+
+    fn with_registry(
+        listing: Vec<(ToolSpec, Tier)>,
+        tools: Registry,
+        audit: Arc<dyn AuditSink>,
+        redactor: Arc<dyn Redact>,
+        mode: ApprovalMode,
+        limits: Limits,
+    ) -> ToolGate {
         ToolGate {
+            listing,
             tools,
             audit,
             redactor,
@@ -119,13 +191,13 @@ impl ToolGate {
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.specs()
+        self.listing.iter().map(|(spec, _)| spec.clone()).collect()
     }
 
     /// The tier of `name` called with no arguments: what the tool is at least, for clients'
     /// hints (a call's own tier may be higher, as a shell command's is).
     pub fn tier_hint(&self, name: &str) -> Option<Tier> {
-        self.tools.get(name).map(|t| t.tier(&json!({})))
+        self.listing.iter().find(|(spec, _)| spec.name == name).map(|(_, tier)| *tier)
     }
 
     fn audit(&self, caller: &Caller, kind: &str, mut payload: Value) {
@@ -140,7 +212,17 @@ impl ToolGate {
     /// that says what to do.
     pub async fn call(&self, caller: &Caller, name: &str, args: Value) -> Gated {
         let raw = args.to_string();
-        let (tool, args) = match self.tools.validate(name, &raw) {
+        let registry = match self.tools.get() {
+            Ok(registry) => registry,
+            Err(e) => {
+                self.audit(caller, "tool.invalid", json!({"name": name, "error": e}));
+                return Gated::error(
+                    "invalid",
+                    format!("error: ARIA's tools are unavailable: {e}"),
+                );
+            }
+        };
+        let (tool, args) = match registry.validate(name, &raw) {
             Ok(ok) => ok,
             Err(e) => {
                 self.audit(

@@ -215,3 +215,41 @@ async fn results_are_filtered_capped_and_timed_out() {
     assert!(refused.text.contains("outside the roots"));
     assert!(journal.audit_kinds().contains(&"tool.refused".to_owned()));
 }
+
+#[tokio::test]
+async fn a_deferred_gate_lists_at_once_and_calls_once_its_schemas_compiled() {
+    let journal = Arc::new(MemoryJournal::new());
+    let read = fixed("peek", Tier::Read, Ok("seen"));
+    let shell = fixed("shell", Tier::Irreversible, Ok("ran"));
+    let gate = ToolGate::deferred(
+        vec![shell.clone(), read.clone()],
+        journal.clone(),
+        Arc::new(NoRedact),
+        ApprovalMode::Governed,
+        Limits::default(),
+    );
+    let names: Vec<String> = gate.specs().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["peek", "shell"]);
+    assert_eq!(gate.tier_hint("shell"), Some(Tier::Irreversible));
+    assert_eq!(gate.call(&caller(), "peek", json!({"path": "a"})).await.text, "seen");
+    let bad = gate.call(&caller(), "peek", json!({"path": 1})).await;
+    assert_eq!(bad.outcome, "invalid");
+
+    // A tool whose schema does not compile: listed, and every call says why nothing runs.
+    let mut broken = Arc::try_unwrap(fixed("broken", Tier::Read, Ok("x"))).unwrap();
+    broken.spec.parameters = json!({"type": "no-such-type"});
+    let gate = ToolGate::deferred(
+        vec![Arc::new(broken), read.clone()],
+        journal.clone(),
+        Arc::new(NoRedact),
+        ApprovalMode::Governed,
+        Limits::default(),
+    );
+    assert_eq!(gate.specs().len(), 2);
+    let out = gate.call(&caller(), "peek", json!({"path": "a"})).await;
+    assert!(
+        out.is_error && out.text.contains("unavailable") && out.text.contains("broken"),
+        "{out:?}"
+    );
+    assert_eq!(read.calls.load(Ordering::SeqCst), 1, "only the first gate's call ran");
+}
