@@ -17,8 +17,9 @@ use crate::app;
 use crate::cli::{GlobalArgs, MemoriesCommand, SearchModeArg};
 use crate::exit::{CliError, CliResult, OK};
 
-/// Memories embedded and stored per transaction by `import` and `reindex`.
-const CHUNK: usize = 256;
+/// Memories embedded and stored per transaction by `import` and `reindex`: what an interruption
+/// (Ctrl-C) can lose, and how often the progress line moves.
+const CHUNK: usize = 64;
 
 struct Ctx {
     store: Arc<Store>,
@@ -498,7 +499,7 @@ fn import(
     let private = private || under_root.is_some();
     // Ids already stored: the same text is skipped (a rerun after an interruption), another
     // text is an error (nothing is overwritten silently).
-    let mut todo = Vec::new();
+    let mut todo: Vec<Line> = Vec::new();
     let mut conflicts = Vec::new();
     let mut present = 0usize;
     for line in lines {
@@ -523,6 +524,10 @@ fn import(
     }
     let total = todo.len();
     let mut done = 0;
+    // Embedded shortest first: a chunk then holds texts of about one length, so the embedder's
+    // batches pad little. Each chunk is committed on its own; a rerun skips what is stored.
+    todo.sort_by_key(|l| l.text.len());
+    let mut progress = ImportProgress::new(total);
     for chunk in todo.chunks(CHUNK) {
         let texts: Vec<String> = chunk.iter().map(|l| l.text.clone()).collect();
         let vectors = ctx.embed(&texts).map_err(|e| interrupted(e, done, total))?;
@@ -545,10 +550,9 @@ fn import(
             )
             .map_err(|e| interrupted(CliError::failed(e), done, total))?;
         done += chunk.len();
-        if total > CHUNK {
-            eprintln!("imported {done}/{total}");
-        }
+        progress.update(done);
     }
+    progress.finish();
     if done > 0 && private {
         match &under_root {
             Some(root) => eprintln!(
@@ -571,6 +575,59 @@ fn import(
         }
     );
     Ok(OK)
+}
+
+/// The import's progress on stderr: redrawn in place on a terminal, else one line per chunk,
+/// once the import is longer than one chunk.
+struct ImportProgress {
+    total: usize,
+    start: std::time::Instant,
+    terminal: bool,
+}
+
+impl ImportProgress {
+    fn new(total: usize) -> ImportProgress {
+        use std::io::IsTerminal;
+        let terminal =
+            std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb");
+        ImportProgress { total, start: std::time::Instant::now(), terminal }
+    }
+
+    fn update(&mut self, done: usize) {
+        if self.total <= CHUNK {
+            return;
+        }
+        let line = progress_line(done, self.total, self.start.elapsed().as_secs_f64());
+        if self.terminal {
+            eprint!("\r\x1b[2K{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    fn finish(&self) {
+        if self.terminal && self.total > CHUNK {
+            eprintln!();
+        }
+    }
+}
+
+/// `imported 128/1398 (9 %) · 7.9/s · about 2 min 41 s left · Ctrl-C stops, a rerun resumes`.
+fn progress_line(done: usize, total: usize, seconds: f64) -> String {
+    let percent = done * 100 / total.max(1);
+    let rate = if seconds > 0.0 { done as f64 / seconds } else { 0.0 };
+    let left = if rate > 0.0 && done < total {
+        let secs = ((total - done) as f64 / rate).round() as u64;
+        if secs >= 60 {
+            format!(" · about {} min {} s left", secs / 60, secs % 60)
+        } else {
+            format!(" · about {secs} s left")
+        }
+    } else {
+        String::new()
+    };
+    let resume = if done < total { " · Ctrl-C stops, a rerun resumes" } else { "" };
+    format!("imported {done}/{total} ({percent} %) · {rate:.1}/s{left}{resume}")
 }
 
 fn interrupted(e: CliError, done: usize, total: usize) -> CliError {
@@ -610,4 +667,27 @@ fn reindex(ctx: &Ctx) -> CliResult<u8> {
     }
     println!("reindexed {total} memories with {model}");
     Ok(OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_gives_the_share_the_rate_and_what_is_left() {
+        assert_eq!(
+            progress_line(128, 1398, 16.0),
+            "imported 128/1398 (9 %) · 8.0/s · about 2 min 39 s left · Ctrl-C stops, a rerun \
+             resumes"
+        );
+        assert_eq!(
+            progress_line(64, 100, 8.0),
+            "imported 64/100 (64 %) · 8.0/s · about 5 s left · Ctrl-C stops, a rerun resumes"
+        );
+        assert_eq!(progress_line(100, 100, 10.0), "imported 100/100 (100 %) · 10.0/s");
+        assert_eq!(
+            progress_line(0, 100, 0.0),
+            "imported 0/100 (0 %) · 0.0/s · Ctrl-C stops, a rerun resumes"
+        );
+    }
 }
