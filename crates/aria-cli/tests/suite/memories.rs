@@ -415,3 +415,54 @@ fn storing_a_memory_takes_no_snapshot_of_the_root() {
     let snapshots = text(&aria.run(NO_SERVER, &["snapshots", "list", "--json"]).stdout);
     assert_eq!(snapshots.trim(), "[]", "{snapshots}");
 }
+
+#[test]
+fn search_by_one_retriever_and_many_queries_from_a_file() {
+    let server = MockOllama::new(vec![]).serve();
+    let aria = Aria::new();
+    let config = ollama_embedder(&aria, &server);
+    let docs = aria.dir.path().join("docs.jsonl");
+    std::fs::write(
+        &docs,
+        "{\"id\": \"d1\", \"text\": \"solar panels on the roof\"}\n\
+         {\"id\": \"d2\", \"text\": \"the boiler needs a service\"}\n\
+         {\"id\": \"d3\", \"text\": \"roof tiles were replaced\"}\n",
+    )
+    .unwrap();
+    ok(&run(&aria, &config, &["import", docs.to_str().unwrap()]));
+    let queries = aria.dir.path().join("queries.jsonl");
+    std::fs::write(
+        &queries,
+        "{\"id\": \"q1\", \"text\": \"roof\"}\n{\"id\": 2, \"text\": \"boiler\"}\n",
+    )
+    .unwrap();
+    let q = queries.to_str().unwrap();
+    // BM25 alone: only the memories with the word, no vector ranks.
+    let out = ok(&run(&aria, &config, &["search", "--queries", q, "--retriever", "bm25"]));
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!((lines[0]["id"].as_str(), lines[1]["id"].as_str()), (Some("q1"), Some("2")));
+    let ids = |v: &Value| -> Vec<String> {
+        v["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_owned()).collect()
+    };
+    let mut roof = ids(&lines[0]);
+    roof.sort();
+    assert_eq!(roof, vec!["d1", "d3"]);
+    assert_eq!(ids(&lines[1]), vec!["d2"]);
+    assert!(lines[0]["hits"][0]["vector_rank"].is_null());
+    // Vectors alone: every memory has a vector, none has a text rank.
+    let one =
+        json_of(&run(&aria, &config, &["search", "boiler", "--retriever", "vector", "--json"]));
+    let hits = one.as_array().unwrap();
+    assert_eq!(hits.len(), 3);
+    assert!(hits.iter().all(|h| h["text_rank"].is_null() && h["vector_rank"].is_number()));
+    // Hybrid (the default) has both ranks for a memory both lists found.
+    let both = json_of(&run(&aria, &config, &["search", "boiler", "--json"]));
+    let d2 = both.as_array().unwrap().iter().find(|h| h["id"] == "d2").unwrap();
+    assert!(d2["text_rank"].is_number() && d2["vector_rank"].is_number(), "{d2}");
+    // Without an embedder, vectors alone cannot be asked for.
+    let none = config_with(&aria, "embedder = \"none\"");
+    let out = run(&aria, &none, &["search", "boiler", "--retriever", "vector"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("--retriever vector needs an embedder"));
+}
