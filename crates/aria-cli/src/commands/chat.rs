@@ -179,8 +179,7 @@ fn repl(
         if text.is_empty() {
             continue;
         }
-        let chosen: String;
-        match super::slash::handle(ctx, text, conversation.as_deref()) {
+        let chosen = match super::slash::handle(ctx, text, conversation.as_deref()) {
             Some(super::slash::After::Exit) => break,
             Some(super::slash::After::New) => {
                 conversation = None;
@@ -190,9 +189,9 @@ fn repl(
                 let _ = editor.add_history_entry(text);
                 continue;
             }
-            Some(super::slash::After::Send(message)) => chosen = message,
-            None => chosen = text.to_owned(),
-        }
+            Some(super::slash::After::Send(message)) => message,
+            None => text.to_owned(),
+        };
         // History keeps what was typed (the command, not the resource it sent).
         let _ = editor.add_history_entry(text);
         let text = chosen.as_str();
