@@ -235,7 +235,7 @@ fn build_patterns() -> Result<Vec<Group>, ()> {
             let from_name = RULES[range].iter().all(|r| r.check == Check::EnvValue);
             Ok(Group { re, slots, keywords, from_name })
         })
-    .collect()
+        .collect()
 }
 
 /// What replaces all text if a regex could not be built (fail closed).
