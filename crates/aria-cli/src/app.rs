@@ -208,7 +208,7 @@ pub fn tool_gate(
         Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder))
     });
     tools.extend(aria_core::memory_tools(memory, redactor.clone(), false));
-    // The schemas compile while the client connects: `tools/list` needs only the specs.
+    // The schemas compile on the first call: `tools/list` needs only the specs.
     let gate =
         aria_core::ToolGate::deferred(tools, store.clone(), redactor, config.mode, config.limits)
             .with_snapshotter(Arc::new(snapshots));

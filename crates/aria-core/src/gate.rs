@@ -63,19 +63,18 @@ impl Gated {
     }
 }
 
-/// The registry, or the thread still compiling its schemas ([`ToolGate::deferred`]).
+/// The registry, or the tools whose schemas are compiled on the first call
+/// ([`ToolGate::deferred`]).
 struct Registry {
     ready: std::sync::OnceLock<Result<Arc<ToolRegistry>, String>>,
-    building: std::sync::Mutex<Option<std::thread::JoinHandle<Result<ToolRegistry, String>>>>,
+    pending: std::sync::Mutex<Option<Vec<Arc<dyn aria_api::Tool>>>>,
 }
 
 impl Registry {
     fn get(&self) -> &Result<Arc<ToolRegistry>, String> {
         self.ready.get_or_init(|| {
-            let handle = self.building.lock().unwrap_or_else(|e| e.into_inner()).take();
-            match handle.map(std::thread::JoinHandle::join) {
-                Some(Ok(built)) => built.map(Arc::new),
-                Some(Err(_)) => Err("compiling the tools' schemas stopped unexpectedly".into()),
+            match self.pending.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                Some(tools) => ToolRegistry::new(tools).map(Arc::new).map_err(|e| e.to_string()),
                 None => Err("the tools were never prepared (a bug in ARIA)".into()),
             }
         })
@@ -124,15 +123,15 @@ impl ToolGate {
             .collect();
         let registry = Registry {
             ready: std::sync::OnceLock::from(Ok(tools)),
-            building: std::sync::Mutex::new(None),
+            pending: std::sync::Mutex::new(None),
         };
         ToolGate::with_registry(listing, registry, audit, redactor, mode, limits)
     }
 
-    /// A gate whose schemas compile on a thread of their own while the client connects: the
-    /// tools can be listed at once, and the first call waits for the compilation (a bad schema
-    /// or a duplicate name is then every call's error). What `aria mcp serve` uses, so a client
-    /// gets its list without waiting for work it may never need.
+    /// A gate whose schemas are compiled on the first call rather than up front: the tools can
+    /// be listed at once (a client's `tools/list` needs only their specs), and a bad schema or
+    /// a duplicate name is then every call's error. What `aria mcp serve` uses, so a client gets
+    /// its list without waiting for work it may never need.
     pub fn deferred(
         tools: Vec<Arc<dyn aria_api::Tool>>,
         audit: Arc<dyn AuditSink>,
@@ -144,15 +143,10 @@ impl ToolGate {
             tools.iter().map(|t| (t.spec().clone(), t.tier(&json!({})))).collect();
         listing.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         listing.dedup_by(|a, b| a.0.name == b.0.name);
-        let handle = std::thread::Builder::new()
-            .name("tool-schemas".into())
-            .spawn(move || ToolRegistry::new(tools).map_err(|e| e.to_string()))
-            .ok();
-        let ready = std::sync::OnceLock::new();
-        if handle.is_none() {
-            let _ = ready.set(Err("no thread could be started to prepare the tools".into()));
-        }
-        let registry = Registry { ready, building: std::sync::Mutex::new(handle) };
+        let registry = Registry {
+            ready: std::sync::OnceLock::new(),
+            pending: std::sync::Mutex::new(Some(tools)),
+        };
         ToolGate::with_registry(listing, registry, audit, redactor, mode, limits)
     }
 
