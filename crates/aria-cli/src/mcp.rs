@@ -89,6 +89,25 @@ pub fn list_now(
     server: &ServerConfig,
     guard: &Arc<aria_tools::PathGuard>,
 ) -> Result<(Vec<RemoteTool>, Duration), String> {
+    with_server(server, guard, |live| async move {
+        let started = std::time::Instant::now();
+        let tools = live.list_tools().await.map_err(|e| e.to_string());
+        tools.map(|t| (t, started.elapsed()))
+    })
+}
+
+/// Starts `server` on a thread with a runtime of its own (usable from inside or outside a
+/// runtime), runs `work` on it, and stops it.
+fn with_server<T, F, Fut>(
+    server: &ServerConfig,
+    guard: &Arc<aria_tools::PathGuard>,
+    work: F,
+) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce(Arc<Server>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
     let (server, guard) = (server.clone(), guard.clone());
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -96,16 +115,14 @@ pub fn list_now(
             .build()
             .map_err(|e| e.to_string())?;
         runtime.block_on(async move {
-            let started = std::time::Instant::now();
             let live = Server::new(server, guard);
-            let tools = live.list_tools().await.map_err(|e| e.to_string());
-            let took = started.elapsed();
+            let answer = work(live.clone()).await;
             live.stop().await;
-            tools.map(|t| (t, took))
+            answer
         })
     })
     .join()
-    .map_err(|_| "listing the tools stopped unexpectedly".to_owned())?
+    .map_err(|_| "talking to the MCP server stopped unexpectedly".to_owned())?
 }
 
 /// What to ask a server besides its tools (resources and prompts are the user's to choose:
@@ -125,26 +142,15 @@ pub fn ask(
     guard: &Arc<aria_tools::PathGuard>,
     ask: Ask,
 ) -> Result<Value, String> {
-    let (server, guard) = (server.clone(), guard.clone());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        runtime.block_on(async move {
-            let live = Server::new(server, guard);
-            let answer = match ask {
-                Ask::Resources => live.list_resources().await.map(Value::from),
-                Ask::Read(uri) => live.read_resource(&uri).await.map(Value::from),
-                Ask::Prompts => live.list_prompts().await.map(Value::from),
-                Ask::Prompt(name, args) => live.get_prompt(&name, args).await.map(Value::from),
-            };
-            live.stop().await;
-            answer.map_err(|e| e.to_string())
-        })
+    with_server(server, guard, |live| async move {
+        let answer = match ask {
+            Ask::Resources => live.list_resources().await.map(Value::from),
+            Ask::Read(uri) => live.read_resource(&uri).await.map(Value::from),
+            Ask::Prompts => live.list_prompts().await.map(Value::from),
+            Ask::Prompt(name, args) => live.get_prompt(&name, args).await.map(Value::from),
+        };
+        answer.map_err(|e| e.to_string())
     })
-    .join()
-    .map_err(|_| "asking the MCP server stopped unexpectedly".to_owned())?
 }
 
 /// The tools of every enabled MCP server: from the kept lists, or listed now. A server that

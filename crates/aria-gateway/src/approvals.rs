@@ -109,20 +109,8 @@ impl Approvals {
         let Some(hub) = hub.filter(|h| h.channel.can_ask()) else {
             return ApprovalAnswer::Deny;
         };
-        let id = uuid::Uuid::now_v7().to_string();
-        let tier = request.tier.as_str().to_owned();
-        let record = StoredApproval {
-            id: id.clone(),
-            session_id: request.session_id.clone(),
-            tool: request.tool.clone(),
-            arguments: request.arguments.clone(),
-            tier: tier.clone(),
-            reason: request.reason.clone(),
-            channel: hub.channel.as_str().to_owned(),
-            status: "pending".into(),
-            created_at: now_rfc3339(),
-            answered_at: None,
-        };
+        let record = pending_record(&request, hub.channel.as_str());
+        let (id, tier) = (record.id.clone(), record.tier.clone());
         if let Err(e) = store.approval_insert(&record) {
             tracing::error!("cannot record an approval question, so it is denied: {e}");
             return ApprovalAnswer::Deny;
@@ -188,20 +176,8 @@ impl Detached {
 
     async fn ask_inner(self, request: ApprovalRequest) -> ApprovalAnswer {
         let store = &self.approvals.0.store;
-        let id = uuid::Uuid::now_v7().to_string();
-        let tier = request.tier.as_str().to_owned();
-        let record = StoredApproval {
-            id: id.clone(),
-            session_id: request.session_id.clone(),
-            tool: request.tool.clone(),
-            arguments: request.arguments.clone(),
-            tier: tier.clone(),
-            reason: request.reason.clone(),
-            channel: "mcp".to_owned(),
-            status: "pending".into(),
-            created_at: now_rfc3339(),
-            answered_at: None,
-        };
+        let record = pending_record(&request, "mcp");
+        let (id, tier) = (record.id.clone(), record.tier.clone());
         if let Err(e) = store.approval_insert(&record) {
             tracing::error!("cannot record an approval question, so it is denied: {e}");
             return ApprovalAnswer::Deny;
@@ -259,6 +235,22 @@ impl Approver for Detached {
 impl Approver for Approvals {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
         Box::pin(self.clone().ask_inner(request))
+    }
+}
+
+/// A new question about `request`, asked on `channel`, as it is recorded.
+fn pending_record(request: &ApprovalRequest, channel: &str) -> StoredApproval {
+    StoredApproval {
+        id: uuid::Uuid::now_v7().to_string(),
+        session_id: request.session_id.clone(),
+        tool: request.tool.clone(),
+        arguments: request.arguments.clone(),
+        tier: request.tier.as_str().to_owned(),
+        reason: request.reason.clone(),
+        channel: channel.to_owned(),
+        status: "pending".into(),
+        created_at: now_rfc3339(),
+        answered_at: None,
     }
 }
 

@@ -60,7 +60,7 @@ impl Tool for SnapshotList {
         Box::pin(async move {
             let usage = "snapshot_list takes an optional \"path\" inside the roots";
             let map = git_repo::object(Self::NAME, &args, &["path"], usage)?;
-            let path = opt_str(map, "path", usage)?;
+            let path = git_repo::opt_str(Self::NAME, map, "path", usage)?;
             let snapshots = self.snapshots.clone();
             blocking(Self::NAME, move || {
                 let path = checked(&snapshots, path)?;
@@ -155,7 +155,7 @@ impl Tool for SnapshotRollback {
                 "snapshot_rollback takes \"id\" (from snapshot_list) and an optional \"path\"";
             let map = git_repo::object(Self::NAME, &args, &["id", "path"], usage)?;
             let id = git_repo::req_str(Self::NAME, map, "id", usage)?;
-            let path = opt_str(map, "path", usage)?;
+            let path = git_repo::opt_str(Self::NAME, map, "path", usage)?;
             let snapshots = self.snapshots.clone();
             let session = ctx.session_id.clone();
             blocking(Self::NAME, move || {
@@ -184,18 +184,6 @@ impl Tool for SnapshotRollback {
             })
             .await
         })
-    }
-}
-
-fn opt_str(
-    map: &serde_json::Map<String, Value>,
-    key: &str,
-    usage: &str,
-) -> Result<Option<String>, ToolError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(ToolError::failed(format!("\"{key}\" must be a string; {usage}"))),
     }
 }
 
