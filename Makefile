@@ -64,6 +64,7 @@ bench:
 	$(CARGO) bench -p aria-tools --bench shell
 	$(CARGO) bench -p aria-tools --bench files
 	$(CARGO) bench -p aria-tools --bench search
+	$(CARGO) bench -p aria-tools --bench web_cache
 	$(CARGO) bench -p aria-tools --bench snapshot
 	$(CARGO) bench -p aria-tools --bench git
 	$(CARGO) bench -p aria-store --bench memory
@@ -73,6 +74,8 @@ bench:
 	$(CARGO) bench -p aria-sandbox --bench spawn
 	$(CARGO) bench -p aria-gateway --bench telegram
 	$(CARGO) bench -p aria-cli --bench cli
+	$(CARGO) bench -p aria-mcp --bench call
+	python3 bench/mcp_serve/run.py
 	$(CARGO) bench -p aria-local --bench local
 
 # Every cargo-fuzz target for FUZZ_SECONDS each (installs cargo-fuzz if missing; on a stable-only
