@@ -83,6 +83,8 @@ pub struct Services {
     pub mcp: Option<Arc<aria_core::ToolGate>>,
     /// The MCP servers ARIA uses, as `aria mcp list --json` shows them.
     pub mcp_servers: Option<McpServers>,
+    /// The agent profiles, as `aria agents list --json` shows them.
+    pub agents: Option<Arc<Vec<Value>>>,
 }
 
 /// Lists the configured MCP servers (read when asked: the kept tool lists change).

@@ -231,6 +231,12 @@ pub fn gateway(
     let services = Services {
         mcp: Some(Arc::new(mcp)),
         mcp_servers: Some(Arc::new(move || crate::mcp::server_rows(&listed))),
+        agents: Some(Arc::new(
+            crate::agents::all(config)
+                .iter()
+                .filter_map(|a| serde_json::to_value(a).ok())
+                .collect(),
+        )),
         memory: Some(parts.memory),
         embedder: parts.embedder,
         snapshots: Some(Arc::new(app::snapshots(config)?)),

@@ -187,3 +187,17 @@ fn a_conversation_keeps_its_agent() {
     );
     assert_eq!(mock.requests().len(), requests.len(), "nothing was sent");
 }
+
+#[test]
+fn the_daemon_lists_the_agents() {
+    let aria = Aria::new();
+    write_config(&aria, "[agents.reviewer]\ndescription = \"Reviews.\"\ntools = [\"read\"]\n");
+    let mock = MockOpenAi::new(vec![]).serve();
+    let daemon = super::daemon::Daemon::start(&aria, &mock.base_url(), &[]);
+    let (status, body) = daemon.json("GET", "/api/v1/agents", None);
+    assert_eq!(status, 200, "{body}");
+    let names: Vec<&str> =
+        body["items"].as_array().unwrap().iter().filter_map(|a| a["name"].as_str()).collect();
+    assert_eq!(names, ["default", "researcher", "coder", "companion", "reviewer"]);
+    assert_eq!(body["items"][4]["source"], json!("config"));
+}
