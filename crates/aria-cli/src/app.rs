@@ -160,20 +160,20 @@ pub fn agent_tools(
     config: &Config,
     profile: &crate::config::agents::AgentProfile,
     tools: Vec<Arc<dyn Tool>>,
-) -> CliResult<Vec<Arc<dyn Tool>>> {
-    let profiles = aria_tools::Profiles::new(path_guard(config)?, &config.profiles)
-        .map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
-    let profile_names: Vec<String> =
-        Arc::new(profiles).tools().iter().map(|t| t.spec().name.clone()).collect();
+) -> Vec<Arc<dyn Tool>> {
+    // The command profiles' tools are named after them: the built-in ones and `[profiles.*]`.
+    let is_profile = |name: &str| {
+        aria_tools::profiles::BUILTIN_PROFILES.contains(&name) || config.profiles.contains_key(name)
+    };
     let servers: Vec<&str> = config.mcp.iter().map(|s| s.name.as_str()).collect();
-    Ok(tools
+    tools
         .into_iter()
         .filter(|tool| {
             let name = tool.spec().name.as_str();
             let kind = crate::agents::ToolKind {
                 name,
                 tier: tool.tier(&serde_json::json!({})),
-                profile: profile_names.iter().any(|p| p == name),
+                profile: is_profile(name),
                 mcp_server: servers.iter().copied().find(|s| {
                     name.strip_prefix(aria_mcp::sanitise(s).as_str())
                         .is_some_and(|rest| rest.starts_with("__"))
@@ -181,7 +181,7 @@ pub fn agent_tools(
             };
             crate::agents::allows(profile, kind)
         })
-        .collect())
+        .collect()
 }
 
 /// ARIA's tools for MCP clients (`aria mcp serve`, the daemon's `/mcp`): its own tools (not
@@ -383,7 +383,7 @@ pub fn agent_parts(
         Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder.clone()));
     tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone(), built.local));
     if let Some(profile) = &config.agent {
-        tools = agent_tools(config, profile, tools)?;
+        tools = agent_tools(config, profile, tools);
     }
     let registry = ToolRegistry::new(tools)
         .context("the built-in tools are inconsistent (a bug: please report it)")

@@ -324,14 +324,25 @@ impl Server {
         }
     }
 
+    /// Awaits one request within the server's timeout: `what` names it in a timeout, `doing`
+    /// in a failure.
+    async fn within<T>(
+        &self,
+        what: &str,
+        doing: &str,
+        request: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, McpError> {
+        match tokio::time::timeout(self.config.timeout, request).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(err(&self.config.name, format!("{doing} failed: {e}"))),
+            Err(_) => Err(self.timed_out(what)),
+        }
+    }
+
     /// The tools the server offers (those its entry allows).
     pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, McpError> {
         let peer = self.peer().await?;
-        let tools = match tokio::time::timeout(self.config.timeout, peer.list_all_tools()).await {
-            Ok(Ok(tools)) => tools,
-            Ok(Err(e)) => return Err(err(&self.config.name, format!("tools/list failed: {e}"))),
-            Err(_) => return Err(self.timed_out("tools/list")),
-        };
+        let tools = self.within("tools/list", "tools/list", peer.list_all_tools()).await?;
         Ok(tools
             .into_iter()
             .filter(|t| self.config.allows(&t.name))
@@ -348,25 +359,18 @@ impl Server {
     /// them.
     pub async fn list_resources(&self) -> Result<Vec<Value>, McpError> {
         let peer = self.peer().await?;
-        match tokio::time::timeout(self.config.timeout, peer.list_all_resources()).await {
-            Ok(Ok(list)) => Ok(list.iter().filter_map(|r| serde_json::to_value(r).ok()).collect()),
-            Ok(Err(e)) => Err(err(&self.config.name, format!("resources/list failed: {e}"))),
-            Err(_) => Err(self.timed_out("resources/list")),
-        }
+        let list =
+            self.within("resources/list", "resources/list", peer.list_all_resources()).await?;
+        Ok(list.iter().filter_map(|r| serde_json::to_value(r).ok()).collect())
     }
 
     /// The text of resource `uri` (binary parts are named, not shown), cut to what ARIA keeps.
     pub async fn read_resource(&self, uri: &str) -> Result<String, McpError> {
         let peer = self.peer().await?;
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
-        let read = match tokio::time::timeout(self.config.timeout, peer.read_resource(params)).await
-        {
-            Ok(Ok(read)) => read,
-            Ok(Err(e)) => {
-                return Err(err(&self.config.name, format!("reading {uri} failed: {e}")));
-            }
-            Err(_) => return Err(self.timed_out("resources/read")),
-        };
+        let read = self
+            .within("resources/read", &format!("reading {uri}"), peer.read_resource(params))
+            .await?;
         let value = serde_json::to_value(&read).unwrap_or_default();
         let mut text = String::new();
         for part in value["contents"].as_array().into_iter().flatten() {
@@ -385,11 +389,8 @@ impl Server {
     /// The prompts the server offers: `name`, `description`, `arguments`.
     pub async fn list_prompts(&self) -> Result<Vec<Value>, McpError> {
         let peer = self.peer().await?;
-        match tokio::time::timeout(self.config.timeout, peer.list_all_prompts()).await {
-            Ok(Ok(list)) => Ok(list.iter().filter_map(|p| serde_json::to_value(p).ok()).collect()),
-            Ok(Err(e)) => Err(err(&self.config.name, format!("prompts/list failed: {e}"))),
-            Err(_) => Err(self.timed_out("prompts/list")),
-        }
+        let list = self.within("prompts/list", "prompts/list", peer.list_all_prompts()).await?;
+        Ok(list.iter().filter_map(|p| serde_json::to_value(p).ok()).collect())
     }
 
     /// Prompt `name` filled with `arguments`: the text of its messages, one per paragraph.
@@ -400,17 +401,12 @@ impl Server {
     ) -> Result<String, McpError> {
         let peer = self.peer().await?;
         let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
-        let got =
-            match tokio::time::timeout(self.config.timeout, peer.get_prompt_once(params)).await {
-                Ok(Ok(rmcp::model::GetPromptResponse::Complete(got))) => got,
-                Ok(Ok(_)) => {
-                    return Err(err(&self.config.name, format!("prompt {name} wants more input")));
-                }
-                Ok(Err(e)) => {
-                    return Err(err(&self.config.name, format!("prompt {name} failed: {e}")));
-                }
-                Err(_) => return Err(self.timed_out("prompts/get")),
-            };
+        let rmcp::model::GetPromptResponse::Complete(got) = self
+            .within("prompts/get", &format!("prompt {name}"), peer.get_prompt_once(params))
+            .await?
+        else {
+            return Err(err(&self.config.name, format!("prompt {name} wants more input")));
+        };
         let value = serde_json::to_value(&got).unwrap_or_default();
         let texts: Vec<String> = value["messages"]
             .as_array()

@@ -1,7 +1,5 @@
 //! `aria agents list|show` (issue #24).
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
 
 use super::run::Context;
@@ -57,12 +55,8 @@ fn list(all: &[AgentProfile], json: bool) -> CliResult<u8> {
 
 /// The tools this machine's configuration would offer `profile`.
 fn offered(ctx: &Context, profile: &AgentProfile) -> CliResult<Vec<String>> {
-    let mut tools = app::tools(&ctx.config)?;
-    tools.extend(app::store_tools(&ctx.config, &ctx.store));
-    let memory: Arc<dyn aria_core::MemoryBackend> =
-        Arc::new(crate::memory::StoreMemory::new(ctx.store.clone(), None));
-    tools.extend(aria_core::memory_tools(memory, ctx.redactor.clone(), false));
-    let tools = app::agent_tools(&ctx.config, profile, tools)?;
+    let tools = super::inspect::agent_tools(ctx)?;
+    let tools = app::agent_tools(&ctx.config, profile, tools);
     Ok(tools.iter().map(|t| t.spec().name.clone()).collect())
 }
 

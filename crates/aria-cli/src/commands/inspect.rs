@@ -47,6 +47,15 @@ pub fn tools(global: &GlobalArgs, command: ToolsCommand) -> CliResult<u8> {
 /// memory tools (listed without loading an embedder: their specs do not depend on it), each with
 /// its tier, sorted by name.
 pub(crate) fn tool_rows(ctx: &Context) -> CliResult<Vec<(aria_api::ToolSpec, &'static str)>> {
+    let tools = agent_tools(ctx)?;
+    let mut rows: Vec<(aria_api::ToolSpec, &'static str)> =
+        tools.iter().map(|t| (t.spec().clone(), tier_label(t.as_ref()))).collect();
+    rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    Ok(rows)
+}
+
+/// Every tool an agent is given on this machine (without loading a model or an embedder).
+pub(crate) fn agent_tools(ctx: &Context) -> CliResult<Vec<std::sync::Arc<dyn aria_api::Tool>>> {
     let mut tools = app::tools(&ctx.config)?;
     tools.extend(app::store_tools(&ctx.config, &ctx.store));
     let memory: std::sync::Arc<dyn aria_core::MemoryBackend> =
@@ -55,10 +64,7 @@ pub(crate) fn tool_rows(ctx: &Context) -> CliResult<Vec<(aria_api::ToolSpec, &'s
     // Every agent has `ask_user` (who answers depends on the front end, not its spec).
     let nobody = std::sync::Arc::default();
     tools.push(std::sync::Arc::new(aria_gateway::choices::AskUser::new(nobody)));
-    let mut rows: Vec<(aria_api::ToolSpec, &'static str)> =
-        tools.iter().map(|t| (t.spec().clone(), tier_label(t.as_ref()))).collect();
-    rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-    Ok(rows)
+    Ok(tools)
 }
 
 /// A tool's tier as a person reads it in the list: its tier when it does not depend on the
