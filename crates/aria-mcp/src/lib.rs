@@ -125,6 +125,12 @@ pub struct Server {
     state: Mutex<State>,
 }
 
+/// Whether the server said at the handshake that it has what `has` looks for (a server without
+/// resources or prompts has none to list, rather than an error).
+fn offers(peer: &Peer<RoleClient>, has: impl Fn(&rmcp::model::ServerCapabilities) -> bool) -> bool {
+    peer.peer_info().is_none_or(|info| has(&info.capabilities))
+}
+
 /// `text` cut to [`MAX_RESULT_CHARS`], saying so.
 fn cap(text: String) -> String {
     if text.chars().count() <= MAX_RESULT_CHARS {
@@ -359,6 +365,9 @@ impl Server {
     /// them.
     pub async fn list_resources(&self) -> Result<Vec<Value>, McpError> {
         let peer = self.peer().await?;
+        if !offers(&peer, |c| c.resources.is_some()) {
+            return Ok(Vec::new());
+        }
         let list =
             self.within("resources/list", "resources/list", peer.list_all_resources()).await?;
         Ok(list.iter().filter_map(|r| serde_json::to_value(r).ok()).collect())
@@ -367,6 +376,9 @@ impl Server {
     /// The text of resource `uri` (binary parts are named, not shown), cut to what ARIA keeps.
     pub async fn read_resource(&self, uri: &str) -> Result<String, McpError> {
         let peer = self.peer().await?;
+        if !offers(&peer, |c| c.resources.is_some()) {
+            return Err(err(&self.config.name, "it offers no resources"));
+        }
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
         let read = self
             .within("resources/read", &format!("reading {uri}"), peer.read_resource(params))
@@ -389,6 +401,9 @@ impl Server {
     /// The prompts the server offers: `name`, `description`, `arguments`.
     pub async fn list_prompts(&self) -> Result<Vec<Value>, McpError> {
         let peer = self.peer().await?;
+        if !offers(&peer, |c| c.prompts.is_some()) {
+            return Ok(Vec::new());
+        }
         let list = self.within("prompts/list", "prompts/list", peer.list_all_prompts()).await?;
         Ok(list.iter().filter_map(|p| serde_json::to_value(p).ok()).collect())
     }
@@ -400,6 +415,9 @@ impl Server {
         arguments: Map<String, Value>,
     ) -> Result<String, McpError> {
         let peer = self.peer().await?;
+        if !offers(&peer, |c| c.prompts.is_some()) {
+            return Err(err(&self.config.name, "it offers no prompts"));
+        }
         let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
         let rmcp::model::GetPromptResponse::Complete(got) = self
             .within("prompts/get", &format!("prompt {name}"), peer.get_prompt_once(params))

@@ -51,6 +51,12 @@ fn a_server_is_added_tested_listed_and_its_tools_used_by_the_agent() {
         (json!("fake"), json!(5))
     );
     assert_eq!(code(&aria.run(NO_SERVER, &["mcp", "test", "nope"])), 2);
+    // A server without resources or prompts has none to list, and says so when one is asked for.
+    let none = aria.run(NO_SERVER, &["mcp", "resources", "fake", "--json"]);
+    assert_eq!((code(&none), json_of(&none)), (0, json!([])), "{}", text(&none.stderr));
+    let none = aria.run(NO_SERVER, &["mcp", "prompts", "fake", "--get", "review"]);
+    assert_eq!(code(&none), 1);
+    assert!(text(&none.stderr).contains("offers no prompts"), "{}", text(&none.stderr));
 
     let mock = MockOpenAi::new(vec![
         MockTurn::tool_call("fake__echo", r#"{"text":"hello from mcp"}"#),
