@@ -237,6 +237,11 @@ def test_daemon_mcp_endpoint_needs_the_token(daemon):
         {"Content-Type": "application/json", "Authorization": None,
          "Accept": "application/json, text/event-stream"})
     assert status == 401
+    status, _, body = daemon.raw("POST", "/mcp", b"{not json",
+                                 {"Content-Type": "application/json",
+                                  "Accept": "application/json, text/event-stream"})
+    assert status == 400, body
+    assert json.loads(body)["error"]["code"] == "bad_request"
 
     async def wrong_token():
         async with mcp.Client(http_client(daemon, token="wrong"), mode="legacy",

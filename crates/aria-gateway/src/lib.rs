@@ -177,7 +177,7 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
                     gate.clone(),
                     gateway.shutdown.child_token(),
                 ))
-                .layer(axum::middleware::from_fn(closed_is_no_content)),
+                .layer(axum::middleware::from_fn(mcp_statuses)),
         ),
         None => api,
     };
@@ -190,16 +190,36 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
         .with_state(gateway)
 }
 
-/// A closed MCP session answers 204 No Content (the SDK says 202, which clients such as the
-/// official Python one report as a failed termination).
-async fn closed_is_no_content(
+/// Two of the MCP SDK's answers in the daemon's terms: a closed session answers 204 No Content
+/// (the SDK says 202, which clients such as the official Python one report as a failed
+/// termination), and a JSON body that does not parse is a 400 in ARIA's error shape (the SDK
+/// says 415 Unsupported Media Type, in plain text).
+async fn mcp_statuses(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let delete = request.method() == axum::http::Method::DELETE;
+    use axum::response::IntoResponse;
+    let method = request.method().clone();
+    let json = request
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
     let mut response = next.run(request).await;
-    if delete && response.status() == axum::http::StatusCode::ACCEPTED {
-        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    match (method, response.status()) {
+        (axum::http::Method::DELETE, axum::http::StatusCode::ACCEPTED) => {
+            *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        }
+        (axum::http::Method::POST, axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE) if json => {
+            let body = axum::body::to_bytes(response.into_body(), 64 * 1024).await;
+            let why = body.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+            return ApiError::bad_request(
+                format!("the body is not a JSON-RPC message: {}", why.trim()),
+                "send one JSON-RPC request or notification (or a batch) as JSON",
+            )
+            .into_response();
+        }
+        _ => {}
     }
     response
 }
