@@ -7,20 +7,42 @@
 use aria_api::Tier;
 
 use crate::cli::GlobalArgs;
-use crate::config::agents::{AgentProfile, builtin};
+use crate::config::agents::{AgentProfile, AgentSource, RawAgent, builtin, from_raw};
 use crate::config::{Config, FallbackConfig};
 use crate::exit::{CliError, CliResult};
 
-/// Every agent: the built-in ones, then those of `aria.toml`.
-pub fn all(config: &Config) -> Vec<AgentProfile> {
+/// Every agent: the built-in ones, those of `aria.toml`, then those stored in ARIA's
+/// database (`aria agents add`, the API, the web UI). A stored agent that no longer passes the
+/// checks, or whose name `aria.toml` has taken since, is left out with a warning in the log.
+pub fn all(config: &Config, store: Option<&aria_store::Store>) -> CliResult<Vec<AgentProfile>> {
     let mut all = builtin();
     all.extend(config.agents.iter().cloned());
-    all
+    for stored in store.map(|s| s.agents()).transpose()?.into_iter().flatten() {
+        if all.iter().any(|a| a.name == stored.name) {
+            tracing::warn!(agent = %stored.name, "a stored agent is hidden by one of the same name");
+            continue;
+        }
+        match stored_profile(&stored) {
+            Ok(profile) => all.push(profile),
+            Err(e) => tracing::warn!(agent = %stored.name, error = %e, "a stored agent is left out"),
+        }
+    }
+    Ok(all)
+}
+
+/// A stored agent as a profile, checked as when it was made.
+pub fn stored_profile(stored: &aria_store::StoredAgent) -> Result<AgentProfile, String> {
+    let raw: RawAgent = serde_json::from_value(stored.profile.clone()).map_err(|e| e.to_string())?;
+    from_raw(&stored.name, raw, AgentSource::Store).map_err(|e| e.to_string())
 }
 
 /// The agent `name`, or a usage error listing the names there are.
-pub fn find(config: &Config, name: &str) -> CliResult<AgentProfile> {
-    let all = all(config);
+pub fn find(
+    config: &Config,
+    store: Option<&aria_store::Store>,
+    name: &str,
+) -> CliResult<AgentProfile> {
+    let all = all(config, store)?;
     all.iter().find(|a| a.name == name).cloned().ok_or_else(|| {
         let names: Vec<&str> = all.iter().map(|a| a.name.as_str()).collect();
         CliError::usage(format!(
@@ -32,8 +54,13 @@ pub fn find(config: &Config, name: &str) -> CliResult<AgentProfile> {
 
 /// The configuration of a command run as `name`: loaded again with the agent's primary model
 /// (when no `--backend`/`--model` was given), then narrowed by the profile.
-pub fn configure(global: &GlobalArgs, config: Config, name: &str) -> CliResult<Config> {
-    let profile = find(&config, name)?;
+pub fn configure(
+    global: &GlobalArgs,
+    config: Config,
+    store: &aria_store::Store,
+    name: &str,
+) -> CliResult<Config> {
+    let profile = find(&config, Some(store), name)?;
     let mut config = match profile.models.first().and_then(|m| m.split_once('/')) {
         Some((backend, model)) if global.backend.is_none() && global.model.is_none() => {
             let mut with_model = global.clone();
@@ -174,7 +201,7 @@ pub fn prompt_section(profile: &AgentProfile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::agents::{AgentSource, RawAgent, check, from_raw};
+    use crate::config::agents::check;
     use aria_api::ApprovalMode;
 
     fn kind(name: &str, tier: Tier) -> ToolKind<'_> {

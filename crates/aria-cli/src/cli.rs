@@ -279,6 +279,73 @@ pub enum AgentsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Make an agent, kept in ARIA's database (agents of aria.toml are edited in the file).
+    Add {
+        name: String,
+        #[command(flatten)]
+        fields: AgentFields,
+    },
+    /// Change an agent made with `aria agents add` (or the API or web UI): the fields given
+    /// replace its own, --unset FIELD clears one.
+    Edit {
+        name: String,
+        #[command(flatten)]
+        fields: AgentFields,
+        /// A field to clear: system_prompt, models, tools, mode, max_cost_usd, per_day_usd,
+        /// temperature, memory, persona, planner, confirm_completion (repeatable).
+        #[arg(long, value_name = "FIELD")]
+        unset: Vec<String>,
+    },
+    /// Remove an agent made with `aria agents add`.
+    Remove { name: String },
+}
+
+/// The fields of an agent, for `aria agents add|edit`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct AgentFields {
+    /// What it is for (shown in lists).
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Instructions added to ARIA's own system prompt.
+    #[arg(long, conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+    /// The instructions, read from a file.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// The model chain, BACKEND/MODEL comma-separated: the first is the primary, the others
+    /// the fallbacks in order (e.g. openai/gpt-4o-mini,local/qwen2.5-coder-1.5b-instruct).
+    #[arg(long, value_delimiter = ',', value_name = "BACKEND/MODEL,...")]
+    pub models: Option<Vec<String>>,
+    /// The tools it may use, names and groups comma-separated (read, files, git, shell,
+    /// profiles, web, memory, mcp, mcp:NAME, all).
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,...")]
+    pub tools: Option<Vec<String>>,
+    /// governed, supervised or read_only (applies only when stricter than aria.toml's).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Cost cap of one task, USD (applies only when lower than aria.toml's).
+    #[arg(long, value_name = "USD")]
+    pub max_cost_usd: Option<f64>,
+    /// Cost cap per day, USD (applies only when lower than aria.toml's).
+    #[arg(long, value_name = "USD")]
+    pub per_day_usd: Option<f64>,
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// shared (everyone's memories) or own (only the memories this agent made).
+    #[arg(long)]
+    pub memory: Option<String>,
+    /// A persona that rewords its answers: $ARIA_HOME/personas/NAME.toml.
+    #[arg(long)]
+    pub persona: Option<String>,
+    /// A planner model, BACKEND/MODEL: it plans and judges, the agent's models do the steps.
+    #[arg(long, value_name = "BACKEND/MODEL")]
+    pub planner: Option<String>,
+    /// A planned task ends only when you say yes (needs --planner).
+    #[arg(long)]
+    pub confirm_completion: bool,
+    /// Print the agent as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

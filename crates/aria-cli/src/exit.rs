@@ -53,6 +53,15 @@ impl From<serde_json::Error> for CliError {
     }
 }
 
+impl From<aria_gateway::BookError> for CliError {
+    fn from(e: aria_gateway::BookError) -> Self {
+        match e {
+            aria_gateway::BookError::Internal(m) => CliError::failed(anyhow::anyhow!("{m}")),
+            other => CliError::usage(other),
+        }
+    }
+}
+
 pub type CliResult<T> = Result<T, CliError>;
 
 pub fn code(c: u8) -> ExitCode {

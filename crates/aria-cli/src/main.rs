@@ -5,6 +5,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod agents;
+mod agents_book;
 mod anchor;
 mod app;
 mod cli;

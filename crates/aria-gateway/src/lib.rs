@@ -83,8 +83,43 @@ pub struct Services {
     pub mcp: Option<Arc<aria_core::ToolGate>>,
     /// The MCP servers ARIA uses, as `aria mcp list --json` shows them.
     pub mcp_servers: Option<McpServers>,
-    /// The agent profiles, as `aria agents list --json` shows them.
-    pub agents: Option<Arc<Vec<Value>>>,
+    /// The agent profiles (`/api/v1/agents`), as `aria agents` reads and writes them.
+    pub agents: Option<Arc<dyn AgentBook>>,
+}
+
+/// Why the agent book refused a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BookError {
+    /// A field is wrong (the message names it).
+    Invalid(String),
+    NotFound(String),
+    /// The name is taken, or the agent is built in or defined in `aria.toml`.
+    Conflict(String),
+    Internal(String),
+}
+
+impl std::fmt::Display for BookError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BookError::Invalid(m)
+            | BookError::NotFound(m)
+            | BookError::Conflict(m)
+            | BookError::Internal(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The agent profiles, read and written by the composition root's rules (the same as
+/// `aria agents list|show|add|edit|remove`). Agents are JSON objects as `aria agents list
+/// --json` prints them.
+pub trait AgentBook: Send + Sync {
+    fn list(&self) -> Result<Vec<Value>, BookError>;
+    fn get(&self, name: &str) -> Result<Value, BookError>;
+    /// `body`: `name` and the profile's fields.
+    fn create(&self, body: Value) -> Result<Value, BookError>;
+    /// `patch`: the fields to change (`null` clears one).
+    fn update(&self, name: &str, patch: Value) -> Result<Value, BookError>;
+    fn remove(&self, name: &str) -> Result<(), BookError>;
 }
 
 /// Lists the configured MCP servers (read when asked: the kept tool lists change).

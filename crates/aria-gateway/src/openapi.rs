@@ -38,6 +38,7 @@ use crate::Gateway;
         (name = "approvals", description = "approval questions"),
         (name = "memories", description = "long-term memories"),
         (name = "tools", description = "the agent's tools"),
+        (name = "agents", description = "agent profiles: prompt, models, tools, mode, caps"),
         (name = "snapshots", description = "git restore points and rollback"),
         (name = "audit", description = "the audit log: records, verification, export"),
         (name = "cost", description = "model spend"),
@@ -56,6 +57,7 @@ pub fn api_router() -> OpenApiRouter<Arc<Gateway>> {
         .merge(crate::routes::runs::routes())
         .merge(crate::routes::memories::routes())
         .merge(crate::routes::resources::routes())
+        .merge(crate::routes::agents::routes())
         .merge(crate::routes::schedules::routes())
         .merge(crate::ws::routes())
         .merge(crate::openai::routes());

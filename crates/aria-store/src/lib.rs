@@ -62,6 +62,7 @@
 //! rewrite the whole chain consistently, which only a head hash noted elsewhere
 //! ([`Store::audit_head`]) exposes.
 
+mod agents;
 mod audit;
 mod canonical;
 mod chain;
@@ -86,6 +87,7 @@ mod summaries;
 mod verify;
 mod verify_chain;
 
+pub use agents::{AgentWrite, StoredAgent};
 pub use audit::{AuditBundle, AuditRecordRow, BUNDLE_FORMAT, HASH_ALGORITHM, render_text};
 pub use canonical::{canonical_json, write_canonical_json};
 pub use chain::ZERO_HASH;

@@ -184,6 +184,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "each job's latest scheduled slot on its row (faster scheduler ticks)",
         statements: crate::jobs::LAST_SCHEDULED_SLOT,
     },
+    Migration {
+        version: 14,
+        description: "agent profiles made with aria agents add, the API or the web UI",
+        statements: crate::agents::AGENTS,
+    },
 ];
 
 /// The version this build writes.

@@ -102,7 +102,7 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
     let agent =
         crate::agents::choose(&ctx.store, args.agent.as_deref(), args.conversation.as_deref())?;
     if let Some(name) = &agent {
-        ctx.config = crate::agents::configure(global, ctx.config, name)?;
+        ctx.config = crate::agents::configure(global, ctx.config, &ctx.store, name)?;
     }
     let approver: Option<Arc<dyn Approver>> =
         std::io::stdin().is_terminal().then(|| Arc::new(TerminalApprover) as Arc<dyn Approver>);

@@ -345,7 +345,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         None => crate::agents::choose(&ctx.store, args.agent.as_deref(), conversation.as_deref())?,
     };
     if let Some(name) = &agent {
-        ctx.config = crate::agents::configure(global, ctx.config, name)?;
+        ctx.config = crate::agents::configure(global, ctx.config, &ctx.store, name)?;
     }
     app::settle_local_model(&mut ctx.config)?;
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;

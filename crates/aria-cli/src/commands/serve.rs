@@ -231,12 +231,10 @@ pub fn gateway(
     let services = Services {
         mcp: Some(Arc::new(mcp)),
         mcp_servers: Some(Arc::new(move || crate::mcp::server_rows(&listed))),
-        agents: Some(Arc::new(
-            crate::agents::all(config)
-                .iter()
-                .filter_map(|a| serde_json::to_value(a).ok())
-                .collect(),
-        )),
+        agents: Some(Arc::new(crate::agents_book::Book {
+            config: config.clone(),
+            store: store.clone(),
+        })),
         memory: Some(parts.memory),
         embedder: parts.embedder,
         snapshots: Some(Arc::new(app::snapshots(config)?)),

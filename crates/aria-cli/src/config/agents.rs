@@ -44,9 +44,52 @@ pub struct AgentProfile {
     /// Cost cap per day (USD); the lower of this and the configuration's applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_day_usd: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "short_float")]
     pub temperature: Option<f32>,
+    /// Whose memories it recalls and adds to: everyone's, or only its own.
+    #[serde(default)]
+    pub memory: MemoryScope,
+    /// A persona (`personas/NAME.toml` under `$ARIA_HOME`) that may reword its answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<String>,
+    /// `BACKEND/MODEL` of a planner: it writes the plan and decides when the goal is met; the
+    /// agent's own model chain carries out each step with tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planner: Option<String>,
+    /// Whether a planned task is done only once the user says yes on the channel that
+    /// started it.
+    #[serde(default)]
+    pub confirm_completion: bool,
     pub source: AgentSource,
+}
+
+/// An `f32` as the decimal it was written as (0.3, not 0.30000001192092896).
+fn short_float<S: serde::Serializer>(value: &Option<f32>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => s.serialize_f64(v.to_string().parse().unwrap_or(f64::from(*v))),
+        None => s.serialize_none(),
+    }
+}
+
+/// Whose memories an agent sees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryScope {
+    /// The memories every agent shares (those no agent keeps to itself).
+    #[default]
+    Shared,
+    /// Only the memories this agent made.
+    Own,
+}
+
+impl MemoryScope {
+    pub fn parse(text: &str) -> Option<MemoryScope> {
+        match text {
+            "shared" => Some(MemoryScope::Shared),
+            "own" => Some(MemoryScope::Own),
+            _ => None,
+        }
+    }
 }
 
 /// The groups a profile's `tools` may name, and what each holds.
@@ -70,7 +113,7 @@ pub const TOOL_GROUPS: &[(&str, &str)] = &[
 ];
 
 /// `[agents.NAME]` as written.
-#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAgent {
     pub description: Option<String>,
@@ -81,6 +124,10 @@ pub struct RawAgent {
     pub max_cost_usd: Option<f64>,
     pub per_day_usd: Option<f64>,
     pub temperature: Option<f32>,
+    pub memory: Option<String>,
+    pub persona: Option<String>,
+    pub planner: Option<String>,
+    pub confirm_completion: Option<bool>,
 }
 
 /// The backends a model chain may name.
@@ -90,25 +137,34 @@ fn invalid(name: &str, message: String) -> ConfigError {
     ConfigError::Invalid(format!("[agents.{name}] {message}"))
 }
 
+/// Whether `name` can name an agent or a persona.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_".contains(c))
+}
+
 /// Checks a profile's fields: the same rules for `aria.toml`, the CLI and the API.
 pub fn check(profile: &AgentProfile) -> Result<(), ConfigError> {
     let name = &profile.name;
-    if name.is_empty()
-        || name.len() > 32
-        || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_".contains(c))
-    {
+    if !valid_name(name) {
         return Err(ConfigError::Invalid(format!(
             "agent name {name:?}: use 1 to 32 lowercase letters, digits, - or _"
         )));
     }
-    for model in &profile.models {
+    for (field, model) in profile
+        .models
+        .iter()
+        .map(|m| ("models", m))
+        .chain(profile.planner.iter().map(|m| ("planner", m)))
+    {
         match model.split_once('/') {
             Some((backend, m)) if BACKENDS.contains(&backend) && !m.trim().is_empty() => {}
             _ => {
                 return Err(invalid(
                     name,
                     format!(
-                        "models: {model:?} is not BACKEND/MODEL with BACKEND one of {}",
+                        "{field}: {model:?} is not BACKEND/MODEL with BACKEND one of {}",
                         BACKENDS.join(", ")
                     ),
                 ));
@@ -138,6 +194,23 @@ pub fn check(profile: &AgentProfile) -> Result<(), ConfigError> {
             return Err(invalid(name, format!("{what} must be 0 or more")));
         }
     }
+    if let Some(persona) = &profile.persona
+        && !valid_name(persona)
+    {
+        return Err(invalid(
+            name,
+            format!(
+                "persona: {persona:?} is not a persona name (personas/NAME.toml; 1 to 32 \
+                 lowercase letters, digits, - or _)"
+            ),
+        ));
+    }
+    if profile.confirm_completion && profile.planner.is_none() {
+        return Err(invalid(
+            name,
+            "confirm_completion needs a planner (it confirms a planned task's end)".into(),
+        ));
+    }
     if profile.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
         return Err(invalid(name, "temperature must be from 0 to 2".into()));
     }
@@ -164,6 +237,11 @@ pub fn from_raw(
             invalid(name, format!("mode = {m:?}: use governed, supervised or read_only"))
         })?),
     };
+    let memory = match raw.memory.as_deref() {
+        None => MemoryScope::Shared,
+        Some(m) => MemoryScope::parse(m)
+            .ok_or_else(|| invalid(name, format!("memory = {m:?}: use shared or own")))?,
+    };
     let profile = AgentProfile {
         name: name.to_owned(),
         description: raw.description.unwrap_or_default(),
@@ -174,10 +252,32 @@ pub fn from_raw(
         max_cost_usd: raw.max_cost_usd,
         per_day_usd: raw.per_day_usd,
         temperature: raw.temperature,
+        memory,
+        persona: raw.persona.filter(|p| !p.is_empty()),
+        planner: raw.planner.filter(|p| !p.is_empty()),
+        confirm_completion: raw.confirm_completion.unwrap_or(false),
         source,
     };
     check(&profile)?;
     Ok(profile)
+}
+
+/// A profile as `[agents.NAME]` would say it (also how `aria agents add` stores one).
+pub fn to_raw(profile: &AgentProfile) -> RawAgent {
+    RawAgent {
+        description: Some(profile.description.clone()),
+        system_prompt: profile.system_prompt.clone(),
+        models: (!profile.models.is_empty()).then(|| profile.models.clone()),
+        tools: profile.tools.clone(),
+        mode: profile.mode.map(|m| m.as_str().to_owned()),
+        max_cost_usd: profile.max_cost_usd,
+        per_day_usd: profile.per_day_usd,
+        temperature: profile.temperature,
+        memory: (profile.memory == MemoryScope::Own).then(|| "own".to_owned()),
+        persona: profile.persona.clone(),
+        planner: profile.planner.clone(),
+        confirm_completion: profile.confirm_completion.then_some(true),
+    }
 }
 
 /// The built-in profiles.
@@ -196,6 +296,10 @@ pub fn builtin() -> Vec<AgentProfile> {
         max_cost_usd: None,
         per_day_usd: None,
         temperature: None,
+        memory: MemoryScope::Shared,
+        persona: None,
+        planner: None,
+        confirm_completion: false,
         source: AgentSource::Builtin,
     };
     vec![

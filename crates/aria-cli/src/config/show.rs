@@ -124,17 +124,7 @@ impl Config {
                 self.agents
                     .iter()
                     .map(|a| {
-                        let raw = agents::RawAgent {
-                            description: Some(a.description.clone()),
-                            system_prompt: a.system_prompt.clone(),
-                            models: Some(a.models.clone()),
-                            tools: a.tools.clone(),
-                            mode: a.mode.map(|m| m.as_str().to_owned()),
-                            max_cost_usd: a.max_cost_usd,
-                            per_day_usd: a.per_day_usd,
-                            temperature: a.temperature,
-                        };
-                        (a.name.clone(), raw)
+                        (a.name.clone(), agents::to_raw(a))
                     })
                     .collect()
             }),

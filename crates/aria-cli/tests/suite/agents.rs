@@ -201,3 +201,118 @@ fn the_daemon_lists_the_agents() {
     assert_eq!(names, ["default", "researcher", "coder", "companion", "reviewer"]);
     assert_eq!(body["items"][4]["source"], json!("config"));
 }
+
+#[test]
+fn agents_are_made_changed_and_removed_from_the_cli_and_run_as_made() {
+    let aria = Aria::new();
+    write_config(&aria, "[agents.reviewer]\ndescription = \"Reviews.\"\n");
+    let made = aria.run(
+        NO_SERVER,
+        &[
+            "agents", "add", "scribe", "--description", "Writes notes.", "--tools", "files",
+            "--mode", "supervised", "--prompt", "Write in haiku.", "--json",
+        ],
+    );
+    assert_eq!(code(&made), 0, "{}", text(&made.stderr));
+    assert_eq!(json_of(&made)["source"], json!("store"));
+    // Taken names, read-only agents and bad fields are usage errors naming the cause.
+    for (args, says) in [
+        (vec!["agents", "add", "scribe"], "already"),
+        (vec!["agents", "add", "coder"], "built-in"),
+        (vec!["agents", "edit", "reviewer", "--description", "x"], "aria.toml"),
+        (vec!["agents", "remove", "reviewer"], "aria.toml"),
+        (vec!["agents", "add", "x", "--models", "gpt-4o"], "models"),
+        (vec!["agents", "add", "x", "--memory", "everyone"], "memory"),
+        (vec!["agents", "add", "x", "--confirm-completion"], "planner"),
+        (vec!["agents", "add", "Bad Name"], "agent name"),
+        (vec!["agents", "edit", "scribe", "--unset", "colour"], "colour"),
+        (vec!["agents", "edit", "nobody", "--description", "x"], "no agent named nobody"),
+    ] {
+        let out = aria.run(NO_SERVER, &args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+    }
+    let edited = json_of(&aria.run(
+        NO_SERVER,
+        &["agents", "edit", "scribe", "--tools", "read", "--unset", "mode", "--json"],
+    ));
+    assert_eq!((edited["tools"].clone(), edited.get("mode")), (json!(["read"]), None));
+
+    // A run as the stored agent gets its tools and prompt.
+    let mock = MockOpenAi::new(vec![MockTurn::text("Done.")]).serve();
+    let run = aria
+        .cmd(&mock.base_url())
+        .args(["run", "--agent", "scribe", "--task", "note", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&run), 0, "{}", text(&run.stderr));
+    let request = &mock.requests()[0];
+    assert!(request.to_string().contains("Write in haiku."));
+    assert!(!offered(request).contains(&"file_write".to_owned()), "{:?}", offered(request));
+
+    let removed = aria.run(NO_SERVER, &["agents", "remove", "scribe"]);
+    assert_eq!(code(&removed), 0, "{}", text(&removed.stderr));
+    let names: Vec<String> = json_of(&aria.run(NO_SERVER, &["agents", "list", "--json"]))
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(!names.contains(&"scribe".to_owned()), "{names:?}");
+    let kinds: Vec<String> = json_of(&aria.run(NO_SERVER, &["audit", "list", "--json"]))
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["kind"].as_str().filter(|k| k.starts_with("agent.")).map(str::to_owned))
+        .collect();
+    assert_eq!(kinds, ["agent.add", "agent.edit", "agent.remove"]);
+    let verify = aria.run(NO_SERVER, &["audit", "verify"]);
+    assert_eq!(code(&verify), 0, "{}", text(&verify.stdout));
+}
+
+#[test]
+fn the_daemon_makes_changes_and_removes_agents() {
+    let aria = Aria::new();
+    write_config(&aria, "[agents.reviewer]\ndescription = \"Reviews.\"\n");
+    let mock = MockOpenAi::new(vec![]).serve();
+    let daemon = super::daemon::Daemon::start(&aria, &mock.base_url(), &[]);
+    let body = json!({"name": "helper", "description": "Helps.", "tools": ["read"], "memory": "own"});
+    let (status, made) = daemon.json("POST", "/api/v1/agents", Some(&body));
+    assert_eq!(status, 201, "{made}");
+    assert_eq!((made["source"].clone(), made["memory"].clone()), (json!("store"), json!("own")));
+    let (status, again) = daemon.json("POST", "/api/v1/agents", Some(&body));
+    assert_eq!(status, 409, "{again}");
+    let (status, bad) =
+        daemon.json("POST", "/api/v1/agents", Some(&json!({"name": "x", "mode": "yolo"})));
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad["error"]["message"].as_str().unwrap().contains("mode"), "{bad}");
+    let (status, unknown) =
+        daemon.json("POST", "/api/v1/agents", Some(&json!({"name": "x", "colour": "red"})));
+    assert_eq!(status, 400, "{unknown}");
+    assert!(unknown["error"]["message"].as_str().unwrap().contains("colour"), "{unknown}");
+
+    let (status, edited) = daemon.json(
+        "PATCH",
+        "/api/v1/agents/helper",
+        Some(&json!({"description": "Helps more.", "tools": null})),
+    );
+    assert_eq!(status, 200, "{edited}");
+    assert_eq!(edited["description"], json!("Helps more."));
+    assert!(edited.get("tools").is_none(), "null clears: {edited}");
+    let (status, one) = daemon.json("GET", "/api/v1/agents/helper", None);
+    assert_eq!((status, one["description"].clone()), (200, json!("Helps more.")));
+    for (method, path) in [("PATCH", "/api/v1/agents/reviewer"), ("DELETE", "/api/v1/agents/coder")] {
+        let (status, body) = daemon.json(method, path, Some(&json!({"description": "x"})));
+        assert_eq!(status, 409, "{method} {path}: {body}");
+    }
+    let (status, _) = daemon.json("DELETE", "/api/v1/agents/helper", None);
+    assert_eq!(status, 204);
+    let (status, gone) = daemon.json("GET", "/api/v1/agents/helper", None);
+    assert_eq!(status, 404, "{gone}");
+    // What the daemon makes, the CLI sees.
+    let (status, _) = daemon.json("POST", "/api/v1/agents", Some(&json!({"name": "later"})));
+    assert_eq!(status, 201);
+    let shown = aria.run(NO_SERVER, &["agents", "show", "later", "--json"]);
+    assert_eq!(code(&shown), 0, "{}", text(&shown.stderr));
+    assert_eq!(json_of(&shown)["source"], json!("store"));
+}

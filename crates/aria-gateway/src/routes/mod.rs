@@ -1,5 +1,6 @@
 //! The API's handlers, one module per resource.
 
+pub mod agents;
 pub mod conversations;
 pub mod memories;
 pub mod meta;

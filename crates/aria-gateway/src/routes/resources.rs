@@ -28,7 +28,6 @@ use crate::extract::{ApiJsonOrEmpty, ApiPath, ApiQuery, Paging};
 pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
     OpenApiRouter::new()
         .routes(routes!(tools))
-        .routes(routes!(agents))
         .routes(routes!(mcp_servers))
         .routes(routes!(mcp_tools))
         .routes(routes!(snapshots))
@@ -92,16 +91,6 @@ async fn tools(State(gw): State<Arc<Gateway>>) -> Json<Vec<ToolInfo>> {
         })
         .collect();
     Json(tools)
-}
-
-/// The agent profiles: the built-in ones and those of `aria.toml` (`[agents.NAME]`), each with
-/// `name`, `description`, `source` (`builtin` or `config`), `tools`, `mode`, `models`, caps.
-/// The daemon's own runs use its configured agent; `--agent` applies to `aria run`/`aria chat`.
-#[utoipa::path(get, path = "/api/v1/agents", tag = "tools",
-    responses((status = 200, description = "`{\"items\": [agent, …]}`", body = Object)))]
-async fn agents(State(gw): State<Arc<Gateway>>) -> Json<Value> {
-    let items = gw.services.agents.as_deref().cloned().unwrap_or_default();
-    Json(json!({ "items": items }))
 }
 
 /// The MCP servers whose tools the agent may use: name, transport (`stdio` or `http`), command

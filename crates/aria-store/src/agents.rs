@@ -1,0 +1,140 @@
+//! Agent profiles made outside `aria.toml` (issue #24): `aria agents add`, the HTTP API and the
+//! web UI. One row per agent; the profile itself is JSON the binary checks (this crate keeps
+//! it, it does not interpret it), so a field added to profiles needs no schema step.
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+use crate::StoreError;
+use crate::error::sql;
+use crate::store::{Store, now_rfc3339};
+
+/// The statements of the schema step that adds stored agents.
+pub(crate) const AGENTS: &[&str] = &["CREATE TABLE agents (
+        name TEXT PRIMARY KEY NOT NULL,
+        profile TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    ) STRICT"];
+
+/// One stored agent.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredAgent {
+    pub name: String,
+    pub profile: Value,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// How [`Store::agent_put`] treats an agent that is (or is not) there already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentWrite {
+    /// Only a new name: `Ok(false)` when the name is taken.
+    Create,
+    /// Only an existing name: `Ok(false)` when there is none.
+    Replace,
+}
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, String, String)> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+}
+
+fn stored(
+    (name, profile, created_at, updated_at): (String, String, String, String),
+) -> Result<StoredAgent, StoreError> {
+    let profile = serde_json::from_str(&profile)
+        .map_err(|e| StoreError::Corrupt { what: format!("the stored agent {name}: {e}") })?;
+    Ok(StoredAgent { name, profile, created_at, updated_at })
+}
+
+impl Store {
+    /// Every stored agent, by name.
+    pub fn agents(&self) -> Result<Vec<StoredAgent>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn
+            .prepare_cached(
+                "SELECT name, profile, created_at, updated_at FROM agents ORDER BY name",
+            )
+            .map_err(sql("listing the agents"))?;
+        let rows = statement
+            .query_map([], row)
+            .map_err(sql("listing the agents"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql("listing the agents"))?;
+        rows.into_iter().map(stored).collect()
+    }
+
+    /// The stored agent `name`.
+    pub fn agent(&self, name: &str) -> Result<Option<StoredAgent>, StoreError> {
+        let found = self
+            .conn()
+            .query_row(
+                "SELECT name, profile, created_at, updated_at FROM agents WHERE name = ?1",
+                [name],
+                row,
+            )
+            .optional()
+            .map_err(sql("reading an agent"))?;
+        found.map(stored).transpose()
+    }
+
+    /// Writes the agent `name`; whether it did (see [`AgentWrite`]).
+    pub fn agent_put(
+        &self,
+        name: &str,
+        profile: &Value,
+        how: AgentWrite,
+    ) -> Result<bool, StoreError> {
+        let now = now_rfc3339();
+        let text = profile.to_string();
+        let changed = match how {
+            AgentWrite::Create => self.conn().execute(
+                "INSERT INTO agents (name, profile, created_at, updated_at) \
+                 VALUES (?1, ?2, ?3, ?3) ON CONFLICT (name) DO NOTHING",
+                params![name, text, now],
+            ),
+            AgentWrite::Replace => self.conn().execute(
+                "UPDATE agents SET profile = ?2, updated_at = ?3 WHERE name = ?1",
+                params![name, text, now],
+            ),
+        }
+        .map_err(sql("writing an agent"))?;
+        Ok(changed == 1)
+    }
+
+    /// Removes the stored agent `name`; whether there was one.
+    pub fn agent_remove(&self, name: &str) -> Result<bool, StoreError> {
+        let n = self
+            .conn()
+            .execute("DELETE FROM agents WHERE name = ?1", [name])
+            .map_err(sql("removing an agent"))?;
+        Ok(n == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn agents_are_created_once_replaced_only_when_there_and_removed() {
+        let store = Store::open_in_memory(std::sync::Arc::new(aria_api::NoRedact)).unwrap();
+        assert!(store.agents().unwrap().is_empty());
+        let profile = json!({"name": "writer", "description": "writes"});
+        assert!(!store.agent_put("writer", &profile, AgentWrite::Replace).unwrap());
+        assert!(store.agent_put("writer", &profile, AgentWrite::Create).unwrap());
+        assert!(!store.agent_put("writer", &json!({}), AgentWrite::Create).unwrap());
+        assert_eq!(store.agent("writer").unwrap().unwrap().profile, profile);
+        let edited = json!({"name": "writer", "description": "edits"});
+        assert!(store.agent_put("writer", &edited, AgentWrite::Replace).unwrap());
+        let all = store.agents().unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].profile, edited);
+        assert!(all[0].updated_at >= all[0].created_at);
+        assert!(store.agent_remove("writer").unwrap());
+        assert!(!store.agent_remove("writer").unwrap());
+        assert!(store.agent("writer").unwrap().is_none());
+    }
+}
