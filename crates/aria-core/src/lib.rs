@@ -13,6 +13,10 @@
 //! session — in that order, halting the run if any step fails. A run therefore never does
 //! anything that is not both allowed by the state machine and already in the audit log, and a
 //! run killed at any point can be resumed from what was persisted.
+//!
+//! Around the loop sit two optional layers that never widen what it may do: a persona that may
+//! reword a finished answer but has no tools and is checked against it (`persona.rs`), and a
+//! planner, with no tools either, that splits a goal into steps each run by the loop (`plan.rs`).
 
 mod agent;
 mod compaction;
@@ -24,6 +28,8 @@ mod memory_extract;
 mod memory_policy;
 mod memory_tools;
 mod output;
+mod persona;
+mod plan;
 mod policy;
 mod preapprove;
 mod registry;
@@ -56,6 +62,11 @@ pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
 pub use output::{
     Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, strip_markers,
     untrusted_body,
+};
+pub use persona::{MAX_RESTYLE_BYTES, Persona, Restyled, check_rewrite, restyle, restyle_request};
+pub use plan::{
+    Confirmation, Confirmer, PlanOutcome, PlanSettings, PlanStatus, Planner, StepRecord,
+    plan_and_execute,
 };
 pub use policy::{Decision, decide};
 pub use preapprove::Preapproval;
