@@ -120,6 +120,29 @@ def test_the_conversation_header_continues_a_conversation(client, model):
     assert missing.value.body["code"] == "conversation_not_found"
 
 
+def test_a_named_agent_runs_with_its_own_tools_and_keeps_its_conversation(client, model):
+    ids = [m.id for m in client.models.list()]
+    assert {"aria:researcher", "aria:coder", "aria:companion"} <= set(ids), ids
+    model.set_script(["I looked."])
+    raw = client.chat.completions.with_raw_response.create(
+        model="aria:researcher", messages=[{"role": "user", "content": "Look around."}])
+    completion = raw.parse()
+    assert completion.model == "aria:researcher"
+    assert completion.choices[0].message.content == "I looked."
+    sent = model.requests[0]
+    offered = {t["function"]["name"] for t in sent.get("tools", [])}
+    assert "file_read" in offered and "file_write" not in offered, offered
+    assert 'running as the agent \"researcher\"' in json.dumps(sent["messages"])
+    # The conversation keeps its agent: continuing it as another is refused, nothing is sent.
+    conversation_id = raw.headers["x-aria-conversation-id"]
+    with pytest.raises(openai.BadRequestError) as other:
+        client.chat.completions.create(
+            model="aria", messages=[{"role": "user", "content": "Write a file."}],
+            extra_headers={"X-Aria-Conversation": conversation_id})
+    assert "bound to the agent researcher" in other.value.body["message"]
+    assert len(model.requests) == 1
+
+
 def test_a_streamed_completion(client, model):
     answer = "Streaming, one small piece after another, until the end."
     model.set_script([{"text": answer, "chunk": 5}])
@@ -214,9 +237,9 @@ def test_a_backend_model_passes_the_request_through(client, model):
 
 def test_bad_requests_get_openai_errors(client, daemon):
     with pytest.raises(openai.NotFoundError) as named:
-        client.chat.completions.create(model="aria:coder", messages=[{"role": "user", "content": "Hi"}])
+        client.chat.completions.create(model="aria:nosuch", messages=[{"role": "user", "content": "Hi"}])
     assert named.value.body["code"] == "model_not_found"
-    assert "named agents do not exist" in named.value.body["message"]
+    assert "no agent `nosuch`" in named.value.body["message"]
     with pytest.raises(openai.NotFoundError) as unknown:
         client.chat.completions.create(model="nosuch/model", messages=[{"role": "user", "content": "Hi"}])
     assert unknown.value.body["code"] == "model_not_found"

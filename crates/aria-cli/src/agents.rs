@@ -24,7 +24,9 @@ pub fn all(config: &Config, store: Option<&aria_store::Store>) -> CliResult<Vec<
         }
         match stored_profile(&stored) {
             Ok(profile) => all.push(profile),
-            Err(e) => tracing::warn!(agent = %stored.name, error = %e, "a stored agent is left out"),
+            Err(e) => {
+                tracing::warn!(agent = %stored.name, error = %e, "a stored agent is left out")
+            }
         }
     }
     Ok(all)
@@ -32,7 +34,8 @@ pub fn all(config: &Config, store: Option<&aria_store::Store>) -> CliResult<Vec<
 
 /// A stored agent as a profile, checked as when it was made.
 pub fn stored_profile(stored: &aria_store::StoredAgent) -> Result<AgentProfile, String> {
-    let raw: RawAgent = serde_json::from_value(stored.profile.clone()).map_err(|e| e.to_string())?;
+    let raw: RawAgent =
+        serde_json::from_value(stored.profile.clone()).map_err(|e| e.to_string())?;
     from_raw(&stored.name, raw, AgentSource::Store).map_err(|e| e.to_string())
 }
 
@@ -61,6 +64,15 @@ pub fn configure(
     name: &str,
 ) -> CliResult<Config> {
     let profile = find(&config, Some(store), name)?;
+    configure_profile(global, config, profile)
+}
+
+/// [`configure`] for a profile at hand.
+pub fn configure_profile(
+    global: &GlobalArgs,
+    config: Config,
+    profile: AgentProfile,
+) -> CliResult<Config> {
     let mut config = match profile.models.first().and_then(|m| m.split_once('/')) {
         Some((backend, model)) if global.backend.is_none() && global.model.is_none() => {
             let mut with_model = global.clone();
@@ -75,12 +87,56 @@ pub fn configure(
     Ok(config)
 }
 
-/// The agent a conversation is bound to: the one its first run ran as (`default` for a run
-/// without one). `None` for a conversation with no run yet.
+/// The daemon's agents by profile, built when a conversation bound to one first runs and
+/// built again when the profile has changed since (`aria agents edit`, the API). They share the
+/// daemon's store, approvals and `ask_user` front end; a profile only narrows the daemon's
+/// configuration, as it does for `aria run --agent`.
+pub fn daemon_agents(
+    global: &GlobalArgs,
+    config: &Config,
+    store: &std::sync::Arc<aria_store::Store>,
+    redactor: &std::sync::Arc<aria_tools::SecretRedactor>,
+    approvals: aria_gateway::Approvals,
+    choices: std::sync::Arc<aria_gateway::choices::Choices>,
+) -> aria_gateway::AgentFor {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    type Built = (AgentProfile, Arc<aria_core::Agent>);
+    let built: Mutex<HashMap<String, Built>> = Mutex::default();
+    let (global, config, store, redactor) =
+        (global.clone(), config.clone(), store.clone(), redactor.clone());
+    Arc::new(move |name: &str| {
+        let profile = find(&config, Some(&store), name).map_err(|e| format!("{:#}", e.error))?;
+        let mut cache = built.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((made_from, agent)) = cache.get(name)
+            && *made_from == profile
+        {
+            return Ok(agent.clone());
+        }
+        let configured = configure_profile(&global, config.clone(), profile.clone())
+            .map_err(|e| format!("{:#}", e.error))?;
+        let ask_user: Arc<dyn aria_api::Tool> =
+            Arc::new(aria_gateway::choices::AskUser::new(choices.clone()));
+        let parts = crate::app::agent_parts(
+            &configured,
+            store.clone(),
+            redactor.clone(),
+            Some(Arc::new(approvals.clone())),
+            false,
+            vec![ask_user],
+        )
+        .map_err(|e| format!("{:#}", e.error))?;
+        let agent = Arc::new(parts.agent);
+        cache.insert(name.to_owned(), (profile, agent.clone()));
+        Ok(agent)
+    })
+}
+
+/// The agent a conversation is bound to: the one it was made with (a chat's `/agent`, the
+/// API), else the one its first run ran as (`default` for a run without one). `None` for a
+/// conversation with neither.
 pub fn bound(store: &aria_store::Store, conversation: &str) -> CliResult<Option<String>> {
-    let sessions = store.sessions_in_conversation(conversation)?;
-    let Some(first) = sessions.first() else { return Ok(None) };
-    Ok(Some(session_agent(store, &first.id)?.unwrap_or_else(|| "default".to_owned())))
+    Ok(store.conversation_agent(conversation)?)
 }
 
 /// The agent session `id` ran as, from its `session.start` audit record.

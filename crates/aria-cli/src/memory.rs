@@ -5,6 +5,11 @@
 //!
 //! The profile is the active facts and preferences in the category `profile` (extraction files
 //! stable facts about the user there); the context builder keeps those with confidence > 0.5.
+//!
+//! An agent's backend is scoped ([`StoreMemory::for_agent`], issue #24): an agent profile with
+//! `memory = "own"` sees and writes only the memories in its category `agent:NAME`; every other
+//! agent sees the shared pool, the memories no agent keeps to itself (none with an `agent:`
+//! category). A backend built with [`StoreMemory::new`] alone is unscoped (the user's view).
 
 use std::sync::Arc;
 
@@ -13,7 +18,8 @@ use aria_core::{
     MemoryBackend, MemoryError, MemoryFuture, MemoryHit, MemoryKind, NewMemory, SearchScope, Stored,
 };
 use aria_store::{
-    Embedding, Memory, MemoryQuery, MemoryStatus, MemoryUpdate, Store, StoreError, Writer,
+    Embedding, Memory, MemoryFilter, MemoryQuery, MemoryStatus, MemoryUpdate, Store, StoreError,
+    Writer,
 };
 
 /// The category that marks a memory as part of the user's profile.
@@ -24,6 +30,63 @@ const PROFILE_SCAN: usize = 500;
 const PROFILE_MAX: usize = 20;
 /// A new memory whose vector is at least this close to an existing one updates it.
 pub const DUPLICATE_SIMILARITY: f32 = 0.92;
+/// The start of the category that marks a memory as one agent's own (`agent:NAME`).
+pub const AGENT_CATEGORY_PREFIX: &str = "agent:";
+
+/// The category of the memories the agent `name` keeps to itself.
+pub fn agent_category(name: &str) -> String {
+    format!("{AGENT_CATEGORY_PREFIX}{name}")
+}
+
+/// Which memories a backend sees and merges into.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Every memory: the user's view (the HTTP API, `aria tools`), as before scopes existed.
+    #[default]
+    All,
+    /// The shared pool of an agent whose profile says `memory = "shared"` (or that has no
+    /// profile): every memory without an `agent:` category.
+    Shared,
+    /// The memories of an agent whose profile says `memory = "own"`: those in its category
+    /// (`agent:NAME`), which it adds to everything it stores.
+    Own(String),
+}
+
+impl Scope {
+    /// Narrows a search's filter to the scope.
+    fn narrow(&self, filter: &mut MemoryFilter) {
+        match self {
+            Scope::All => {}
+            Scope::Shared => {
+                filter.without_category_prefix = Some(AGENT_CATEGORY_PREFIX.to_owned());
+            }
+            Scope::Own(name) => filter.categories = vec![agent_category(name)],
+        }
+    }
+
+    /// Whether a memory with these categories is in the scope (as [`Scope::narrow`]).
+    fn holds(&self, categories: &[String]) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Shared => !categories.iter().any(|c| c.starts_with(AGENT_CATEGORY_PREFIX)),
+            Scope::Own(name) => categories.contains(&agent_category(name)),
+        }
+    }
+
+    /// The categories a new memory is stored with: an own scope adds its category; a scoped
+    /// agent cannot file a memory under another agent's (nor the shared agent into one
+    /// agent's pool, where it would vanish from its own view).
+    fn categories(&self, mut categories: Vec<String>) -> Vec<String> {
+        if *self == Scope::All {
+            return categories;
+        }
+        categories.retain(|c| !c.starts_with(AGENT_CATEGORY_PREFIX));
+        if let Scope::Own(name) = self {
+            categories.push(agent_category(name));
+        }
+        categories
+    }
+}
 
 /// Memory backed by the store, with an optional embedder (without one, search is BM25 only and
 /// duplicates are found by their normalised text).
@@ -31,11 +94,29 @@ pub const DUPLICATE_SIMILARITY: f32 = 0.92;
 pub struct StoreMemory {
     store: Arc<Store>,
     embedder: Option<Arc<dyn Embedder>>,
+    scope: Scope,
 }
 
 impl StoreMemory {
+    /// An unscoped backend ([`Scope::All`]): it sees every memory.
     pub fn new(store: Arc<Store>, embedder: Option<Arc<dyn Embedder>>) -> Self {
-        StoreMemory { store, embedder }
+        StoreMemory { store, embedder, scope: Scope::All }
+    }
+
+    /// The backend of an agent: `Some(name)` for a profile with its own memory
+    /// ([`Scope::Own`]), `None` for one that shares the pool ([`Scope::Shared`]).
+    pub fn for_agent(self, own: Option<&str>) -> Self {
+        let scope = own.map_or(Scope::Shared, |name| Scope::Own(name.to_owned()));
+        self.with_scope(scope)
+    }
+
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    pub fn scope(&self) -> &Scope {
+        &self.scope
     }
 
     /// The vector of `text`; `None` without an embedder. A failing embedder is an error for
@@ -145,6 +226,7 @@ impl MemoryBackend for StoreMemory {
                 embedded.as_ref().map(|(model, v)| Embedding { model, vector: v.as_slice() });
             let mut search = MemoryQuery::new(query, embedding, scope.limit);
             search.filter.private = scope.private;
+            self.scope.narrow(&mut search.filter);
             let hits = self.store.memory_search(&search).map_err(store_error)?;
             let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
             if let Err(e) = self.store.memory_touch(&ids) {
@@ -175,6 +257,7 @@ impl MemoryBackend for StoreMemory {
                         aria_store::MemoryKind::Fact | aria_store::MemoryKind::Preference
                     ) && m.categories.iter().any(|c| c == PROFILE_CATEGORY)
                         && (private || !m.private)
+                        && self.scope.holds(&m.categories)
                 })
                 .collect();
             profile.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
@@ -200,10 +283,20 @@ impl MemoryBackend for StoreMemory {
                 _ => ("system", false),
             };
             let by = Writer { actor, session_id: session };
+            let memory =
+                NewMemory { categories: self.scope.categories(memory.categories), ..memory };
+            // Only a duplicate in the scope is merged into: another agent's memory (or, for an
+            // agent with its own memory, a shared one) is left alone and a new one stored.
+            let mut live = MemoryFilter {
+                statuses: vec![MemoryStatus::Active, MemoryStatus::Archived],
+                ..MemoryFilter::default()
+            };
+            self.scope.narrow(&mut live);
             let duplicate = self
                 .store
-                .memory_find_duplicate(&memory.content, embedding, DUPLICATE_SIMILARITY)
-                .map_err(store_error)?;
+                .memory_find_duplicate_in(&memory.content, embedding, DUPLICATE_SIMILARITY, &live)
+                .map_err(store_error)?
+                .filter(|d| self.scope.holds(&d.memory.categories));
             if let Some(dup) = duplicate {
                 let old = dup.memory;
                 let mut categories = old.categories.clone();
@@ -247,5 +340,135 @@ impl MemoryBackend for StoreMemory {
             let stored = self.store.memory_insert(&new, embedding, by).map_err(store_error)?;
             Ok(Stored::Inserted(stored.id))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use aria_api::{EmbedError, NoRedact};
+    use futures::future::BoxFuture;
+
+    use super::*;
+
+    /// Bag-of-words vectors ([`aria_testkit::toy_embedding`]): texts sharing words are close.
+    #[derive(Debug)]
+    struct Toy;
+
+    impl Embedder for Toy {
+        fn model_id(&self) -> &str {
+            "test:toy"
+        }
+        fn dims(&self) -> usize {
+            64
+        }
+        fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>> {
+            let out = texts.iter().map(|t| aria_testkit::toy_embedding(t, 64)).collect();
+            Box::pin(async move { Ok(out) })
+        }
+    }
+
+    fn backends() -> (Arc<Store>, StoreMemory) {
+        let store = Arc::new(Store::open_in_memory(Arc::new(NoRedact)).unwrap());
+        let all = StoreMemory::new(store.clone(), Some(Arc::new(Toy)));
+        (store, all)
+    }
+
+    fn new(content: &str, categories: &[&str]) -> NewMemory {
+        NewMemory {
+            content: content.to_owned(),
+            kind: MemoryKind::Fact,
+            categories: categories.iter().map(|c| (*c).to_owned()).collect(),
+            importance: 0.5,
+            confidence: 0.9,
+            private: false,
+            provenance: aria_core::Provenance {
+                source: "tool".to_owned(),
+                ..aria_core::Provenance::default()
+            },
+        }
+    }
+
+    fn id(stored: Stored) -> String {
+        match stored {
+            Stored::Inserted(id) | Stored::Updated(id) => id,
+        }
+    }
+
+    async fn found(memory: &StoreMemory, query: &str) -> Vec<String> {
+        let scope = SearchScope { limit: 10, private: true };
+        let mut ids: Vec<String> =
+            memory.search(query, scope).await.unwrap().into_iter().map(|h| h.id).collect();
+        ids.sort();
+        ids
+    }
+
+    #[tokio::test]
+    async fn memory_of_an_own_scoped_agent_carries_its_category_and_is_its_alone() {
+        let (store, all) = backends();
+        let poet = all.clone().for_agent(Some("poet"));
+        let shared = all.clone().for_agent(None);
+        assert_eq!(poet.scope(), &Scope::Own("poet".into()));
+        // A scoped agent cannot file under another agent's category.
+        let own = id(poet
+            .remember(new("the poet writes haiku at dawn", &["agent:critic"]))
+            .await
+            .unwrap());
+        assert_eq!(
+            store.memory_get(&own).unwrap().unwrap().categories,
+            vec!["agent:poet".to_owned()]
+        );
+        let common = id(shared.remember(new("the user writes haiku too", &[])).await.unwrap());
+        assert!(store.memory_get(&common).unwrap().unwrap().categories.is_empty());
+        assert_eq!(found(&poet, "haiku").await, vec![own.clone()]);
+        assert_eq!(found(&shared, "haiku").await, vec![common.clone()]);
+        let mut both = vec![own.clone(), common.clone()];
+        both.sort();
+        assert_eq!(found(&all, "haiku").await, both, "the unscoped backend sees everything");
+        // Another agent with its own memory sees neither.
+        assert!(found(&all.clone().for_agent(Some("critic")), "haiku").await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_profile_is_scoped_like_search() {
+        let (_store, all) = backends();
+        let poet = all.clone().for_agent(Some("poet"));
+        let shared = all.clone().for_agent(None);
+        let mine = id(poet.remember(new("the user likes sonnets", &["profile"])).await.unwrap());
+        let theirs =
+            id(shared.remember(new("the user lives in Lyon", &["profile"])).await.unwrap());
+        let ids = |hits: Vec<MemoryHit>| hits.into_iter().map(|h| h.id).collect::<Vec<_>>();
+        assert_eq!(ids(poet.profile(true).await.unwrap()), vec![mine.clone()]);
+        assert_eq!(ids(shared.profile(true).await.unwrap()), vec![theirs.clone()]);
+        assert_eq!(all.profile(true).await.unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_duplicate_in_another_scope_is_not_merged_into() {
+        let (store, all) = backends();
+        let poet = all.clone().for_agent(Some("poet"));
+        let critic = all.clone().for_agent(Some("critic"));
+        let shared = all.clone().for_agent(None);
+        let text = "the deadline for the anthology is friday";
+        let common = shared.remember(new(text, &[])).await.unwrap();
+        assert!(matches!(common, Stored::Inserted(_)));
+        // The same words from the poet: a memory of its own, the shared one untouched.
+        let Stored::Inserted(own) = poet.remember(new(text, &[])).await.unwrap() else {
+            panic!("merged into the shared memory")
+        };
+        assert_ne!(own, id(common.clone()));
+        assert!(store.memory_get(&id(common.clone())).unwrap().unwrap().categories.is_empty());
+        // Nor into another agent's, nor does the shared pool merge into the poet's.
+        assert!(matches!(critic.remember(new(text, &[])).await.unwrap(), Stored::Inserted(_)));
+        let similar = "The deadline for the anthology is Friday!";
+        assert_eq!(shared.remember(new(similar, &[])).await.unwrap(), Stored::Updated(id(common)));
+        // Its own duplicate is merged into, by text or by vector.
+        assert_eq!(
+            poet.remember(new(similar, &["poems"])).await.unwrap(),
+            Stored::Updated(own.clone())
+        );
+        let close = "the deadline for the anthology is on friday";
+        assert_eq!(poet.remember(new(close, &[])).await.unwrap(), Stored::Updated(own.clone()));
+        let got = store.memory_get(&own).unwrap().unwrap();
+        assert_eq!(got.categories, vec!["agent:poet".to_owned(), "poems".to_owned()]);
     }
 }

@@ -85,7 +85,13 @@ pub struct Services {
     pub mcp_servers: Option<McpServers>,
     /// The agent profiles (`/api/v1/agents`), as `aria agents` reads and writes them.
     pub agents: Option<Arc<dyn AgentBook>>,
+    /// Builds (or returns the one built before) the agent that runs as profile NAME, for
+    /// conversations bound to an agent other than `default`.
+    pub agent_for: Option<AgentFor>,
 }
+
+/// The agent of a profile, by name; `Err` says why there is none (unknown, a bad model…).
+pub type AgentFor = Arc<dyn Fn(&str) -> Result<Arc<Agent>, String> + Send + Sync>;
 
 /// Why the agent book refused a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +162,26 @@ pub struct Gateway {
 }
 
 impl Gateway {
+    /// The agent that runs in `conversation_id`: the daemon's own, or the profile the
+    /// conversation is bound to.
+    pub fn agent_of(&self, conversation_id: &str) -> Result<Arc<Agent>, ApiError> {
+        let bound = self.store.conversation_agent(conversation_id)?;
+        match bound.as_deref() {
+            None | Some("default") => Ok(self.agent.clone()),
+            Some(name) => match &self.services.agent_for {
+                Some(agent_for) => agent_for(name).map_err(|e| {
+                    ApiError::conflict(
+                        format!("this conversation is bound to the agent {name}, which cannot run: {e}"),
+                        "fix or make the agent again (aria agents add), or start a new conversation",
+                    )
+                }),
+                None => Err(ApiError::unavailable(format!(
+                    "this conversation is bound to the agent {name}, and this daemon runs only its own"
+                ))),
+            },
+        }
+    }
+
     /// A gateway over `agent` and `store`, with a notifier of default settings, a fresh status
     /// collector, and not stopping.
     pub fn new(

@@ -7,7 +7,9 @@
 //!   itself. Each request is a new conversation unless `X-Aria-Conversation: ID` names one. The
 //!   run has nobody to ask, so calls that need approval are denied and the answer says which.
 //!   The answer's `x-aria-session-id` and `x-aria-conversation-id` headers name the run.
-//! - `aria:AGENT`: named agents do not exist yet; 404 `model_not_found`.
+//! - `aria:AGENT`: the agent profile AGENT (`GET /api/v1/agents`), with its tools, prompt,
+//!   models and mode; a new conversation is bound to it, and a conversation bound to another
+//!   agent is refused. An unknown AGENT is 404 `model_not_found`.
 //! - `BACKEND/MODEL`: the request goes to that model as it is, without ARIA's tools ([`proxy`]).
 //! - a request with `tools`: the client's tools, so the agent does not run; the messages and
 //!   tools go to the model (the agent's own for `aria`) and its tool calls come back for the
@@ -268,7 +270,25 @@ async fn complete(
     let request = CompletionRequest::parse(&body)?;
     let model = request.model.as_deref().unwrap_or("").trim().to_owned();
     match (Target::parse(&model)?, request.has_tools()) {
-        (Target::Agent, false) => agent::respond(gw, headers, request).await,
+        (Target::Agent, false) => agent::respond(gw, headers, request, None).await,
+        (Target::Named(name), false) => {
+            let known = gw.services.agents.as_ref().map(|book| book.get(&name));
+            if !matches!(known, Some(Ok(_))) {
+                return Err(OpenAiError::model_not_found(format!(
+                    "there is no agent `{name}` (GET /api/v1/agents lists them; `aria` is the \
+                     daemon's own)"
+                )));
+            }
+            agent::respond(gw, headers, request, Some(name)).await
+        }
+        (Target::Named(name), true) => Err(OpenAiError::invalid(
+            Some("tools"),
+            "invalid_value",
+            format!(
+                "`aria:{name}` runs the agent with ARIA's tools; a request that brings its own \
+                 tools names `aria` or BACKEND/MODEL"
+            ),
+        )),
         (Target::Agent, true) => {
             let Some((provider, name)) = gw.services.provider.clone() else {
                 return Err(OpenAiError::new(
@@ -291,7 +311,12 @@ async fn complete(
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
     Agent,
-    Backend { backend: String, model: String },
+    /// `aria:NAME`: an agent profile.
+    Named(String),
+    Backend {
+        backend: String,
+        model: String,
+    },
 }
 
 impl Target {
@@ -300,9 +325,12 @@ impl Target {
             return Ok(Target::Agent);
         }
         if let Some(name) = model.strip_prefix("aria:") {
-            return Err(OpenAiError::model_not_found(format!(
-                "there is no agent `{name}`: named agents do not exist in ARIA yet, only `aria`"
-            )));
+            if name.is_empty() {
+                return Err(OpenAiError::model_not_found(
+                    "`aria:` names no agent: use aria:NAME (GET /api/v1/agents) or `aria`",
+                ));
+            }
+            return Ok(Target::Named(name.to_owned()));
         }
         match model.split_once('/') {
             Some((backend, name)) if !backend.is_empty() && !name.is_empty() => {
@@ -359,6 +387,10 @@ async fn models(State(gw): State<Arc<Gateway>>) -> Json<ModelList> {
         owned_by: owned_by.to_owned(),
     };
     let mut data = vec![entry(AGENT_MODEL.to_owned(), "aria")];
+    let agents = gw.services.agents.as_ref().and_then(|book| book.list().ok()).unwrap_or_default();
+    for name in agents.iter().filter_map(|a| a["name"].as_str()).filter(|n| *n != "default") {
+        data.push(entry(format!("{AGENT_MODEL}:{name}"), "aria"));
+    }
     let own = own_model(&gw);
     let mut candidates: Vec<(String, String)> = Vec::new();
     if let Some((backend, model, _)) = &own {
@@ -448,9 +480,12 @@ mod tests {
             Target::parse("openai/meta-llama/llama-3").unwrap(),
             Target::Backend { backend: "openai".into(), model: "meta-llama/llama-3".into() }
         );
-        let named = Target::parse("aria:coder").unwrap_err();
-        assert_eq!((named.status, named.code.as_str()), (StatusCode::NOT_FOUND, "model_not_found"));
-        assert!(named.message.contains("named agents do not exist"), "{}", named.message);
+        assert_eq!(Target::parse("aria:coder").unwrap(), Target::Named("coder".into()));
+        let unnamed = Target::parse("aria:").unwrap_err();
+        assert_eq!(
+            (unnamed.status, unnamed.code.as_str()),
+            (StatusCode::NOT_FOUND, "model_not_found")
+        );
         for bad in ["gpt-4o", "/m", "openai/"] {
             let e = Target::parse(bad).unwrap_err();
             assert_eq!((e.code.as_str(), e.param.as_deref()), ("model_not_found", Some("model")));

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use aria_api::SessionRecord;
-use aria_core::{AgentEvent, RunError};
+use aria_core::{Agent, AgentEvent, RunError};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
@@ -277,7 +277,17 @@ impl Runs {
             // Closed only if the semaphore is dropped, which it never is while `runs` lives.
             let _slot = runs.slots.clone().acquire_owned().await;
             runs.tables().by_conversation.insert(conversation_id.clone(), task_hub.clone());
-            let result = drive(&gateway, &runs, &task_hub, &conversation_id, start).await;
+            let result = match gateway.agent_of(&conversation_id) {
+                Ok(agent) => drive(&gateway, &agent, &runs, &task_hub, &conversation_id, start)
+                    .await
+                    .map_err(|e| {
+                        crate::error::ApiError::internal(
+                            "the run could not go on",
+                            gateway.store.redact_text(&e.to_string()),
+                        )
+                    }),
+                Err(e) => Err(e),
+            };
             let reply = match result {
                 Ok(session) => {
                     let reply = Reply::from_session(&session, &gateway.store);
@@ -292,11 +302,7 @@ impl Runs {
                     task_hub.publish(Event::new("done", json!(reply)));
                     Some(reply)
                 }
-                Err(e) => {
-                    let error = crate::error::ApiError::internal(
-                        "the run could not go on",
-                        gateway.store.redact_text(&e.to_string()),
-                    );
+                Err(error) => {
                     task_hub.publish(Event::new("error", json!(error.body().error)));
                     None
                 }
@@ -387,6 +393,7 @@ impl Runs {
 /// runs, so the CLI sees the session as running, not interrupted.
 async fn drive(
     gateway: &Arc<Gateway>,
+    agent: &Agent,
     runs: &Arc<Runs>,
     hub: &Arc<RunHub>,
     conversation_id: &str,
@@ -422,22 +429,24 @@ async fn drive(
     let cancel = hub.cancel.clone();
     let result = match start {
         Start::Message(content) => {
-            gateway.agent.run(&content, Some(conversation_id.to_owned()), &tx, cancel).await
+            agent.run(&content, Some(conversation_id.to_owned()), &tx, cancel).await
         }
         Start::MessageInMode(content, mode) => {
             let conversation = Some(conversation_id.to_owned());
-            gateway.agent.run_in_mode(&content, conversation, &tx, cancel, mode).await
+            // A chat's mode can only narrow what the conversation's agent allows.
+            let mode = agent.config().mode.stricter(mode);
+            agent.run_in_mode(&content, conversation, &tx, cancel, mode).await
         }
         Start::Job(content, cap) => {
-            let config = gateway.agent.config();
+            let config = agent.config();
             let mut limits = config.limits;
             if let Some(cap) = cap {
                 limits.max_cost_usd = limits.max_cost_usd.min(cap);
             }
             let conversation = Some(conversation_id.to_owned());
-            gateway.agent.run_with(&content, conversation, &tx, cancel, config.mode, limits).await
+            agent.run_with(&content, conversation, &tx, cancel, config.mode, limits).await
         }
-        Start::Resume(session_id) => gateway.agent.resume(&session_id, &tx, cancel).await,
+        Start::Resume(session_id) => agent.resume(&session_id, &tx, cancel).await,
     };
     drop(tx);
     let _ = forward.await;

@@ -456,7 +456,7 @@ async fn backend_models_pass_through_and_unknown_models_are_not_found() {
     assert!(h.agent.requests().is_empty());
 
     for (model, says) in [
-        ("aria:coder", "named agents do not exist"),
+        ("aria:coder", "no agent `coder`"),
         ("nope/x", "no backend `nope`"),
         ("gpt-4o", "no model `gpt-4o`"),
     ] {

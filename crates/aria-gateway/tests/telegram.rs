@@ -462,6 +462,7 @@ async fn commands_bypass_the_model_and_are_registered() {
             "memory",
             "forget",
             "mode",
+            "agent",
             "snapshots",
             "rollback",
             "schedule",

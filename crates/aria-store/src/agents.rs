@@ -10,12 +10,17 @@ use crate::error::sql;
 use crate::store::{Store, now_rfc3339};
 
 /// The statements of the schema step that adds stored agents.
-pub(crate) const AGENTS: &[&str] = &["CREATE TABLE agents (
+/// It also gives conversations the agent they were bound to before their first run (a chat's
+/// `/agent NAME`, a conversation made with an agent through the API).
+pub(crate) const AGENTS: &[&str] = &[
+    "CREATE TABLE agents (
         name TEXT PRIMARY KEY NOT NULL,
         profile TEXT NOT NULL,
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL
-    ) STRICT"];
+    ) STRICT",
+    "ALTER TABLE conversations ADD COLUMN agent TEXT",
+];
 
 /// One stored agent.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -103,6 +108,38 @@ impl Store {
         Ok(changed == 1)
     }
 
+    /// Binds conversation `id` to the agent `name`; whether the conversation exists.
+    pub fn set_conversation_agent(&self, id: &str, name: &str) -> Result<bool, StoreError> {
+        let n = self
+            .conn()
+            .execute("UPDATE conversations SET agent = ?2 WHERE id = ?1", params![id, name])
+            .map_err(sql("binding a conversation to an agent"))?;
+        Ok(n == 1)
+    }
+
+    /// The agent conversation `id` is bound to: the one it was made with, else the one its first
+    /// run ran as (`agent` of that run's `session.start` record; `default` when it ran as
+    /// none). `None`: not bound yet (no agent chosen, no run).
+    pub fn conversation_agent(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let chosen: Option<Option<String>> = self
+            .conn()
+            .query_row("SELECT agent FROM conversations WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(sql("reading a conversation's agent"))?;
+        if let Some(Some(name)) = chosen {
+            return Ok(Some(name));
+        }
+        let Some(first) = self.sessions_in_conversation(id)?.into_iter().next() else {
+            return Ok(None);
+        };
+        let records = self.audit_for_session(&first.id)?;
+        let agent = records
+            .iter()
+            .find(|r| r.kind == "session.start")
+            .and_then(|r| r.payload["agent"].as_str().map(str::to_owned));
+        Ok(Some(agent.unwrap_or_else(|| "default".to_owned())))
+    }
+
     /// Removes the stored agent `name`; whether there was one.
     pub fn agent_remove(&self, name: &str) -> Result<bool, StoreError> {
         let n = self
@@ -136,5 +173,16 @@ mod tests {
         assert!(store.agent_remove("writer").unwrap());
         assert!(!store.agent_remove("writer").unwrap());
         assert!(store.agent("writer").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_conversation_is_bound_by_choice_or_by_its_first_run() {
+        let store = Store::open_in_memory(std::sync::Arc::new(aria_api::NoRedact)).unwrap();
+        let chosen = store.create_conversation("chosen").unwrap();
+        assert_eq!(store.conversation_agent(&chosen.id).unwrap(), None);
+        assert!(store.set_conversation_agent(&chosen.id, "poet").unwrap());
+        assert_eq!(store.conversation_agent(&chosen.id).unwrap().as_deref(), Some("poet"));
+        assert!(!store.set_conversation_agent("no-such-conversation", "poet").unwrap());
+        assert_eq!(store.conversation_agent("no-such-conversation").unwrap(), None);
     }
 }

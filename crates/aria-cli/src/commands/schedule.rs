@@ -315,7 +315,7 @@ fn run_now(global: &GlobalArgs, name: &str) -> CliResult<u8> {
         });
         let (scheduler, gateway, hub) = if needs_agent {
             let security = aria_gateway::Security::new(None, true, Vec::new(), 0);
-            let gateway = super::serve::gateway(&config, &store, &redactor, security)?;
+            let gateway = super::serve::gateway(global, &config, &store, &redactor, security)?;
             let hub = gateway.notifications.clone();
             (crate::scheduled::scheduler(&gateway, &config), Some(gateway), hub)
         } else {

@@ -50,7 +50,7 @@ pub fn serve(global: &GlobalArgs, args: ServeArgs) -> CliResult<u8> {
         .map_err(|e| usage(e.to_string()))?;
     app::settle_local_model(&mut ctx.config)?;
     let runtime = super::run::runtime()?;
-    runtime.block_on(run_daemon(ctx, listen, token))
+    runtime.block_on(run_daemon(global.clone(), ctx, listen, token))
 }
 
 /// A non-loopback listener needs a token and an explicit `--insecure` (plain HTTP).
@@ -191,6 +191,7 @@ fn systemd_quote(text: &str) -> String {
 /// services and the notifier. `aria serve` puts front ends on it; `aria schedule run` runs a
 /// job through it.
 pub fn gateway(
+    global: &GlobalArgs,
     config: &Config,
     store: &Arc<aria_store::Store>,
     redactor: &Arc<aria_tools::SecretRedactor>,
@@ -235,6 +236,14 @@ pub fn gateway(
             config: config.clone(),
             store: store.clone(),
         })),
+        agent_for: Some(crate::agents::daemon_agents(
+            global,
+            config,
+            store,
+            redactor,
+            approvals.clone(),
+            choices.clone(),
+        )),
         memory: Some(parts.memory),
         embedder: parts.embedder,
         snapshots: Some(Arc::new(app::snapshots(config)?)),
@@ -267,7 +276,12 @@ pub fn gateway(
     }))
 }
 
-async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> CliResult<u8> {
+async fn run_daemon(
+    global: GlobalArgs,
+    ctx: Context,
+    listen: SocketAddr,
+    token: Option<String>,
+) -> CliResult<u8> {
     // Runs that died without finishing (a crash, kill -9), as every command reports them.
     ctx.report_interrupted();
     let Context { config, store, redactor } = ctx;
@@ -290,7 +304,7 @@ async fn run_daemon(ctx: Context, listen: SocketAddr, token: Option<String>) -> 
         config.server.allowed_origins.clone(),
         config.server.rate_limit_per_minute,
     );
-    let gateway = gateway(&config, &store, &redactor, security)?;
+    let gateway = gateway(&global, &config, &store, &redactor, security)?;
     let runs = gateway.runs.clone();
     eprintln!(
         "ARIA is serving on http://{address}/ (web UI), API under http://{address}/api/v1 \

@@ -120,14 +120,8 @@ impl Config {
             notify: Some(self.notify.to_raw()),
             search: Some(self.search.to_raw()),
             mcp: Some(self.mcp_raw.clone()),
-            agents: (!self.agents.is_empty()).then(|| {
-                self.agents
-                    .iter()
-                    .map(|a| {
-                        (a.name.clone(), agents::to_raw(a))
-                    })
-                    .collect()
-            }),
+            agents: (!self.agents.is_empty())
+                .then(|| self.agents.iter().map(|a| (a.name.clone(), agents::to_raw(a))).collect()),
         }
     }
 }

@@ -209,8 +209,18 @@ fn agents_are_made_changed_and_removed_from_the_cli_and_run_as_made() {
     let made = aria.run(
         NO_SERVER,
         &[
-            "agents", "add", "scribe", "--description", "Writes notes.", "--tools", "files",
-            "--mode", "supervised", "--prompt", "Write in haiku.", "--json",
+            "agents",
+            "add",
+            "scribe",
+            "--description",
+            "Writes notes.",
+            "--tools",
+            "files",
+            "--mode",
+            "supervised",
+            "--prompt",
+            "Write in haiku.",
+            "--json",
         ],
     );
     assert_eq!(code(&made), 0, "{}", text(&made.stderr));
@@ -276,7 +286,8 @@ fn the_daemon_makes_changes_and_removes_agents() {
     write_config(&aria, "[agents.reviewer]\ndescription = \"Reviews.\"\n");
     let mock = MockOpenAi::new(vec![]).serve();
     let daemon = super::daemon::Daemon::start(&aria, &mock.base_url(), &[]);
-    let body = json!({"name": "helper", "description": "Helps.", "tools": ["read"], "memory": "own"});
+    let body =
+        json!({"name": "helper", "description": "Helps.", "tools": ["read"], "memory": "own"});
     let (status, made) = daemon.json("POST", "/api/v1/agents", Some(&body));
     assert_eq!(status, 201, "{made}");
     assert_eq!((made["source"].clone(), made["memory"].clone()), (json!("store"), json!("own")));
@@ -301,7 +312,8 @@ fn the_daemon_makes_changes_and_removes_agents() {
     assert!(edited.get("tools").is_none(), "null clears: {edited}");
     let (status, one) = daemon.json("GET", "/api/v1/agents/helper", None);
     assert_eq!((status, one["description"].clone()), (200, json!("Helps more.")));
-    for (method, path) in [("PATCH", "/api/v1/agents/reviewer"), ("DELETE", "/api/v1/agents/coder")] {
+    for (method, path) in [("PATCH", "/api/v1/agents/reviewer"), ("DELETE", "/api/v1/agents/coder")]
+    {
         let (status, body) = daemon.json(method, path, Some(&json!({"description": "x"})));
         assert_eq!(status, 409, "{method} {path}: {body}");
     }
@@ -315,4 +327,36 @@ fn the_daemon_makes_changes_and_removes_agents() {
     let shown = aria.run(NO_SERVER, &["agents", "show", "later", "--json"]);
     assert_eq!(code(&shown), 0, "{}", text(&shown.stderr));
     assert_eq!(json_of(&shown)["source"], json!("store"));
+}
+
+#[test]
+fn a_daemon_conversation_made_with_an_agent_runs_as_it() {
+    let aria = Aria::new();
+    write_config(&aria, "");
+    let mock =
+        MockOpenAi::new(vec![MockTurn::text("Read it.")]).on_script_end(ScriptEnd::Repeat).serve();
+    let daemon = super::daemon::Daemon::start(&aria, &mock.base_url(), &[]);
+    let (status, bad) =
+        daemon.json("POST", "/api/v1/conversations", Some(&json!({"agent": "nosuch"})));
+    assert_eq!(status, 400, "{bad}");
+    let (status, made) =
+        daemon.json("POST", "/api/v1/conversations", Some(&json!({"agent": "researcher"})));
+    assert_eq!((status, made["agent"].clone()), (201, json!("researcher")), "{made}");
+    let id = made["id"].as_str().unwrap();
+    let (status, reply) = daemon.json(
+        "POST",
+        &format!("/api/v1/conversations/{id}/messages"),
+        Some(&json!({"content": "look"})),
+    );
+    assert_eq!(status, 200, "{reply}");
+    let tools = offered(&mock.requests()[0]);
+    assert!(tools.contains(&"file_read".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"file_write".to_owned()), "{tools:?}");
+    let (_, shown) = daemon.json("GET", &format!("/api/v1/conversations/{id}"), None);
+    assert_eq!(shown["agent"], json!("researcher"));
+    // The CLI goes on as the same agent, and refuses another.
+    let other = aria
+        .run(&mock.base_url(), &["run", "--conversation", id, "--agent", "coder", "--task", "x"]);
+    assert_eq!(code(&other), 2, "{}", text(&other.stderr));
+    assert!(text(&other.stderr).contains("bound to the agent researcher"));
 }

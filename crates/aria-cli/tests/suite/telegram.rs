@@ -104,3 +104,36 @@ fn without_an_allowlist_the_channel_stays_off_and_says_why_while_the_rest_serves
         !text(&listed.stdout).contains("E2E-token") && !text(&listed.stderr).contains("E2E-token")
     );
 }
+
+#[test]
+fn agent_in_a_chat_switches_to_a_new_conversation_with_that_agent() {
+    let aria = Aria::new();
+    let tg = FakeTelegram::start(TOKEN);
+    configure(&aria, &tg, &format!("allowed_chat_ids = [{CHAT}]\n"));
+    let model = MockOpenAi::new(vec![MockTurn::text("Found it.")]).serve();
+    let daemon = Daemon::start(&aria, &model.base_url(), &[]);
+    let said = |needle: &str| {
+        tg.wait_until_blocking(Duration::from_secs(30), |t| {
+            t.messages(CHAT).iter().any(|(_, m)| m.contains(needle))
+        })
+    };
+    tg.push_message(CHAT, CHAT, "/agent");
+    assert!(said("talks to the agent default"), "{:#?}\n{}", tg.requests(), daemon.said());
+    tg.push_message(CHAT, CHAT, "/agent nosuch");
+    assert!(said("no agent named nosuch"), "{:#?}", tg.requests());
+    tg.push_message(CHAT, CHAT, "/agent researcher");
+    assert!(said("now talking to the agent researcher"), "{:#?}", tg.requests());
+    tg.push_message(CHAT, CHAT, "what is in the notes?");
+    assert!(said("Found it."), "{:#?}\n{}", tg.requests(), daemon.said());
+    let request = &model.requests()[0];
+    let offered: Vec<&str> = request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"file_read") && !offered.contains(&"file_write"), "{offered:?}");
+    assert!(request.to_string().contains("running as the agent \\\"researcher\\\""));
+    tg.push_message(CHAT, CHAT, "/agent");
+    assert!(said("talks to the agent researcher"), "{:#?}", tg.requests());
+}

@@ -35,6 +35,7 @@ pub(super) async fn respond(
     gw: Arc<Gateway>,
     headers: &HeaderMap,
     request: CompletionRequest,
+    agent: Option<String>,
 ) -> Result<Response, OpenAiError> {
     let messages = wire::messages(request.raw_messages())?;
     let Some(task) = wire::last_user_text(&messages).filter(|t| !t.trim().is_empty()) else {
@@ -45,7 +46,9 @@ pub(super) async fn respond(
              role `user`",
         ));
     };
-    let conversation_id = conversation(&gw, headers)?;
+    let conversation_id = conversation(&gw, headers, agent.as_deref())?;
+    let answering_model =
+        agent.as_ref().map_or_else(|| AGENT_MODEL.to_owned(), |a| format!("{AGENT_MODEL}:{a}"));
     let hub = gw.runs.start(
         gw.clone(),
         conversation_id.clone(),
@@ -65,11 +68,8 @@ pub(super) async fn respond(
             )));
         }
     };
-    let meta = Meta::new(
-        format!("chatcmpl-{session_id}"),
-        AGENT_MODEL.to_owned(),
-        request.include_usage(),
-    );
+    let meta =
+        Meta::new(format!("chatcmpl-{session_id}"), answering_model, request.include_usage());
     let mut answer = Answer { meta, hub, denied: Vec::new(), error: None };
     let first_deltas = answer.observe(first.iter());
     let run = (session_id, conversation_id);
@@ -93,9 +93,17 @@ pub(super) async fn respond(
 }
 
 /// The conversation a request continues (`X-Aria-Conversation`), or a new one.
-fn conversation(gw: &Gateway, headers: &HeaderMap) -> Result<String, OpenAiError> {
+fn conversation(
+    gw: &Gateway,
+    headers: &HeaderMap,
+    agent: Option<&str>,
+) -> Result<String, OpenAiError> {
     let Some(value) = headers.get(CONVERSATION_HEADER) else {
-        return Ok(gw.store.create_conversation("")?.id);
+        let id = gw.store.create_conversation("")?.id;
+        if let Some(name) = agent {
+            gw.store.set_conversation_agent(&id, name)?;
+        }
+        return Ok(id);
     };
     let id = value.to_str().map(str::trim).unwrap_or_default();
     if id.is_empty() || gw.store.conversation(id)?.is_none() {
@@ -104,6 +112,20 @@ fn conversation(gw: &Gateway, headers: &HeaderMap) -> Result<String, OpenAiError
             "conversation_not_found",
             format!("there is no conversation `{id}` (from the X-Aria-Conversation header)"),
             "list them with GET /api/v1/conversations, or leave the header out to start one",
+        ));
+    }
+    let bound = gw.store.conversation_agent(id)?;
+    let wanted = agent.unwrap_or("default");
+    if let Some(bound) = bound.filter(|b| b != wanted) {
+        let model =
+            if bound == "default" { AGENT_MODEL.to_owned() } else { format!("aria:{bound}") };
+        return Err(OpenAiError::invalid(
+            Some("model"),
+            "invalid_value",
+            format!(
+                "conversation `{id}` is bound to the agent {bound}: continue it with the model \
+                 `{model}`, or leave the X-Aria-Conversation header out to start a new one"
+            ),
         ));
     }
     Ok(id.to_owned())

@@ -44,8 +44,7 @@ async fn call<T: Send + 'static>(
     work: impl FnOnce(&dyn AgentBook) -> Result<T, BookError> + Send + 'static,
 ) -> ApiResult<T> {
     let book = Arc::clone(book(gw)?);
-    super::resources::blocking("the agents", move || work(book.as_ref()).map_err(Into::into))
-        .await
+    super::resources::blocking("the agents", move || work(book.as_ref()).map_err(Into::into)).await
 }
 
 /// Every agent: the built-in ones, those of `aria.toml` (`[agents.NAME]`), and those made with

@@ -36,6 +36,10 @@ pub struct Conversation {
     pub message_count: u64,
     /// Whether a run is in flight in it now.
     pub running: bool,
+    /// The agent it is bound to (shown on one conversation and when made; `default` or
+    /// absent: the daemon's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 impl Conversation {
@@ -48,6 +52,7 @@ impl Conversation {
             updated_at: c.updated_at,
             message_count: c.message_count,
             running,
+            agent: None,
         }
     }
 }
@@ -96,6 +101,10 @@ pub struct NewConversation {
     /// A title; without one the first message names the conversation.
     #[serde(default)]
     pub title: Option<String>,
+    /// The agent it runs as (`GET /api/v1/agents`); without one, the daemon's own. A
+    /// conversation keeps its agent.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 /// Starts an empty conversation (the body may be `{}`).
@@ -106,8 +115,20 @@ async fn create(
     State(gw): State<Arc<Gateway>>,
     ApiJsonOrEmpty(body): ApiJsonOrEmpty<NewConversation>,
 ) -> ApiResult<Response> {
+    if let Some(name) = &body.agent {
+        let hint = "list the agents with GET /api/v1/agents";
+        let book = gw.services.agents.as_ref().ok_or_else(|| {
+            ApiError::bad_request("agent: this daemon runs only its own agent", hint)
+        })?;
+        book.get(name).map_err(|e| ApiError::bad_request(format!("agent: {e}"), hint))?;
+    }
     let created = gw.store.create_conversation(body.title.as_deref().unwrap_or(""))?;
-    Ok((StatusCode::CREATED, Json(Conversation::from(&gw, created))).into_response())
+    if let Some(name) = &body.agent {
+        gw.store.set_conversation_agent(&created.id, name)?;
+    }
+    let mut shown = Conversation::from(&gw, created);
+    shown.agent = body.agent;
+    Ok((StatusCode::CREATED, Json(shown)).into_response())
 }
 
 /// One message as the API shows it.
@@ -188,7 +209,10 @@ async fn get_one(
         .map(|s| crate::routes::runs::session_json(&gw, &s))
         .collect();
     Ok(Json(ConversationDetail {
-        conversation: Conversation::from(&gw, summary),
+        conversation: Conversation {
+            agent: gw.store.conversation_agent(&summary.id)?,
+            ..Conversation::from(&gw, summary)
+        },
         messages,
         sessions,
     }))

@@ -26,6 +26,7 @@ pub(super) const MENU: &[(&str, &str)] = &[
     ("memory", "Search memories: /memory QUERY"),
     ("forget", "Forget a memory: /forget ID"),
     ("mode", "This chat's approval mode: /mode governed|supervised|read_only"),
+    ("agent", "Who you talk to: /agent lists the agents, /agent NAME switches"),
     ("snapshots", "The latest restore points"),
     ("rollback", "Put back the files of a restore point: /rollback ID"),
     ("schedule", "Scheduled jobs: /schedule list|add|edit|show|run|history|enable|disable|delete"),
@@ -57,6 +58,7 @@ pub(super) async fn handle(tg: &Arc<Telegram>, chat: i64, text: &str) {
         "memory" => memory(tg, rest).await,
         "forget" => forget(tg, rest),
         "mode" => mode(tg, chat, rest),
+        "agent" => agent(tg, chat, rest),
         "snapshots" => snapshots(tg).await,
         "rollback" => rollback(tg, rest).await,
         "schedule" => super::schedule::schedule(tg, chat, rest),
@@ -137,6 +139,39 @@ fn cancel(tg: &Telegram, chat: i64) -> String {
         }
         None => "Nothing is running in this chat.".into(),
     }
+}
+
+/// `/agent`: the agents and the one this chat talks to; `/agent NAME`: a new conversation with
+/// NAME (a conversation keeps its agent, so switching starts a new one; the old one is kept).
+fn agent(tg: &Telegram, chat: i64, arg: &str) -> Result<String, String> {
+    let book = tg.gw.services.agents.as_ref().ok_or("this daemon runs only its own agent")?;
+    let store = &tg.gw.store;
+    if arg.is_empty() {
+        let current = match store.channel_chat_conversation(CHANNEL, chat) {
+            Ok(Some(id)) => store.conversation_agent(&id).ok().flatten(),
+            _ => None,
+        };
+        let current = current.unwrap_or_else(|| "default".to_owned());
+        let mut out = format!("This chat talks to the agent {current}.\n\nAgents:\n");
+        for a in book.list().map_err(|e| e.to_string())? {
+            let name = a["name"].as_str().unwrap_or_default();
+            let mark = if name == current { " ✓" } else { "" };
+            out.push_str(&format!(
+                "{name}{mark} — {}\n",
+                a["description"].as_str().unwrap_or_default()
+            ));
+        }
+        out.push_str("\nSwitch with /agent NAME (a new conversation begins).");
+        return Ok(out);
+    }
+    let profile = book.get(arg).map_err(|e| e.to_string())?;
+    let id = chat::new_conversation(tg, chat).map_err(|e| e.to_string())?;
+    store.set_conversation_agent(&id, arg).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "You are now talking to the agent {arg}: {}. A new conversation begins; the earlier one \
+         is kept.",
+        profile["description"].as_str().unwrap_or_default()
+    ))
 }
 
 fn mode(tg: &Telegram, chat: i64, arg: &str) -> Result<String, String> {
