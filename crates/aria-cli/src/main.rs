@@ -21,6 +21,8 @@ mod logging;
 mod mcp;
 mod memory;
 mod notes;
+mod persona;
+mod planned;
 mod progress;
 mod providers;
 mod render;

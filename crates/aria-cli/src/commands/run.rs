@@ -348,9 +348,61 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         ctx.config = crate::agents::configure(global, ctx.config, &ctx.store, name)?;
     }
     app::settle_local_model(&mut ctx.config)?;
+    let profile = ctx.config.agent.clone();
+    // A persona is found before anything runs: a missing one is a usage error, not a surprise
+    // after the work is done.
+    let persona = match profile.as_ref().and_then(|p| p.persona.as_deref()) {
+        Some(name) => Some(crate::persona::load(&ctx.config.data_dir, name)?),
+        None => None,
+    };
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
     let rt = runtime()?;
     let render = if args.json { Render::Silent } else { Render::Quiet };
+    if let (Some(profile), None, Some(task)) = (&profile, &resume, args.task.as_deref())
+        && let Some(planner) = crate::planned::planner(&ctx.config, profile)?
+    {
+        let settings = crate::planned::settings(&ctx.config, profile);
+        let outcome = rt.block_on(async {
+            let cancel = CancellationToken::new();
+            cancel_on_ctrl_c(cancel.clone());
+            crate::planned::run(
+                &agent,
+                &planner,
+                &settings,
+                task,
+                conversation.clone(),
+                render,
+                &ctx.config.data_dir,
+                cancel,
+            )
+            .await
+        })?;
+        let styled = match (&persona, &outcome.status, outcome.steps.last()) {
+            (Some(persona), aria_core::PlanStatus::Done { summary }, Some(last)) => {
+                Some(rt.block_on(crate::persona::apply(&agent, &last.session_id, persona, summary)))
+            }
+            _ => None,
+        };
+        if args.json {
+            let mut out = serde_json::to_value(&outcome)?;
+            // `{"status": "done", "summary": …}` at the top, not nested.
+            if let Some(Value::Object(status)) =
+                out.as_object_mut().and_then(|o| o.remove("status"))
+            {
+                for (k, v) in status {
+                    out[k] = v;
+                }
+            }
+            out["styled_answer"] = json!(styled);
+            println!("{out}");
+        } else {
+            crate::planned::print_outcome(&outcome, styled.as_deref());
+        }
+        finish_background(&rt, &agent);
+        export_traces(&rt, &ctx.store);
+        crate::anchor::record(&ctx.config.data_dir, &ctx.store);
+        return Ok(crate::planned::exit_code(&outcome));
+    }
     let session = rt.block_on(async {
         let cancel = CancellationToken::new();
         cancel_on_ctrl_c(cancel.clone());
@@ -373,8 +425,16 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             return Err(e);
         }
     };
+    // The persona rewords the answer shown; the journal keeps the run's own.
+    let styled = match (&persona, session.state, &session.answer) {
+        (Some(persona), SessionState::Done, Some(answer)) => {
+            Some(rt.block_on(crate::persona::apply(&agent, &session.id, persona, answer)))
+        }
+        _ => None,
+    };
     if args.json {
         let out = json!({
+            "styled_answer": styled,
             "session_id": session.id,
             "conversation_id": session.conversation_id,
             "state": session.state,
@@ -388,6 +448,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             "checks": checks,
         });
         println!("{out}");
+    } else if let Some(styled) = &styled {
+        println!("{styled}");
     } else {
         print_outcome(&session);
     }

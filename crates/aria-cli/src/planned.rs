@@ -1,0 +1,153 @@
+//! Planned runs (issue #24): an agent with a `planner` runs a task as a plan. The planner
+//! (`BACKEND/MODEL`, typically a cloud model) writes short numbered steps and judges when the
+//! goal is met; the agent's own model chain (typically the embedded model) carries out each
+//! step with its tools, in one conversation. The mechanics and their guarantees (the planner
+//! sees tool results only through the outbound filter, is stopped by the task's cost cap before
+//! a call that would pass it, and a task is done only when the last tool call succeeded, no
+//! call was invalid or denied and, with `confirm_completion`, the user said yes) are
+//! `aria_core::plan_and_execute`; this module builds the planner, asks the user on the
+//! terminal, and shows the outcome.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::Duration;
+
+use aria_core::{Agent, Confirmation, Confirmer, PlanOutcome, PlanSettings, PlanStatus, Planner};
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::config::agents::AgentProfile;
+use crate::exit::{CANCELLED, CliError, CliResult, FAILED, OK};
+
+/// The most a planner writes in one answer (a plan is short).
+const PLANNER_MAX_TOKENS: u32 = 1024;
+
+/// The planner of `profile`, priced when it runs off this machine.
+pub fn planner(config: &Config, profile: &AgentProfile) -> CliResult<Option<Planner>> {
+    let Some(spec) = &profile.planner else { return Ok(None) };
+    let Some((backend, model)) = spec.split_once('/') else {
+        return Err(CliError::usage(format!("the planner {spec:?} is not BACKEND/MODEL")));
+    };
+    let built = crate::providers::backend(config, backend, model)?;
+    // Priced as the run's own routes are: a known price (even through a local proxy), else
+    // free.
+    let price = crate::providers::pricing(config).price(model).map(|p| aria_core::Price {
+        input_per_mtok: p.input_per_mtok,
+        output_per_mtok: p.output_per_mtok,
+    });
+    Ok(Some(Planner {
+        provider: built.provider(),
+        model: model.to_owned(),
+        price,
+        max_output_tokens: PLANNER_MAX_TOKENS,
+    }))
+}
+
+/// The settings of a planned task under `config` (already narrowed by the agent).
+pub fn settings(config: &Config, profile: &AgentProfile) -> PlanSettings {
+    PlanSettings {
+        cost_cap_usd: config.limits.max_cost_usd,
+        confirm_completion: profile.confirm_completion,
+        timeout: config
+            .limits
+            .session_timeout
+            .clamp(Duration::from_secs(10), Duration::from_secs(600)),
+        ..PlanSettings::default()
+    }
+}
+
+/// Asks on the terminal whether the goal is met.
+struct Terminal;
+
+impl Confirmer for Terminal {
+    fn confirm(&self, goal: &str, summary: &str) -> BoxFuture<'_, Confirmation> {
+        let (goal, summary) = (goal.to_owned(), summary.to_owned());
+        Box::pin(async move {
+            let asked = tokio::task::spawn_blocking(move || {
+                let mut err = std::io::stderr();
+                let _ = write!(
+                    err,
+                    "\nThe planner says this is done:\n  goal: {goal}\n  {summary}\nIs it? \
+                     [y = yes; anything else: what is missing] "
+                );
+                let _ = err.flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).map(|_| line)
+            })
+            .await;
+            let line = match asked {
+                Ok(Ok(line)) => line.trim().to_owned(),
+                _ => String::new(),
+            };
+            match line.to_ascii_lowercase().as_str() {
+                "y" | "yes" => Confirmation::Yes,
+                "" | "n" | "no" => {
+                    Confirmation::No { reason: "the user said it is not done".into() }
+                }
+                _ => Confirmation::No { reason: line },
+            }
+        })
+    }
+}
+
+/// Runs `goal` as a plan; the executor's events are rendered as a run's are.
+pub async fn run(
+    executor: &Agent,
+    planner: &Planner,
+    settings: &PlanSettings,
+    goal: &str,
+    conversation: Option<String>,
+    render: crate::commands::run::Render,
+    data_dir: &std::path::Path,
+    cancel: CancellationToken,
+) -> CliResult<PlanOutcome> {
+    let interactive = std::io::stdin().is_terminal();
+    let confirmer: Option<&dyn Confirmer> =
+        if settings.confirm_completion && interactive { Some(&Terminal) } else { None };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let consumer = tokio::spawn(crate::commands::run::consume(rx, render, data_dir.to_path_buf()));
+    let outcome = aria_core::plan_and_execute(
+        planner,
+        executor,
+        goal,
+        conversation,
+        settings,
+        confirmer,
+        &tx,
+        cancel,
+    )
+    .await;
+    drop(tx);
+    let _ = consumer.await;
+    outcome.map_err(crate::commands::run::run_error)
+}
+
+/// The exit code of a planned task: 0 done, 130 cancelled, 1 otherwise.
+pub fn exit_code(outcome: &PlanOutcome) -> u8 {
+    match outcome.status {
+        PlanStatus::Done { .. } => OK,
+        PlanStatus::Cancelled => CANCELLED,
+        _ => FAILED,
+    }
+}
+
+/// The human ending of a planned task: the steps on stderr, the summary on stdout.
+pub fn print_outcome(outcome: &PlanOutcome, shown_summary: Option<&str>) {
+    for step in &outcome.steps {
+        let mark = match (step.state, step.last_tool_ok) {
+            (aria_api::SessionState::Done, Some(false)) => "✗",
+            (aria_api::SessionState::Done, _) => "✓",
+            _ => "✗",
+        };
+        eprintln!("{mark} round {} step {}: {}", step.round, step.index, step.text);
+    }
+    match &outcome.status {
+        PlanStatus::Done { summary } => println!("{}", shown_summary.unwrap_or(summary)),
+        PlanStatus::Aborted { reason } => eprintln!("error: the plan was stopped: {reason}"),
+        PlanStatus::GaveUp { reason } => {
+            eprintln!("error: the plan did not reach its goal: {reason}")
+        }
+        PlanStatus::Cancelled => eprintln!("cancelled"),
+    }
+    eprintln!("planner: {} call(s), {:.4} USD", outcome.rounds, outcome.planner_cost_usd);
+}
