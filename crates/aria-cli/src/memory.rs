@@ -40,6 +40,7 @@ pub fn agent_category(name: &str) -> String {
 
 /// Which memories a backend sees and merges into.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(not(test), allow(dead_code))]
 pub enum Scope {
     /// Every memory: the user's view (the HTTP API, `aria tools`), as before scopes existed.
     #[default]
@@ -105,18 +106,11 @@ impl StoreMemory {
 
     /// The backend of an agent: `Some(name)` for a profile with its own memory
     /// ([`Scope::Own`]), `None` for one that shares the pool ([`Scope::Shared`]).
+    // Until `app::agent_parts` builds the agent's backend with it.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn for_agent(self, own: Option<&str>) -> Self {
         let scope = own.map_or(Scope::Shared, |name| Scope::Own(name.to_owned()));
-        self.with_scope(scope)
-    }
-
-    pub fn with_scope(mut self, scope: Scope) -> Self {
-        self.scope = scope;
-        self
-    }
-
-    pub fn scope(&self) -> &Scope {
-        &self.scope
+        StoreMemory { scope, ..self }
     }
 
     /// The vector of `text`; `None` without an embedder. A failing embedder is an error for
@@ -268,6 +262,8 @@ impl MemoryBackend for StoreMemory {
 
     fn remember(&self, memory: NewMemory) -> MemoryFuture<'_, Stored> {
         Box::pin(async move {
+            let mut memory = memory;
+            memory.categories = self.scope.categories(std::mem::take(&mut memory.categories));
             if memory.content.trim().is_empty() {
                 return Err(MemoryError::Invalid("a memory cannot be empty".into()));
             }
@@ -283,8 +279,6 @@ impl MemoryBackend for StoreMemory {
                 _ => ("system", false),
             };
             let by = Writer { actor, session_id: session };
-            let memory =
-                NewMemory { categories: self.scope.categories(memory.categories), ..memory };
             // Only a duplicate in the scope is merged into: another agent's memory (or, for an
             // agent with its own memory, a shared one) is left alone and a new one stored.
             let mut live = MemoryFilter {
@@ -407,7 +401,7 @@ mod tests {
         let (store, all) = backends();
         let poet = all.clone().for_agent(Some("poet"));
         let shared = all.clone().for_agent(None);
-        assert_eq!(poet.scope(), &Scope::Own("poet".into()));
+        assert_eq!(poet.scope, Scope::Own("poet".into()));
         // A scoped agent cannot file under another agent's category.
         let own = id(poet
             .remember(new("the poet writes haiku at dawn", &["agent:critic"]))

@@ -53,6 +53,10 @@ pub struct MemoryFilter {
     /// Whether private memories may be returned: `false` for a search whose results go to a
     /// model off this machine.
     pub private: bool,
+    /// A memory carrying any category that starts with this is not returned (`agent:` keeps
+    /// the memories agents keep to themselves out of the shared pool); none excluded when
+    /// `None`.
+    pub without_category_prefix: Option<String>,
 }
 
 impl Default for MemoryFilter {
@@ -62,6 +66,7 @@ impl Default for MemoryFilter {
             kinds: vec![],
             categories: vec![],
             private: true,
+            without_category_prefix: None,
         }
     }
 }
@@ -74,8 +79,43 @@ impl MemoryFilter {
             && (self.kinds.is_empty() || self.kinds.contains(&meta.kind))
             && (self.categories.is_empty()
                 || meta.categories.iter().any(|c| self.categories.contains(c)))
+            && self
+                .without_category_prefix
+                .as_deref()
+                .is_none_or(|p| !meta.categories.iter().any(|c| c.starts_with(p)))
+    }
+
+    /// The filter's values for [`FILTER_SQL`] (`?2` to `?6`).
+    fn sql_params(&self) -> (String, Option<String>, Option<String>, bool, Option<&str>) {
+        let statuses: Vec<&str> = self
+            .statuses
+            .iter()
+            .filter(|s| **s != MemoryStatus::Deleted)
+            .map(|s| s.as_str())
+            .collect();
+        let kinds = (!self.kinds.is_empty())
+            .then(|| json!(self.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>()).to_string());
+        let categories = (!self.categories.is_empty()).then(|| json!(self.categories).to_string());
+        (
+            json!(statuses).to_string(),
+            kinds,
+            categories,
+            self.private,
+            self.without_category_prefix.as_deref(),
+        )
     }
 }
+
+/// The condition a memory row `m` meets when it passes a filter, as [`MemoryFilter::keeps`];
+/// its values are bound from [`MemoryFilter::sql_params`] at `?2` to `?6`. The excluded prefix
+/// is compared with `substr` (exact and case-sensitive, as `starts_with`; no LIKE escaping).
+const FILTER_SQL: &str = "m.status IN (SELECT value FROM json_each(?2)) \
+     AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3))) \
+     AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(m.categories) c \
+          WHERE c.value IN (SELECT value FROM json_each(?4)))) \
+     AND (?5 OR m.private = 0) \
+     AND (?6 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(m.categories) c \
+          WHERE substr(c.value, 1, length(?6)) = ?6))";
 
 /// One search.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,12 +224,32 @@ impl Store {
         embedding: Option<Embedding<'_>>,
         min_similarity: f32,
     ) -> Result<Option<Duplicate>, StoreError> {
+        let filter = MemoryFilter {
+            statuses: vec![MemoryStatus::Active, MemoryStatus::Archived],
+            ..MemoryFilter::default()
+        };
+        self.memory_find_duplicate_in(content, embedding, min_similarity, &filter)
+    }
+
+    /// [`Store::memory_find_duplicate`] among the memories `filter` keeps (an agent with its
+    /// own memory merges only into its own): the same normalised text, else the most similar
+    /// vector at cosine ≥ `min_similarity`, an active one before an archived one.
+    pub fn memory_find_duplicate_in(
+        &self,
+        content: &str,
+        embedding: Option<Embedding<'_>>,
+        min_similarity: f32,
+        filter: &MemoryFilter,
+    ) -> Result<Option<Duplicate>, StoreError> {
         let conn = self.conn();
+        let (statuses, kinds, categories, private, without) = filter.sql_params();
         let same: Option<String> = conn
             .query_row(
-                "SELECT id FROM memories WHERE normalized = ?1 AND status <> 'deleted' \
-                 ORDER BY status = 'active' DESC, rid LIMIT 1",
-                [normalize_text(content)],
+                &format!(
+                    "SELECT m.id FROM memories m WHERE m.normalized = ?1 AND {FILTER_SQL} \
+                     ORDER BY m.status = 'active' DESC, m.rid LIMIT 1"
+                ),
+                params![normalize_text(content), statuses, kinds, categories, private, without],
                 |r| r.get(0),
             )
             .map(Some)
@@ -206,11 +266,7 @@ impl Store {
             }));
         }
         let Some(e) = embedding else { return Ok(None) };
-        let filter = MemoryFilter {
-            statuses: vec![MemoryStatus::Active, MemoryStatus::Archived],
-            ..MemoryFilter::default()
-        };
-        let best = self.vector_candidates(&conn, e, &filter, 1, &mut || {})?;
+        let best = self.vector_candidates(&conn, e, filter, 1, &mut || {})?;
         let Some(&(rid, similarity)) = best.first().filter(|b| b.1 >= min_similarity) else {
             return Ok(None);
         };
@@ -295,6 +351,9 @@ impl Store {
         let model = match self.vector_index().as_ref() {
             None => return Ok(IndexDelta::None),
             Some(i) if i.generation != before => return Ok(IndexDelta::Invalidate),
+            // Loaded when the store had no vector of its model, the index has no length yet and
+            // would drop every vector upserted into it: load it again, with the first ones.
+            Some(i) if i.dims == 0 => return Ok(IndexDelta::Invalidate),
             Some(i) => i.model.clone(),
         };
         let mut stmt = tx
@@ -383,15 +442,11 @@ fn text_candidates(
     }
     let newest_only = rare.is_empty();
     let fts = if newest_only { or_query(&words) } else { or_query(&rare) };
-    let statuses: Vec<&str> = filter
-        .statuses
-        .iter()
-        .filter(|s| **s != MemoryStatus::Deleted)
-        .map(|s| s.as_str())
-        .collect();
-    let kinds = (!filter.kinds.is_empty())
-        .then(|| json!(filter.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>()).to_string());
-    let categories = (!filter.categories.is_empty()).then(|| json!(filter.categories).to_string());
+    let (statuses, kinds, categories, private, without) = filter.sql_params();
+    let filter_query = format!(
+        "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?1)) \
+                 AND {FILTER_SQL}"
+    );
     // Rank with the full-text index alone (no join per matching row: that is what made a
     // common word slow at 100,000 memories), then keep the ranked rows that pass the filter.
     // Fetch more when the filter dropped too many and the index has more to give.
@@ -406,23 +461,17 @@ fn text_candidates(
         };
         let keep: HashSet<i64> = {
             let mut stmt = conn
-                .prepare_cached(
-                    "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?1)) \
-                     AND m.status IN (SELECT value FROM json_each(?2)) \
-                     AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3))) \
-                     AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(m.categories) c \
-                          WHERE c.value IN (SELECT value FROM json_each(?4)))) \
-                     AND (?5 OR m.private = 0)",
-                )
+                .prepare_cached(&filter_query)
                 .map_err(sql("preparing the text search filter"))?;
             let rows = stmt
                 .query_map(
                     params![
                         json!(ranked).to_string(),
-                        json!(statuses).to_string(),
+                        statuses,
                         kinds,
                         categories,
-                        filter.private
+                        private,
+                        without
                     ],
                     |r| r.get(0),
                 )

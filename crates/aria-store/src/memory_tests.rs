@@ -190,6 +190,102 @@ fn filters_on_status_kind_and_categories_apply_to_both_retrievers() {
 }
 
 #[test]
+fn a_category_and_an_excluded_category_prefix_apply_to_both_retrievers() {
+    let store = store();
+    let with = |text: &str, categories: &[&str], vector: &[f32]| {
+        let mut new = NewMemory::new(text);
+        new.categories = categories.iter().map(|c| (*c).to_owned()).collect();
+        let e = Embedding { model: M, vector };
+        store.memory_insert(&new, Some(e), Writer::USER).unwrap().id
+    };
+    let poet = with("the poet likes green tea", &["agent:poet"], &[1.0, 0.0]);
+    let plain = with("green tea is in the kitchen", &[], &[0.9, 0.1]);
+    let profile = with("the user drinks green tea", &["profile"], &[0.8, 0.2]);
+    let q = Embedding { model: M, vector: &[1.0, 0.0] };
+    for mode in [SearchMode::Text, SearchMode::Vector, SearchMode::Hybrid] {
+        let search = |filter: MemoryFilter| {
+            let mut query = MemoryQuery::new("green tea", Some(q), 10);
+            query.mode = mode;
+            query.filter = filter;
+            let mut got: Vec<String> =
+                store.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect();
+            got.sort();
+            got
+        };
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let own = MemoryFilter { categories: vec!["agent:poet".into()], ..MemoryFilter::default() };
+        assert_eq!(search(own), vec![poet.clone()], "{mode:?}");
+        let shared = MemoryFilter {
+            without_category_prefix: Some("agent:".into()),
+            ..MemoryFilter::default()
+        };
+        assert_eq!(search(shared), sorted(vec![plain.clone(), profile.clone()]), "{mode:?}");
+        // The prefix is literal: `%` and `_` are no wildcards.
+        let literal = MemoryFilter {
+            without_category_prefix: Some("agent_%".into()),
+            ..MemoryFilter::default()
+        };
+        assert_eq!(
+            search(literal),
+            sorted(vec![poet.clone(), plain.clone(), profile.clone()]),
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn a_duplicate_is_looked_for_only_among_the_memories_the_filter_keeps() {
+    let store = store();
+    let mut new = NewMemory::new("The poet likes green tea.");
+    new.categories = vec!["agent:poet".into()];
+    let poet = store
+        .memory_insert(&new, Some(Embedding { model: M, vector: &[1.0, 0.0] }), Writer::USER)
+        .unwrap();
+    let live = vec![MemoryStatus::Active, MemoryStatus::Archived];
+    let shared = MemoryFilter {
+        statuses: live.clone(),
+        without_category_prefix: Some("agent:".into()),
+        ..MemoryFilter::default()
+    };
+    let own = MemoryFilter {
+        statuses: live,
+        categories: vec!["agent:poet".into()],
+        ..MemoryFilter::default()
+    };
+    let near = Embedding { model: M, vector: &[0.99, 0.01] };
+    for e in [None, Some(near)] {
+        let text = if e.is_some() {
+            "green tea is what the poet likes"
+        } else {
+            "the poet likes green TEA"
+        };
+        assert_eq!(store.memory_find_duplicate_in(text, e, 0.9, &shared).unwrap(), None);
+        let found = store.memory_find_duplicate_in(text, e, 0.9, &own).unwrap().unwrap();
+        assert_eq!(found.memory.id, poet.id);
+        assert_eq!(store.memory_find_duplicate(text, e, 0.9).unwrap().unwrap().memory.id, poet.id);
+    }
+}
+
+#[test]
+fn vectors_written_after_a_search_of_an_empty_store_are_found() {
+    // The first search loads an index with no vectors (and so no length); the vectors written
+    // next must be searchable by this process without another process touching the store.
+    let store = store();
+    let q = Embedding { model: M, vector: &[1.0, 0.0] };
+    let mut query = MemoryQuery::new("", Some(q), 10);
+    query.mode = SearchMode::Vector;
+    assert!(store.memory_search(&query).unwrap().is_empty());
+    assert_eq!(store.memory_find_duplicate("tea", Some(q), 0.9).unwrap(), None);
+    let m = add(&store, "green tea", Some(&[1.0, 0.0]));
+    assert_eq!(ids(&store.memory_search(&query).unwrap()), vec!["green tea"]);
+    let dup = store.memory_find_duplicate("tea, green", Some(q), 0.9).unwrap().unwrap();
+    assert_eq!(dup.memory.id, m.id);
+}
+
+#[test]
 fn vectors_of_two_models_are_never_mixed() {
     let store = store();
     let a = add(&store, "alpha", Some(&[1.0, 0.0]));
