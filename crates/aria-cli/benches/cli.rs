@@ -2,6 +2,9 @@
 //! overhead per iteration (wall time minus traced model and tool time) against a loopback mock
 //! model server, with the real OpenAI-compatible client, SQLite store and audit chain.
 //!
+//! Then what choosing an agent profile adds to `aria run` (issue #24): the same one-answer run
+//! with no agent, a built-in one and one of 50 stored in the database, interleaved.
+//!
 //! Run: `cargo bench -p aria-cli --bench cli`. `ARIA_BENCH_RUNS` sets the repetitions (50).
 
 // A bench binary: it prints its figures and may abort on a broken setup.
@@ -159,6 +162,75 @@ fn loop_overhead_in_process(dir: &std::path::Path, runs: usize) {
     println!("  (scripted model, no-op tool; real store, audit chain, validation, redaction)");
 }
 
+/// `aria run` of a one-answer task against a loopback mock, with and without `--agent`, the
+/// variants interleaved so drift in the machine's load hits them alike.
+fn agent_resolution(dir: &std::path::Path, runs: usize) {
+    let mock = MockOpenAi::new(vec![MockTurn::text("ok")]).on_script_end(ScriptEnd::Repeat).serve();
+    let home = dir.join("agents-home");
+    let config = dir.join("agents-config/aria");
+    std::fs::create_dir_all(&config).expect("config dir");
+    let mut toml = String::from("[memory]\nembedder = \"none\"\nextract = false\n");
+    for i in 0..10 {
+        toml.push_str(&format!("\n[agents.conf{i}]\ntools = [\"read\"]\n"));
+    }
+    std::fs::write(config.join("aria.toml"), toml).expect("aria.toml");
+    let aria = |args: &[&str]| {
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_aria"))
+            .args(args)
+            .env_clear()
+            .env("HOME", dir)
+            .env("XDG_CONFIG_HOME", dir.join("agents-config"))
+            .env("ARIA_HOME", &home)
+            .env("ARIA_ROOTS", dir)
+            .env("OPENAI_BASE_URL", mock.base_url())
+            .env("OPENAI_API_KEY", "sk-bench")
+            .env("ARIA_MODEL", "mock-model")
+            .output()
+            .expect("aria runs");
+        assert!(out.status.success(), "aria {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        start.elapsed()
+    };
+    for i in 0..50 {
+        aria(&[
+            "agents",
+            "add",
+            &format!("stored{i}"),
+            "--tools",
+            "read,files",
+            "--mode",
+            "supervised",
+        ]);
+    }
+    let variants: [(&str, &[&str]); 3] = [
+        ("aria run (no agent)", &["run", "--task", "hi", "--json"]),
+        (
+            "aria run --agent researcher",
+            &["run", "--agent", "researcher", "--task", "hi", "--json"],
+        ),
+        ("aria run --agent stored25", &["run", "--agent", "stored25", "--task", "hi", "--json"]),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+    aria(variants[0].1);
+    for _ in 0..runs.min(30) {
+        for (i, (_, args)) in variants.iter().enumerate() {
+            times[i].push(aria(args));
+        }
+    }
+    let base = {
+        let mut t = times[0].clone();
+        t.sort();
+        percentile(&t, 0.5)
+    };
+    for ((name, _), mut t) in variants.iter().zip(times) {
+        t.sort();
+        report(name, &t);
+        let delta = percentile(&t, 0.5).as_secs_f64() - base.as_secs_f64();
+        println!("  p50 − no agent: {:+.2} ms", delta * 1e3);
+    }
+    println!("  (50 agents stored in the database and 10 in aria.toml; one model call each run)");
+}
+
 fn main() {
     let runs: usize =
         std::env::var("ARIA_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
@@ -169,4 +241,5 @@ fn main() {
     report("aria tools list", &time_command(dir.path(), &["tools", "list"], runs));
     loop_overhead_in_process(dir.path(), runs);
     loop_overhead(dir.path(), runs);
+    agent_resolution(dir.path(), runs);
 }

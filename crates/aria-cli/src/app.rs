@@ -379,8 +379,15 @@ pub fn agent_parts(
     let built = provider(config)?;
     // Long-term memory: recalled into every request, filled by extraction and the memory tools.
     let embedder = crate::memory::agent_embedder(config);
+    // An agent with its own memory sees and adds only its own; every other agent shares the
+    // memories no agent keeps to itself.
+    let own = config
+        .agent
+        .as_ref()
+        .filter(|a| a.memory == crate::config::agents::MemoryScope::Own)
+        .map(|a| a.name.as_str());
     let memory: Arc<dyn MemoryBackend> =
-        Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder.clone()));
+        Arc::new(crate::memory::StoreMemory::new(store.clone(), embedder.clone()).for_agent(own));
     tools.extend(aria_core::memory_tools(memory.clone(), redactor.clone(), built.local));
     if let Some(profile) = &config.agent {
         tools = agent_tools(config, profile, tools);

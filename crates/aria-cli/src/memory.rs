@@ -40,7 +40,6 @@ pub fn agent_category(name: &str) -> String {
 
 /// Which memories a backend sees and merges into.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(not(test), allow(dead_code))]
 pub enum Scope {
     /// Every memory: the user's view (the HTTP API, `aria tools`), as before scopes existed.
     #[default]
@@ -107,7 +106,6 @@ impl StoreMemory {
     /// The backend of an agent: `Some(name)` for a profile with its own memory
     /// ([`Scope::Own`]), `None` for one that shares the pool ([`Scope::Shared`]).
     // Until `app::agent_parts` builds the agent's backend with it.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn for_agent(self, own: Option<&str>) -> Self {
         let scope = own.map_or(Scope::Shared, |name| Scope::Own(name.to_owned()));
         StoreMemory { scope, ..self }

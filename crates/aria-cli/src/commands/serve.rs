@@ -244,7 +244,12 @@ pub fn gateway(
             approvals.clone(),
             choices.clone(),
         )),
-        memory: Some(parts.memory),
+        // The user's view of memory (web, API, Telegram /memory): every memory, whichever
+        // agent keeps it.
+        memory: Some(Arc::new(crate::memory::StoreMemory::new(
+            store.clone(),
+            parts.embedder.clone(),
+        ))),
         embedder: parts.embedder,
         snapshots: Some(Arc::new(app::snapshots(config)?)),
         config: config_json,

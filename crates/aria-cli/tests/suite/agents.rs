@@ -360,3 +360,46 @@ fn a_daemon_conversation_made_with_an_agent_runs_as_it() {
     assert_eq!(code(&other), 2, "{}", text(&other.stderr));
     assert!(text(&other.stderr).contains("bound to the agent researcher"));
 }
+
+#[test]
+fn an_agent_with_its_own_memory_keeps_it_from_the_others() {
+    let aria = Aria::new();
+    write_config(
+        &aria,
+        "extract = false\n\n[agents.diary]\ntools = [\"memory\"]\nmemory = \"own\"\n",
+    );
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("memory_store", r#"{"content":"The user loves green tea."}"#),
+        MockTurn::text("Noted."),
+        // The default agent searches for it: shared memory does not hold it.
+        MockTurn::tool_call("memory_search", r#"{"query":"green tea"}"#),
+        MockTurn::text("Nothing."),
+        // The diary finds its own.
+        MockTurn::tool_call("memory_search", r#"{"query":"green tea"}"#),
+        MockTurn::text("Green tea."),
+    ])
+    .serve();
+    for (agent, task) in [("diary", "remember tea"), ("default", "tea?"), ("diary", "tea?")] {
+        let out = aria
+            .cmd(&mock.base_url())
+            .args(["run", "--agent", agent, "--task", task, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{agent}: {}", text(&out.stderr));
+    }
+    let requests = mock.requests();
+    let tool_result = |i: usize| {
+        requests[i]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|m| m["role"] == "tool")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(!tool_result(3).contains("green tea"), "default saw it: {}", tool_result(3));
+    assert!(tool_result(5).contains("green tea"), "the diary did not: {}", tool_result(5));
+    // The user sees every memory, with the agent that keeps it.
+    let listed = aria.run(NO_SERVER, &["memories", "list", "--json"]);
+    assert!(text(&listed.stdout).contains("agent:diary"), "{}", text(&listed.stdout));
+}
