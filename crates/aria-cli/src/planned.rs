@@ -151,3 +151,99 @@ pub fn print_outcome(outcome: &PlanOutcome, shown_summary: Option<&str>) {
     }
     eprintln!("planner: {} call(s), {:.4} USD", outcome.rounds, outcome.planner_cost_usd);
 }
+
+/// What an agent's profile adds around its runs: a persona that rewords the answer shown, and
+/// a planner that turns a task into planned steps. Loaded before anything runs, so a missing
+/// persona or an unusable planner is an error up front.
+#[derive(Default)]
+pub struct Extras {
+    pub persona: Option<aria_core::Persona>,
+    pub plan: Option<(Planner, PlanSettings)>,
+}
+
+impl Extras {
+    pub fn load(config: &Config) -> CliResult<Extras> {
+        let Some(profile) = &config.agent else { return Ok(Extras::default()) };
+        let persona = match &profile.persona {
+            Some(name) => Some(crate::persona::load(&config.data_dir, name)?),
+            None => None,
+        };
+        let plan = planner(config, profile)?.map(|p| (p, settings(config, profile)));
+        Ok(Extras { persona, plan })
+    }
+}
+
+/// One finished turn of `aria chat`: a run, or a planned task.
+pub enum Turn {
+    Run(crate::commands::run::Driven),
+    Plan(PlanOutcome),
+}
+
+impl Turn {
+    pub fn conversation_id(&self) -> Option<String> {
+        match self {
+            Turn::Run(d) => Some(d.session.conversation_id.clone()),
+            Turn::Plan(p) => p.conversation_id.clone(),
+        }
+    }
+}
+
+/// Runs `task` as the agent's profile says (planned or not), then lets the persona reword the
+/// answer. Returns the turn and the reworded answer, if there is one. A plain run streams its
+/// answer as it comes unless a persona will reword it; a planned one shows its steps.
+pub async fn turn(
+    agent: &Agent,
+    extras: &Extras,
+    data_dir: &std::path::Path,
+    task: &str,
+    conversation: Option<String>,
+    cancel: CancellationToken,
+) -> CliResult<(Turn, Option<String>)> {
+    use crate::commands::run::Render;
+    if let Some((planner, settings)) = &extras.plan {
+        let outcome =
+            run(agent, planner, settings, task, conversation, Render::Quiet, data_dir, cancel)
+                .await?;
+        let styled = match (&extras.persona, &outcome.status, outcome.steps.last()) {
+            (Some(persona), PlanStatus::Done { summary }, Some(last)) => {
+                Some(crate::persona::apply(agent, &last.session_id, persona, summary).await)
+            }
+            _ => None,
+        };
+        return Ok((Turn::Plan(outcome), styled));
+    }
+    let render = if extras.persona.is_some() { Render::Quiet } else { Render::Stream };
+    let driven = crate::commands::run::drive(
+        agent,
+        data_dir,
+        Some(task),
+        None,
+        conversation,
+        render,
+        cancel,
+    )
+    .await
+    .map_err(crate::commands::run::run_error)?;
+    let styled = match (&extras.persona, driven.session.state, &driven.session.answer) {
+        (Some(persona), aria_api::SessionState::Done, Some(answer)) => {
+            Some(crate::persona::apply(agent, &driven.session.id, persona, answer).await)
+        }
+        _ => None,
+    };
+    Ok((Turn::Run(driven), styled))
+}
+
+/// Shows a finished chat turn: a streamed answer is already on the screen; a reworded one, a
+/// plan's outcome and a failure are printed here.
+pub fn show(turn: &Turn, styled: Option<&str>) {
+    match turn {
+        Turn::Plan(outcome) => print_outcome(outcome, styled),
+        Turn::Run(driven) => match styled {
+            Some(styled) => println!("{styled}"),
+            None if driven.session.state != aria_api::SessionState::Done => {
+                crate::commands::run::print_outcome(&driven.session);
+            }
+            None => {}
+        },
+    }
+}

@@ -6,14 +6,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use aria_api::SessionState;
 use aria_core::{ApprovalAnswer, ApprovalRequest, Approver};
 use aria_gateway::choices::{Choice, Chooser};
 use futures::future::BoxFuture;
 use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
 
-use super::run::{Context, Render, cancel_on_ctrl_c, drive, print_outcome, run_error, runtime};
+use super::run::{Context, cancel_on_ctrl_c, runtime};
 use crate::app;
 use crate::cli::{ChatArgs, GlobalArgs};
 use crate::exit::{CliError, CliResult, OK};
@@ -120,34 +119,33 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
         chooser.as_ref(),
     )?;
     let rt = runtime()?;
+    let extras = crate::planned::Extras::load(&ctx.config)?;
     if let Some(message) = args.message {
-        let session = rt
-            .block_on(async {
-                let cancel = CancellationToken::new();
-                cancel_on_ctrl_c(cancel.clone());
-                drive(
-                    &agent,
-                    &ctx.config.data_dir,
-                    Some(&message),
-                    None,
-                    args.conversation,
-                    Render::Stream,
-                    cancel,
-                )
-                .await
-            })
-            .map_err(run_error);
+        let finished = rt.block_on(async {
+            let cancel = CancellationToken::new();
+            cancel_on_ctrl_c(cancel.clone());
+            crate::planned::turn(
+                &agent,
+                &extras,
+                &ctx.config.data_dir,
+                &message,
+                args.conversation,
+                cancel,
+            )
+            .await
+        });
         crate::anchor::record(&ctx.config.data_dir, &ctx.store);
-        let super::run::Driven { session, denied, .. } = session?;
-        if session.state != SessionState::Done {
-            print_outcome(&session);
-        }
+        let (turn, styled) = finished?;
+        crate::planned::show(&turn, styled.as_deref());
         super::run::finish_background(&rt, &agent);
         super::run::export_traces(&rt, &ctx.store);
         crate::retention::after_run(ctx.config.traces, &ctx.store);
-        return Ok(super::run::exit_code_with(session.state, &denied));
+        return Ok(match &turn {
+            crate::planned::Turn::Run(d) => super::run::exit_code_with(d.session.state, &d.denied),
+            crate::planned::Turn::Plan(outcome) => crate::planned::exit_code(outcome),
+        });
     }
-    let code = repl(&ctx, &agent, &rt, args.conversation);
+    let code = repl(&ctx, &agent, &extras, &rt, args.conversation);
     super::run::finish_background(&rt, &agent);
     super::run::export_traces(&rt, &ctx.store);
     crate::retention::after_run(ctx.config.traces, &ctx.store);
@@ -157,6 +155,7 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
 fn repl(
     ctx: &Context,
     agent: &aria_core::Agent,
+    extras: &crate::planned::Extras,
     rt: &tokio::runtime::Runtime,
     mut conversation: Option<String>,
 ) -> CliResult<u8> {
@@ -203,13 +202,12 @@ fn repl(
                     guard.cancel();
                 }
             });
-            let out = drive(
+            let out = crate::planned::turn(
                 agent,
+                extras,
                 &ctx.config.data_dir,
-                Some(text),
-                None,
+                text,
                 conversation.clone(),
-                Render::Stream,
                 cancel,
             )
             .await;
@@ -219,22 +217,20 @@ fn repl(
         crate::anchor::record(&ctx.config.data_dir, &ctx.store);
         // Without a terminal nobody could answer an approval: a denial is a failure to report
         // (as in one-shot commands), not the user's own "no".
-        if let Ok(driven) = &result
+        if let Ok((crate::planned::Turn::Run(driven), _)) = &result
             && !driven.denied.is_empty()
             && !std::io::stdin().is_terminal()
         {
             denied_unattended = true;
         }
-        match result.map(|d| d.session) {
-            Ok(session) => {
-                conversation = Some(session.conversation_id.clone());
-                if session.state != SessionState::Done {
-                    print_outcome(&session);
-                }
+        match result {
+            Ok((turn, styled)) => {
+                conversation = turn.conversation_id().or(conversation);
+                crate::planned::show(&turn, styled.as_deref());
             }
             Err(e) => {
                 let _ = editor.save_history(&history);
-                return Err(run_error(e));
+                return Err(e);
             }
         }
     }

@@ -348,27 +348,20 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         ctx.config = crate::agents::configure(global, ctx.config, &ctx.store, name)?;
     }
     app::settle_local_model(&mut ctx.config)?;
-    let profile = ctx.config.agent.clone();
-    // A persona is found before anything runs: a missing one is a usage error, not a surprise
-    // after the work is done.
-    let persona = match profile.as_ref().and_then(|p| p.persona.as_deref()) {
-        Some(name) => Some(crate::persona::load(&ctx.config.data_dir, name)?),
-        None => None,
-    };
+    let extras = crate::planned::Extras::load(&ctx.config)?;
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
     let rt = runtime()?;
     let render = if args.json { Render::Silent } else { Render::Quiet };
-    if let (Some(profile), None, Some(task)) = (&profile, &resume, args.task.as_deref())
-        && let Some(planner) = crate::planned::planner(&ctx.config, profile)?
+    if let (Some((planner, settings)), None, Some(task)) =
+        (&extras.plan, &resume, args.task.as_deref())
     {
-        let settings = crate::planned::settings(&ctx.config, profile);
         let outcome = rt.block_on(async {
             let cancel = CancellationToken::new();
             cancel_on_ctrl_c(cancel.clone());
             crate::planned::run(
                 &agent,
-                &planner,
-                &settings,
+                planner,
+                settings,
                 task,
                 conversation.clone(),
                 render,
@@ -377,7 +370,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             )
             .await
         })?;
-        let styled = match (&persona, &outcome.status, outcome.steps.last()) {
+        let styled = match (&extras.persona, &outcome.status, outcome.steps.last()) {
             (Some(persona), aria_core::PlanStatus::Done { summary }, Some(last)) => {
                 Some(rt.block_on(crate::persona::apply(&agent, &last.session_id, persona, summary)))
             }
@@ -426,7 +419,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         }
     };
     // The persona rewords the answer shown; the journal keeps the run's own.
-    let styled = match (&persona, session.state, &session.answer) {
+    let styled = match (&extras.persona, session.state, &session.answer) {
         (Some(persona), SessionState::Done, Some(answer)) => {
             Some(rt.block_on(crate::persona::apply(&agent, &session.id, persona, answer)))
         }

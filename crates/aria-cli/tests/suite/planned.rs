@@ -188,3 +188,30 @@ fn a_persona_cannot_cause_a_tool_call() {
     assert!(text(&out.stderr).contains("personas/pirate.toml"), "{}", text(&out.stderr));
     assert_eq!(mock.requests().len(), 2);
 }
+
+#[test]
+fn aria_chat_plans_and_rewords_as_its_agent_does() {
+    let aria = Aria::new();
+    write_config(
+        &aria,
+        "[agents.lead]\nplanner = \"openai/planner-model\"\npersona = \"friendly\"\n",
+    );
+    let mock = MockOpenAi::new(vec![
+        MockTurn::text("1. Say that 2 + 2 is 4."),
+        MockTurn::text("2 + 2 is 4."),
+        MockTurn::text("DONE: 2 + 2 is 4."),
+        MockTurn::text("Happy to help: 2 + 2 is 4! 🎉"),
+    ])
+    .serve();
+    let out = aria
+        .cmd(&mock.base_url())
+        .args(["chat", "--agent", "lead", "What is 2 + 2?"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Happy to help: 2 + 2 is 4! 🎉");
+    assert!(text(&out.stderr).contains("step 1: Say that 2 + 2 is 4."), "{}", text(&out.stderr));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(tools(&requests[3]), 0, "the persona has no tools");
+}
