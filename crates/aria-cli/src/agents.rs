@@ -101,17 +101,17 @@ pub fn daemon_agents(
 ) -> aria_gateway::AgentFor {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
-    type Built = (AgentProfile, Arc<aria_core::Agent>);
+    type Built = (AgentProfile, aria_gateway::Profiled);
     let built: Mutex<HashMap<String, Built>> = Mutex::default();
     let (global, config, store, redactor) =
         (global.clone(), config.clone(), store.clone(), redactor.clone());
     Arc::new(move |name: &str| {
         let profile = find(&config, Some(&store), name).map_err(|e| format!("{:#}", e.error))?;
         let mut cache = built.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((made_from, agent)) = cache.get(name)
+        if let Some((made_from, built)) = cache.get(name)
             && *made_from == profile
         {
-            return Ok(agent.clone());
+            return Ok(built.clone());
         }
         let configured = configure_profile(&global, config.clone(), profile.clone())
             .map_err(|e| format!("{:#}", e.error))?;
@@ -126,9 +126,15 @@ pub fn daemon_agents(
             vec![ask_user],
         )
         .map_err(|e| format!("{:#}", e.error))?;
-        let agent = Arc::new(parts.agent);
-        cache.insert(name.to_owned(), (profile, agent.clone()));
-        Ok(agent)
+        let extras =
+            crate::planned::Extras::load(&configured).map_err(|e| format!("{:#}", e.error))?;
+        let built = aria_gateway::Profiled {
+            agent: Arc::new(parts.agent),
+            persona: extras.persona.map(Arc::new),
+            plan: extras.plan.map(Arc::new),
+        };
+        cache.insert(name.to_owned(), (profile, built.clone()));
+        Ok(built)
     })
 }
 

@@ -7,19 +7,13 @@
 //! next turn is built from.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use aria_api::AuditEvent;
-use aria_core::{Agent, Persona, Restyled};
-use serde_json::json;
+use aria_core::{Agent, Persona};
 
 use crate::exit::{CliError, CliResult};
 
 /// The persona that ships with ARIA.
 const FRIENDLY: &str = include_str!("../../../personas/friendly.toml");
-
-/// How long a rewrite may take before the answer is kept as it was.
-const RESTYLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn file(data_dir: &Path, name: &str) -> PathBuf {
     data_dir.join("personas").join(format!("{name}.toml"))
@@ -53,35 +47,9 @@ pub fn load(data_dir: &Path, name: &str) -> CliResult<Persona> {
 }
 
 /// `answer` in the persona's words when the rewrite keeps every fact, else `answer` as it is;
-/// audited either way.
+/// audited either way ([`Agent::restyle`]).
 pub async fn apply(agent: &Agent, session_id: &str, persona: &Persona, answer: &str) -> String {
-    let model = agent.config().model.clone();
-    let restyled = aria_core::restyle(
-        agent.provider().as_ref(),
-        &model,
-        persona,
-        answer,
-        agent.redactor().as_ref(),
-        RESTYLE_TIMEOUT,
-    )
-    .await;
-    let (shown, payload) = match restyled {
-        Restyled::Rewritten(text) => {
-            let payload = json!({"persona": persona.name, "outcome": "rewritten",
-                                 "chars": text.chars().count()});
-            (text, payload)
-        }
-        Restyled::Kept { reason } => {
-            tracing::info!(persona = %persona.name, %reason, "the persona's rewrite was not used");
-            let payload = json!({"persona": persona.name, "outcome": "kept", "reason": reason});
-            (answer.to_owned(), payload)
-        }
-    };
-    let event = AuditEvent::new(Some(session_id), "persona", "persona.restyle", payload);
-    if let Err(e) = agent.audit(event) {
-        tracing::warn!("could not audit the persona's rewrite: {e}");
-    }
-    shown
+    agent.restyle(session_id, persona, answer).await
 }
 
 #[cfg(test)]

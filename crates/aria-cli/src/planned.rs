@@ -48,6 +48,8 @@ pub fn settings(config: &Config, profile: &AgentProfile) -> PlanSettings {
     PlanSettings {
         cost_cap_usd: config.limits.max_cost_usd,
         confirm_completion: profile.confirm_completion,
+        // Planner calls: a plan and its verdict, twice more after a "no" or a failed step.
+        max_rounds: 6,
         timeout: config
             .limits
             .session_timeout
@@ -93,8 +95,7 @@ impl Confirmer for Terminal {
 /// Runs `goal` as a plan; the executor's events are rendered as a run's are.
 pub async fn run(
     executor: &Agent,
-    planner: &Planner,
-    settings: &PlanSettings,
+    (planner, settings): &(Planner, PlanSettings),
     goal: &str,
     conversation: Option<String>,
     render: crate::commands::run::Render,
@@ -175,7 +176,7 @@ impl Extras {
 
 /// One finished turn of `aria chat`: a run, or a planned task.
 pub enum Turn {
-    Run(crate::commands::run::Driven),
+    Run(Box<crate::commands::run::Driven>),
     Plan(PlanOutcome),
 }
 
@@ -200,10 +201,8 @@ pub async fn turn(
     cancel: CancellationToken,
 ) -> CliResult<(Turn, Option<String>)> {
     use crate::commands::run::Render;
-    if let Some((planner, settings)) = &extras.plan {
-        let outcome =
-            run(agent, planner, settings, task, conversation, Render::Quiet, data_dir, cancel)
-                .await?;
+    if let Some(plan) = &extras.plan {
+        let outcome = run(agent, plan, task, conversation, Render::Quiet, data_dir, cancel).await?;
         let styled = match (&extras.persona, &outcome.status, outcome.steps.last()) {
             (Some(persona), PlanStatus::Done { summary }, Some(last)) => {
                 Some(crate::persona::apply(agent, &last.session_id, persona, summary).await)
@@ -230,7 +229,7 @@ pub async fn turn(
         }
         _ => None,
     };
-    Ok((Turn::Run(driven), styled))
+    Ok((Turn::Run(Box::new(driven)), styled))
 }
 
 /// Shows a finished chat turn: a streamed answer is already on the screen; a reworded one, a

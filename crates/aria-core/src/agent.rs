@@ -504,3 +504,46 @@ impl Agent {
         Ok(())
     }
 }
+
+/// How long a persona's rewrite may take before the answer is kept as it was.
+pub const RESTYLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Agent {
+    /// `answer` of session `session_id` in `persona`'s words when the rewrite keeps every fact,
+    /// else `answer` as it is (see [`crate::restyle`]). Audited either way as
+    /// `persona.restyle` (actor `persona`), with the reason when the answer was kept. The
+    /// journal is not touched: the conversation keeps the run's own answer.
+    pub async fn restyle(
+        &self,
+        session_id: &str,
+        persona: &crate::Persona,
+        answer: &str,
+    ) -> String {
+        let restyled = crate::restyle(
+            self.provider.as_ref(),
+            &self.config.model,
+            persona,
+            answer,
+            self.redactor.as_ref(),
+            RESTYLE_TIMEOUT,
+        )
+        .await;
+        let (shown, payload) = match restyled {
+            crate::Restyled::Rewritten(text) => {
+                let payload = json!({"persona": persona.name, "outcome": "rewritten",
+                                     "chars": text.chars().count()});
+                (text, payload)
+            }
+            crate::Restyled::Kept { reason } => {
+                tracing::info!(persona = %persona.name, %reason, "a persona's rewrite was not used");
+                let payload = json!({"persona": persona.name, "outcome": "kept", "reason": reason});
+                (answer.to_owned(), payload)
+            }
+        };
+        let event = AuditEvent::new(Some(session_id), "persona", "persona.restyle", payload);
+        if let Err(e) = self.audit.append(event) {
+            tracing::warn!("could not audit a persona's rewrite: {e}");
+        }
+        shown
+    }
+}

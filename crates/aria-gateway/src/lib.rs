@@ -31,6 +31,7 @@ pub mod openai;
 pub mod openapi;
 #[cfg(feature = "otlp")]
 pub mod otlp;
+mod profiled;
 mod routes;
 pub mod runs;
 pub mod security;
@@ -52,6 +53,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use approvals::{Approvals, Decision, Detached};
 pub use error::{ApiError, ApiResult};
+pub use profiled::Profiled;
 pub use runs::{Channel, Event, Reply, Runs};
 pub use security::{Security, token_matches};
 
@@ -90,8 +92,9 @@ pub struct Services {
     pub agent_for: Option<AgentFor>,
 }
 
-/// The agent of a profile, by name; `Err` says why there is none (unknown, a bad model…).
-pub type AgentFor = Arc<dyn Fn(&str) -> Result<Arc<Agent>, String> + Send + Sync>;
+/// The agent of a profile, by name, with its persona and planner; `Err` says why there is
+/// none (unknown, a bad model, a missing persona…).
+pub type AgentFor = Arc<dyn Fn(&str) -> Result<Profiled, String> + Send + Sync>;
 
 /// Why the agent book refused a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,10 +167,10 @@ pub struct Gateway {
 impl Gateway {
     /// The agent that runs in `conversation_id`: the daemon's own, or the profile the
     /// conversation is bound to.
-    pub fn agent_of(&self, conversation_id: &str) -> Result<Arc<Agent>, ApiError> {
+    pub fn agent_of(&self, conversation_id: &str) -> Result<Profiled, ApiError> {
         let bound = self.store.conversation_agent(conversation_id)?;
         match bound.as_deref() {
-            None | Some("default") => Ok(self.agent.clone()),
+            None | Some("default") => Ok(Profiled::plain(self.agent.clone())),
             Some(name) => match &self.services.agent_for {
                 Some(agent_for) => agent_for(name).map_err(|e| {
                     ApiError::conflict(

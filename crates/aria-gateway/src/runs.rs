@@ -278,19 +278,21 @@ impl Runs {
             let _slot = runs.slots.clone().acquire_owned().await;
             runs.tables().by_conversation.insert(conversation_id.clone(), task_hub.clone());
             let result = match gateway.agent_of(&conversation_id) {
-                Ok(agent) => drive(&gateway, &agent, &runs, &task_hub, &conversation_id, start)
+                Ok(profiled) => {
+                    crate::profiled::run(
+                        &gateway,
+                        &profiled,
+                        &runs,
+                        &task_hub,
+                        &conversation_id,
+                        start,
+                    )
                     .await
-                    .map_err(|e| {
-                        crate::error::ApiError::internal(
-                            "the run could not go on",
-                            gateway.store.redact_text(&e.to_string()),
-                        )
-                    }),
+                }
                 Err(e) => Err(e),
             };
             let reply = match result {
-                Ok(session) => {
-                    let reply = Reply::from_session(&session, &gateway.store);
+                Ok(reply) => {
                     task_hub.publish(Event::new(
                         "usage",
                         json!({
@@ -389,43 +391,59 @@ impl Runs {
     }
 }
 
-/// Runs the agent and forwards its events to the hub; holds the session's run lock while it
+/// Forwards a run's events to the hub (without its `text` deltas when `quiet_text`: the
+/// answer shown is another one, a persona's or a plan's); holds each session's run lock while it
 /// runs, so the CLI sees the session as running, not interrupted.
-async fn drive(
+pub(crate) fn forward(
+    gateway: &Arc<Gateway>,
+    runs: &Arc<Runs>,
+    hub: &Arc<RunHub>,
+    mut rx: mpsc::UnboundedReceiver<AgentEvent>,
+    quiet_text: bool,
+) -> tokio::task::JoinHandle<()> {
+    let hub = hub.clone();
+    let runs = runs.clone();
+    let gateway = gateway.clone();
+    tokio::spawn(async move {
+        let mut lock = None;
+        while let Some(event) = rx.recv().await {
+            if let AgentEvent::Started { session_id, .. } = &event {
+                hub.lock().session_id = Some(session_id.clone());
+                runs.tables().by_session.insert(session_id.clone(), hub.clone());
+                // One session at a time: a plan's steps run one after the other.
+                drop(lock.take());
+                lock = aria_store::runlock::SessionLock::acquire(&gateway.data_dir, session_id)
+                    .map_err(|e| tracing::warn!("session lock: {e}"))
+                    .ok();
+            }
+            if quiet_text && matches!(event, AgentEvent::Text { .. }) {
+                continue;
+            }
+            let mut out = to_event(&gateway, &event);
+            // Every state change names its run, as the contract says.
+            if out.event == "state"
+                && let (Some(map), Some(id)) = (out.data.as_object_mut(), hub.session_id())
+            {
+                map.entry("session_id").or_insert(Value::String(id));
+            }
+            hub.publish(out);
+        }
+        drop(lock);
+    })
+}
+
+/// Runs the agent and forwards its events to the hub.
+pub(crate) async fn drive(
     gateway: &Arc<Gateway>,
     agent: &Agent,
     runs: &Arc<Runs>,
     hub: &Arc<RunHub>,
     conversation_id: &str,
     start: Start,
+    quiet_text: bool,
 ) -> Result<SessionRecord, RunError> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<AgentEvent>();
-    let forward = {
-        let hub = hub.clone();
-        let runs = runs.clone();
-        let gateway = gateway.clone();
-        tokio::spawn(async move {
-            let mut lock = None;
-            while let Some(event) = rx.recv().await {
-                if let AgentEvent::Started { session_id, .. } = &event {
-                    hub.lock().session_id = Some(session_id.clone());
-                    runs.tables().by_session.insert(session_id.clone(), hub.clone());
-                    lock = aria_store::runlock::SessionLock::acquire(&gateway.data_dir, session_id)
-                        .map_err(|e| tracing::warn!("session lock: {e}"))
-                        .ok();
-                }
-                let mut out = to_event(&gateway, &event);
-                // Every state change names its run, as the contract says.
-                if out.event == "state"
-                    && let (Some(map), Some(id)) = (out.data.as_object_mut(), hub.session_id())
-                {
-                    map.entry("session_id").or_insert(Value::String(id));
-                }
-                hub.publish(out);
-            }
-            drop(lock);
-        })
-    };
+    let (tx, rx) = mpsc::unbounded_channel::<AgentEvent>();
+    let forward = forward(gateway, runs, hub, rx, quiet_text);
     let cancel = hub.cancel.clone();
     let result = match start {
         Start::Message(content) => {

@@ -352,16 +352,13 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
     let rt = runtime()?;
     let render = if args.json { Render::Silent } else { Render::Quiet };
-    if let (Some((planner, settings)), None, Some(task)) =
-        (&extras.plan, &resume, args.task.as_deref())
-    {
+    if let (Some(plan), None, Some(task)) = (&extras.plan, &resume, args.task.as_deref()) {
         let outcome = rt.block_on(async {
             let cancel = CancellationToken::new();
             cancel_on_ctrl_c(cancel.clone());
             crate::planned::run(
                 &agent,
-                planner,
-                settings,
+                plan,
                 task,
                 conversation.clone(),
                 render,

@@ -116,7 +116,7 @@ fn a_confirmed_task_without_anyone_to_ask_is_not_called_done() {
 }
 
 fn persona_config(aria: &Aria) {
-    write_config(&aria, "[agents.pal]\npersona = \"friendly\"\n");
+    write_config(aria, "[agents.pal]\npersona = \"friendly\"\n");
 }
 
 #[test]
@@ -214,4 +214,63 @@ fn aria_chat_plans_and_rewords_as_its_agent_does() {
     let requests = mock.requests();
     assert_eq!(requests.len(), 4);
     assert_eq!(tools(&requests[3]), 0, "the persona has no tools");
+}
+
+#[test]
+fn the_daemon_plans_rewords_and_asks_the_channel_to_confirm() {
+    let aria = Aria::new();
+    write_config(
+        &aria,
+        "[agents.lead]\nplanner = \"openai/planner-model\"\nconfirm_completion = true\n\n\
+         [agents.pal]\npersona = \"friendly\"\n",
+    );
+    let mock = MockOpenAi::new(vec![
+        // lead: plan, step, done, (user denies) plan again, step, done, (user approves)
+        MockTurn::text("1. Say hello."),
+        MockTurn::text("Hello."),
+        MockTurn::text("DONE: Said hello."),
+        MockTurn::text("1. Say hello louder."),
+        MockTurn::text("HELLO."),
+        MockTurn::text("DONE: Said HELLO."),
+        // pal: the answer, then the persona's rewording
+        MockTurn::text("The answer is 42."),
+        MockTurn::text("Great question! The answer is 42. ✨"),
+    ])
+    .serve();
+    let daemon = super::daemon::Daemon::start(&aria, &mock.base_url(), &[]);
+    let (_, made) = daemon.json("POST", "/api/v1/conversations", Some(&json!({"agent": "lead"})));
+    let id = made["id"].as_str().unwrap().to_owned();
+    let mut events = super::daemon::message_events(&daemon, &id, "Greet me.");
+    for decision in ["deny", "approve"] {
+        let asked = events.next_named("approval");
+        assert_eq!(asked["tool"], json!("confirm_completion"), "{asked}");
+        let (status, body) = daemon.json(
+            "POST",
+            &format!("/api/v1/approvals/{}", asked["id"].as_str().unwrap()),
+            Some(&json!({ "decision": decision })),
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+    let done = events.next_named("done");
+    assert_eq!(
+        (done["state"].clone(), done["answer"].clone()),
+        (json!("done"), json!("Said HELLO."))
+    );
+    let steps: Vec<&Value> =
+        events.seen.iter().filter(|(n, _)| n == "plan_step").map(|(_, d)| d).collect();
+    assert_eq!(steps.len(), 2, "{:?}", events.names());
+    let requests = mock.requests();
+    // After the "no", the planner was told and planned again.
+    assert!(requests[3].to_string().contains("did not confirm"), "{}", requests[3]);
+    assert_eq!(tools(&requests[0]) + tools(&requests[2]) + tools(&requests[3]), 0);
+
+    let (_, made) = daemon.json("POST", "/api/v1/conversations", Some(&json!({"agent": "pal"})));
+    let pal = made["id"].as_str().unwrap().to_owned();
+    let mut events = super::daemon::message_events(&daemon, &pal, "What is the answer?");
+    let done = events.next_named("done");
+    assert_eq!(done["answer"], json!("Great question! The answer is 42. ✨"));
+    let texts: Vec<&Value> =
+        events.seen.iter().filter(|(n, _)| n == "text").map(|(_, d)| &d["delta"]).collect();
+    assert_eq!(texts, [&json!("Great question! The answer is 42. ✨")], "only the reworded answer");
+    assert_eq!(tools(&mock.requests()[7]), 0, "the persona has no tools");
 }
