@@ -301,21 +301,6 @@ impl Agent {
         &self.config
     }
 
-    /// The model the agent calls (a persona rewords its answers with the same one).
-    pub fn provider(&self) -> &Arc<dyn Provider> {
-        &self.provider
-    }
-
-    /// The outbound secret filter.
-    pub fn redactor(&self) -> &Arc<dyn Redact> {
-        &self.redactor
-    }
-
-    /// Records `event` in the audit log.
-    pub fn audit(&self, event: AuditEvent) -> Result<(), JournalError> {
-        self.audit.append(event).map(|_| ())
-    }
-
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }
