@@ -553,6 +553,10 @@ pub enum MemoriesCommand {
         /// per query, {"id", "hits": [...]}, in order (for evaluation; accesses are not counted).
         #[arg(long, value_name = "FILE", conflicts_with = "query")]
         queries: Option<PathBuf>,
+        /// Search here even when `aria serve` runs for this ARIA_HOME (by default it is asked:
+        /// its embedder is loaded and its vectors are in memory).
+        #[arg(long)]
+        direct: bool,
     },
     /// Memories, most recently changed first (active and archived; --all adds forgotten ones).
     List {

@@ -12,6 +12,7 @@ mod cli;
 mod commands;
 mod config;
 #[cfg(feature = "local")]
+mod daemon_client;
 mod default_model;
 mod embedder;
 mod exit;

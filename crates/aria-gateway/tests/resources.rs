@@ -219,7 +219,7 @@ impl MemoryBackend for Backend {
 }
 
 #[tokio::test]
-async fn with_a_memory_backend_new_memories_and_searches_go_through_it() {
+async fn with_a_memory_backend_new_memories_go_through_it_and_search_ranks_as_the_cli() {
     let mut backend = None;
     let h = Harness::start_with(vec![], |services, store| {
         let b = Arc::new(Backend { store: store.clone(), asked: Mutex::default() });
@@ -238,17 +238,18 @@ async fn with_a_memory_backend_new_memories_and_searches_go_through_it() {
     let (status, found) = h.get("/memories/search?q=tea&limit=3").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(found["items"][0]["memory"]["id"], m["id"]);
+    // The store's own ranking, as `aria memories search`: BM25 here (no embedder), one list.
     assert_eq!(
-        (&found["items"][0]["score"], &found["items"][0]["similarity"]),
-        (&json!(0.75), &json!(0.9))
+        (&found["items"][0]["text_rank"], &found["items"][0]["vector_rank"], &found["lists"]),
+        (&json!(1), &json!(null), &json!(1))
     );
+    let (status, bad) = h.get("/memories/search?q=tea&retriever=magic").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    let (status, bad) = h.get("/memories/search?q=tea&retriever=vector").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "no embedder: {bad}");
     assert_eq!(
         backend.asked.lock().unwrap().clone(),
-        [
-            "remember Likes green tea preference user",
-            "remember Likes green tea fact user",
-            "search tea 3 true",
-        ]
+        ["remember Likes green tea preference user", "remember Likes green tea fact user"]
     );
 }
 

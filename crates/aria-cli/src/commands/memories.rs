@@ -53,6 +53,20 @@ pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> 
             | MemoriesCommand::Import { .. }
             | MemoriesCommand::Reindex
     );
+    // A running daemon answers a search with its embedder already loaded.
+    if let MemoriesCommand::Search {
+        query: Some(query),
+        limit,
+        json,
+        retriever,
+        queries: None,
+        direct: false,
+    } = &command
+        && let Some(daemon) = crate::daemon_client::find(&config.data_dir)
+        && let Some(code) = search_through(&daemon, query, *limit, *json, *retriever)?
+    {
+        return Ok(code);
+    }
     let embedder = if needs_embedder { crate::embedder::build(&config)? } else { None };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -62,7 +76,7 @@ pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> 
     let roots = config.roots.clone();
     let ctx = Ctx { store, embedder, rt };
     match command {
-        MemoriesCommand::Search { query, limit, json, retriever, queries } => {
+        MemoriesCommand::Search { query, limit, json, retriever, queries, direct: _ } => {
             let mode = search_mode(retriever);
             match (queries, query) {
                 (Some(file), _) => search_many(&ctx, &file, limit, mode),
@@ -89,6 +103,84 @@ pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> 
         }
         MemoriesCommand::Reindex => reindex(&ctx),
     }
+}
+
+/// `aria memories search` answered by a running daemon, printed as a direct search prints;
+/// `None` when the daemon could not answer (the search then runs here).
+fn search_through(
+    daemon: &crate::daemon_client::Running,
+    query: &str,
+    limit: usize,
+    as_json: bool,
+    retriever: SearchModeArg,
+) -> CliResult<Option<u8>> {
+    use crate::daemon_client::{AskError, encode};
+    let retriever = match retriever {
+        SearchModeArg::Hybrid => "hybrid",
+        SearchModeArg::Bm25 => "bm25",
+        SearchModeArg::Vector => "vector",
+    };
+    let path = format!(
+        "/api/v1/memories/search?q={}&limit={}&retriever={retriever}",
+        encode(query),
+        limit.clamp(1, 100)
+    );
+    let answer = match daemon.get_json(&path) {
+        Ok(answer) => answer,
+        Err(AskError::Unreachable(why)) => {
+            tracing::debug!(
+                "the daemon at {} did not answer ({why}); searching here",
+                daemon.address
+            );
+            return Ok(None);
+        }
+        Err(AskError::Refused(status, message)) if status == 400 => {
+            return Err(CliError::config(anyhow!("{message}")));
+        }
+        Err(AskError::Refused(status, message)) => {
+            tracing::debug!("the daemon refused the search ({status}: {message}); searching here");
+            return Ok(None);
+        }
+    };
+    let lists = answer["lists"].as_u64().unwrap_or(1) as usize;
+    let items = answer["items"].as_array().cloned().unwrap_or_default();
+    if as_json {
+        let rows: Vec<Value> = items
+            .iter()
+            .map(|hit| {
+                let m = &hit["memory"];
+                let score = hit["score"].as_f64().unwrap_or(0.0);
+                json!({
+                    "id": m["id"], "text": m["content"], "kind": m["kind"],
+                    "categories": m["categories"], "importance": m["importance"],
+                    "confidence": m["confidence"], "status": m["status"],
+                    "verified": m["verified"], "private": m["private"],
+                    "access_count": m["access_count"], "accessed_at": m["accessed_at"],
+                    "created_at": m["created_at"], "updated_at": m["updated_at"],
+                    "provenance": m["provenance"], "score": score,
+                    "relevance": relevance(score, lists), "text_rank": hit["text_rank"],
+                    "vector_rank": hit["vector_rank"], "similarity": hit["similarity"],
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if items.is_empty() {
+        println!("no memory matches");
+    } else {
+        println!("rank  relevance  id  memory");
+        for (i, hit) in items.iter().enumerate() {
+            let m = &hit["memory"];
+            let private = if m["private"] == json!(true) { "[private] " } else { "" };
+            println!(
+                "{:>4}  {:>9}  {}  {private}{}",
+                i + 1,
+                relevance(hit["score"].as_f64().unwrap_or(0.0), lists),
+                m["id"].as_str().unwrap_or_default(),
+                one_line(m["content"].as_str().unwrap_or_default(), 100)
+            );
+        }
+    }
+    Ok(Some(OK))
 }
 
 fn not_found(e: aria_store::StoreError) -> CliError {

@@ -311,6 +311,14 @@ async fn run_daemon(
     );
     let gateway = gateway(&global, &config, &store, &redactor, security)?;
     let runs = gateway.runs.clone();
+    // Where other `aria` commands find this daemon (`aria memories search` asks it).
+    let from_env = std::env::var("ARIA_API_TOKEN").is_ok_and(|t| !t.trim().is_empty());
+    let token_file = token_path(&config.data_dir);
+    let token_file =
+        (gateway.security.token.is_some() && !from_env).then_some(token_file.as_path());
+    if let Err(e) = crate::daemon_client::write(&config.data_dir, address, token_file) {
+        eprintln!("warning: cannot write {}/serve.json: {e}", config.data_dir.display());
+    }
     eprintln!(
         "ARIA is serving on http://{address}/ (web UI), API under http://{address}/api/v1 \
          ({}); model {} ({}). Ctrl-C stops it.",
@@ -345,6 +353,7 @@ async fn run_daemon(
         config.server.shutdown_grace_secs
     );
     gateway.shutdown.cancel();
+    crate::daemon_client::remove(&config.data_dir);
     // No new scheduled runs; those in flight are drained with the other runs below.
     scheduler_stop.cancel();
     let _ = scheduler.await;

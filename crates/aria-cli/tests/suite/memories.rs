@@ -7,7 +7,7 @@ use std::process::Output;
 
 use aria_testkit::mock::MockServer;
 use aria_testkit::ollama_mock::MockOllama;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::harness::{Aria, code, json_of, text};
 
@@ -465,4 +465,56 @@ fn search_by_one_retriever_and_many_queries_from_a_file() {
     let out = run(&aria, &none, &["search", "boiler", "--retriever", "vector"]);
     assert_eq!(code(&out), 2);
     assert!(text(&out.stderr).contains("--retriever vector needs an embedder"));
+}
+
+#[test]
+fn a_running_daemon_answers_memories_search_with_its_own_embedder() {
+    let server = MockOllama::new(vec![]).serve();
+    let aria = Aria::new();
+    // The daemon reads the configuration at its start: the embedder on the mock server.
+    let config_dir = aria.dir.path().join("config/aria");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let with_embedder = format!(
+        "[memory]\nembedder = \"ollama\"\nembedding_base_url = \"{}\"\nembedding_model = \
+         \"mock-model\"\nembedding_dims = 8\nextract = false\n",
+        server.url()
+    );
+    std::fs::write(config_dir.join("aria.toml"), &with_embedder).unwrap();
+    let added = aria.run(NO_SERVER, &["memories", "add", "My favorite color is blue"]);
+    assert_eq!(code(&added), 0, "{}", text(&added.stderr));
+    let daemon = super::daemon::Daemon::start(&aria, NO_SERVER, &[]);
+    let serve_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(aria.home().join("serve.json")).unwrap())
+            .unwrap();
+    assert_eq!(serve_json["address"], json!(daemon.address));
+    // From now on this process's own embedder would be unreachable: only the daemon's works.
+    std::fs::write(
+        config_dir.join("aria.toml"),
+        with_embedder.replace(&server.url(), "http://127.0.0.1:9"),
+    )
+    .unwrap();
+    let search = |extra: &[&str]| {
+        let mut args = vec!["memories", "search", "favorite color", "--json"];
+        args.extend_from_slice(extra);
+        aria.run(NO_SERVER, &args)
+    };
+    let through = search(&[]);
+    assert_eq!(code(&through), 0, "{}", text(&through.stderr));
+    let through = json_of(&through);
+    assert_eq!(through[0]["text"], json!("My favorite color is blue"));
+    assert_eq!(
+        (through[0]["text_rank"].clone(), through[0]["vector_rank"].clone()),
+        (json!(1), json!(1)),
+        "ranked with the daemon's embedder: {through}"
+    );
+    assert!(through[0]["relevance"].as_u64().unwrap() >= 99);
+    // --direct searches here, with this process's (unreachable) embedder.
+    let here = search(&["--direct"]);
+    assert_ne!(code(&here), 0);
+    assert!(text(&here.stderr).contains("127.0.0.1:9"), "{}", text(&here.stderr));
+    // A killed daemon leaves its serve.json behind; it is not believed: the search runs here.
+    drop(daemon);
+    assert!(aria.home().join("serve.json").exists());
+    let after = search(&[]);
+    assert!(text(&after.stderr).contains("127.0.0.1:9"), "{}", text(&after.stderr));
 }

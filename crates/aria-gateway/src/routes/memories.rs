@@ -4,8 +4,8 @@
 //! the store audits it in the write's own transaction (`memory.store`, `memory.update`,
 //! `memory.forget`). A new memory goes through the agent's [`aria_core::MemoryBackend`] when
 //! the daemon has one, so it is embedded (vector search finds it) and a memory that says the
-//! same thing is updated instead of duplicated; search goes through it too (hybrid: BM25 and
-//! vectors). Without one, the store is used directly and search is BM25 only.
+//! same thing is updated instead of duplicated. Search is the store's own ranking, with the
+//! query embedded by the daemon's embedder (loaded once); without one it is BM25 only.
 //!
 //! Forgotten memories keep their row (the audit log refers to them) but are gone for the API:
 //! reading, editing or forgetting one again is a 404.
@@ -13,7 +13,10 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use aria_store::{Memory, MemoryKind, MemoryQuery, MemoryStatus, MemoryUpdate, StoreError, Writer};
+use aria_store::{
+    Embedding, Memory, MemoryKind, MemoryQuery, MemoryStatus, MemoryUpdate, SearchMode, StoreError,
+    Writer,
+};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -237,6 +240,8 @@ pub struct SearchQuery {
     /// How many results (1–100, default 10; more is read as 100).
     #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub limit: Option<u32>,
+    /// Which retrievers rank: `hybrid` (default: BM25 and vectors, fused), `bm25` or `vector`.
+    pub retriever: Option<String>,
 }
 
 /// One search result.
@@ -250,16 +255,24 @@ pub struct SearchHit {
     pub similarity: Option<f64>,
     /// Whether the full-text search matched the query's words.
     pub text_match: bool,
+    /// Its rank in the BM25 list (from 1), when it was there.
+    pub text_rank: Option<usize>,
+    /// Its rank in the vector list (from 1), when it was there.
+    pub vector_rank: Option<usize>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SearchResults {
     /// Best first.
     pub items: Vec<SearchHit>,
+    /// How many ranked lists were fused (1 or 2): a hit first in every list scores
+    /// `lists / 61`.
+    pub lists: usize,
 }
 
 /// Hybrid search of the active memories (BM25 and, when an embedder is configured, vectors),
-/// private ones included: the results go to the user, not to a model.
+/// private ones included: the results go to the user, not to a model. Ranked exactly as
+/// `aria memories search` ranks (which asks a running daemon through this endpoint).
 #[utoipa::path(get, path = "/api/v1/memories/search", tag = "memories", params(SearchQuery),
     responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody),
               (status = 503, body = ErrorBody)))]
@@ -274,40 +287,67 @@ async fn search(
         ));
     };
     let limit = query.limit.unwrap_or(SEARCH_DEFAULT).clamp(1, SEARCH_MAX) as usize;
-    let items = match &gw.services.memory {
-        Some(memory) => {
-            let scope = aria_core::SearchScope { limit, private: true };
-            let hits = memory.search(q, scope).await.map_err(memory_error)?;
-            let mut items = Vec::with_capacity(hits.len());
-            for hit in hits {
-                // The hit has no dates or status; the API shows the whole memory.
-                if let Some(m) = gw.store.memory_get(&hit.id)? {
-                    items.push(SearchHit {
-                        memory: m.into(),
-                        score: hit.score,
-                        similarity: hit.similarity,
-                        text_match: hit.text_match,
-                    });
-                }
-            }
-            items
-        }
-        None => {
-            // No backend (no embedder either): BM25 over the store, as `aria memories search`.
-            let hits = gw.store.memory_search(&MemoryQuery::new(q, None, limit))?;
-            let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
-            gw.store.memory_touch(&ids)?;
-            hits.into_iter()
-                .map(|h| SearchHit {
-                    text_match: h.text_rank.is_some(),
-                    similarity: h.similarity.map(f64::from),
-                    score: h.score,
-                    memory: h.memory.into(),
-                })
-                .collect()
+    let mode = match query.retriever.as_deref() {
+        None | Some("hybrid") => SearchMode::Hybrid,
+        Some("bm25") => SearchMode::Text,
+        Some("vector") => SearchMode::Vector,
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                format!("no retriever `{other}`"),
+                "use retriever=hybrid, bm25 or vector",
+            ));
         }
     };
-    Ok(Json(SearchResults { items }))
+    // The query's vector, from the embedder the daemon keeps loaded: no per-search model load.
+    let embedder = gw.services.embedder.clone().filter(|_| mode != SearchMode::Text);
+    let vector = match &embedder {
+        Some(embedder) => match embedder.embed(&[q.to_owned()]).await {
+            Ok(mut vectors) => vectors.pop(),
+            Err(e) if mode == SearchMode::Vector => {
+                return Err(memory_error(aria_core::MemoryError::Embed(e.to_string())));
+            }
+            Err(e) => {
+                tracing::warn!("memory search falls back to BM25 only: {e}");
+                None
+            }
+        },
+        None if mode == SearchMode::Vector => {
+            return Err(ApiError::bad_request(
+                "retriever=vector needs an embedder, and this daemon has none",
+                "set [memory] embedder, or search with retriever=hybrid or bm25",
+            ));
+        }
+        None => None,
+    };
+    let q = q.to_owned();
+    let store = gw.store.clone();
+    let (hits, lists) = blocking("searching memories", move || {
+        let embedding = match (&embedder, &vector) {
+            (Some(e), Some(v)) => Some(Embedding { model: e.model_id(), vector: v }),
+            _ => None,
+        };
+        let lists = usize::from(mode != SearchMode::Vector)
+            + usize::from(mode != SearchMode::Text && embedding.is_some());
+        let mut search = MemoryQuery::new(&q, embedding, limit);
+        search.mode = mode;
+        let hits = store.memory_search(&search)?;
+        let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
+        store.memory_touch(&ids)?;
+        Ok((hits, lists))
+    })
+    .await?;
+    let items = hits
+        .into_iter()
+        .map(|h| SearchHit {
+            text_match: h.text_rank.is_some(),
+            text_rank: h.text_rank,
+            vector_rank: h.vector_rank,
+            similarity: h.similarity.map(f64::from),
+            score: h.score,
+            memory: h.memory.into(),
+        })
+        .collect();
+    Ok(Json(SearchResults { items, lists }))
 }
 
 fn memory_error(e: aria_core::MemoryError) -> ApiError {
