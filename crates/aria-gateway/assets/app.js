@@ -10,6 +10,7 @@ const state = {
   convId: null, sessionId: null, running: false, controller: null, turn: null,
   tools: null, memOffset: 0, memQuery: '', searchTimer: 0,
   notes: null, unread: 0, oldestNote: null,
+  agentEditing: null,
 };
 
 // ==== Small helpers
@@ -325,9 +326,17 @@ function resetChat(title) {
   state.turn = null;
   $('chat-title').textContent = title || 'New conversation';
   $('run-state').textContent = '';
+  showChatAgent(null);
   const empty = $('chat-empty');
   $('messages').replaceChildren(empty);
   empty.hidden = false;
+}
+
+/** The agent a conversation runs as, beside its title (none for ARIA as configured). */
+function showChatAgent(name) {
+  const badge = $('chat-agent');
+  badge.textContent = name ? 'agent: ' + name : '';
+  badge.hidden = !name;
 }
 
 function scrollDown(force) {
@@ -674,7 +683,8 @@ async function openConversation(id) {
   if (!c || state.convId !== id) { if (!c) resetChat(); return; }
   await state.toolsReady; // for the tier badges of past calls
   if (state.convId !== id) return;
-  $('chat-title').textContent = c.title || 'Untitled conversation';
+  $('chat-title').textContent = c.title || (c.agent ? `New conversation with ${c.agent}` : 'Untitled conversation');
+  showChatAgent(c.agent);
   renderHistory(c.messages || []);
   const live = (c.sessions || []).find((s) => s.running);
   if (live && !state.running) {
@@ -893,6 +903,171 @@ async function loadTools() {
   }
 }
 
+// ==== Agents (GET/POST/PATCH/DELETE /agents): built-in and aria.toml ones are read-only
+
+/** The form's fields: input id, API field, and how its text becomes a value. */
+const AGENT_FIELDS = [
+  ['agent-description', 'description', 'text'],
+  ['agent-system-prompt', 'system_prompt', 'text'],
+  ['agent-models', 'models', 'list'],
+  ['agent-tools', 'tools', 'list'],
+  ['agent-mode', 'mode', 'text'],
+  ['agent-max-cost', 'max_cost_usd', 'number'],
+  ['agent-per-day', 'per_day_usd', 'number'],
+  ['agent-temperature', 'temperature', 'number'],
+  ['agent-memory', 'memory', 'text'],
+  ['agent-persona', 'persona', 'text'],
+  ['agent-planner', 'planner', 'text'],
+];
+const AGENT_NOTES = { builtin: 'built in', config: 'defined in aria.toml — edit the file' };
+
+async function loadAgents() {
+  const page = await attempt(() => api('GET', '/agents'));
+  if (!page) return;
+  const list = $('agent-list');
+  list.replaceChildren();
+  for (const a of items(page)) list.append(agentRow(a));
+  if (!list.children.length) list.append(el('li', { class: 'muted', text: 'No agents.' }));
+}
+
+function agentRow(a) {
+  const store = a.source === 'store';
+  const line = (testid, name, value) => el('div', { class: 'meta', testid }, el('span', { class: 'label', text: name }), ' ', value);
+  const caps = [a.max_cost_usd != null ? usd(a.max_cost_usd) + ' per task' : '', a.per_day_usd != null ? usd(a.per_day_usd) + ' per day' : '']
+    .filter(Boolean).join(' · ');
+  const chat = el('button', { type: 'button', class: 'btn small primary', testid: 'agent-chat', text: 'Chat as this agent', onclick: () => chatAs(a.name) });
+  const actions = el('div', { class: 'actions' }, chat,
+    store ? el('button', { type: 'button', class: 'btn small', testid: 'agent-edit', text: 'Edit', onclick: () => editAgent(a) }) : null,
+    store ? el('button', { type: 'button', class: 'btn small danger', testid: 'agent-delete', text: 'Delete', onclick: () => deleteAgent(a) }) : null);
+  return el('li', { testid: 'agent-row', 'data-name': a.name, 'data-source': a.source },
+    el('div', {}, el('strong', { testid: 'agent-row-name', text: a.name }), ' ',
+      el('span', { class: `badge source-${a.source}`, testid: 'agent-source', text: a.source }),
+      AGENT_NOTES[a.source] ? el('span', { class: 'muted note', testid: 'agent-note', text: AGENT_NOTES[a.source] }) : null),
+    el('div', { class: 'content', testid: 'agent-row-description', text: a.description || '' }),
+    line('agent-row-tools', 'tools', a.tools ? (a.tools.length ? a.tools.join(', ') : 'none') : 'all (as configured)'),
+    line('agent-row-mode', 'mode', a.mode || 'as configured'),
+    line('agent-row-models', 'models', a.models && a.models.length ? a.models.join(', ') : 'the configured model'),
+    line('agent-row-memory', 'memory', a.memory || 'shared'),
+    line('agent-row-persona', 'persona', a.persona || 'none'),
+    line('agent-row-planner', 'planner', (a.planner || 'none') + (a.confirm_completion ? ' · confirms completion' : '')),
+    caps ? line('agent-row-caps', 'caps', caps) : null,
+    a.temperature != null ? line('agent-row-temperature', 'temperature', String(a.temperature)) : null,
+    a.system_prompt ? el('details', {}, el('summary', { text: 'System prompt' }), el('pre', { class: 'plain wrap', testid: 'agent-row-prompt', text: a.system_prompt })) : null,
+    actions);
+}
+
+/** The form's values as the API's fields; throws for a number that is not one. */
+function agentFormValues() {
+  const values = {};
+  for (const [id, field, kind] of AGENT_FIELDS) {
+    const raw = $(id).value.trim();
+    if (kind === 'list') values[field] = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    else if (kind === 'number' && raw) {
+      const n = Number(raw);
+      if (!Number.isFinite(n)) throw new ApiError(0, 'bad_input', `${field}: "${raw}" is not a number`, '');
+      values[field] = n;
+    } else values[field] = raw;
+  }
+  values.confirm_completion = $('agent-confirm').checked;
+  return values;
+}
+
+const emptyValue = (v) => v === '' || v === false || (Array.isArray(v) && !v.length);
+const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** POST: every field that is not empty (memory only when not the default). */
+function agentCreateBody(values) {
+  const body = { name: $('agent-name').value.trim() };
+  for (const [k, v] of Object.entries(values)) {
+    if (!emptyValue(v) && !(k === 'memory' && v === 'shared')) body[k] = v;
+  }
+  return body;
+}
+
+/** PATCH: the fields that changed; a cleared one is sent as null. */
+function agentPatchBody(values, a) {
+  const body = {};
+  for (const [k, v] of Object.entries(values)) {
+    const was = a[k] ?? (k === 'models' || k === 'tools' ? [] : k === 'confirm_completion' ? false : k === 'memory' ? 'shared' : '');
+    if (sameValue(v, was)) continue;
+    body[k] = emptyValue(v) ? null : v;
+  }
+  return body;
+}
+
+function agentFormError(err) {
+  const box = $('agent-form-error');
+  if (!err) { box.hidden = true; box.textContent = ''; return; }
+  box.textContent = err.message + (err.hint ? ' — ' + err.hint : '');
+  box.hidden = false;
+}
+
+async function saveAgent() {
+  const editing = state.agentEditing;
+  agentFormError(null);
+  const button = $('agent-save');
+  button.disabled = true;
+  try {
+    const values = agentFormValues();
+    if (editing) {
+      const body = agentPatchBody(values, editing);
+      if (Object.keys(body).length) await api('PATCH', `/agents/${encodeURIComponent(editing.name)}`, body);
+    } else {
+      await api('POST', '/agents', agentCreateBody(values));
+    }
+  } catch (e) {
+    if (e.name !== 'AbortError') agentFormError(e);
+    return; // the input stays as it was, to be corrected
+  } finally {
+    button.disabled = false;
+  }
+  resetAgentForm();
+  loadAgents();
+}
+
+function resetAgentForm() {
+  state.agentEditing = null;
+  $('agent-form').reset();
+  agentFormError(null);
+  $('agent-name').disabled = false;
+  $('agent-form-title').textContent = 'New agent';
+  $('agent-save').textContent = 'Create agent';
+  $('agent-cancel').hidden = true;
+}
+
+function editAgent(a) {
+  resetAgentForm();
+  state.agentEditing = a;
+  $('agent-name').value = a.name;
+  $('agent-name').disabled = true; // an agent cannot be renamed
+  for (const [id, field, kind] of AGENT_FIELDS) {
+    const v = a[field];
+    $(id).value = v == null ? (field === 'memory' ? 'shared' : '') : kind === 'list' ? v.join(', ') : String(v);
+  }
+  $('agent-confirm').checked = !!a.confirm_completion;
+  $('agent-form-title').textContent = `Edit agent ${a.name}`;
+  $('agent-save').textContent = 'Save';
+  $('agent-cancel').hidden = false;
+  $('agent-form').scrollIntoView({ block: 'start' });
+  $('agent-description').focus({ preventScroll: true });
+}
+
+async function deleteAgent(a) {
+  if (!(await confirmAction(`Delete the agent “${a.name}”? Conversations bound to it will need another agent to go on.`))) return;
+  const ok = await attempt(() => api('DELETE', `/agents/${encodeURIComponent(a.name)}`).then(() => true));
+  if (!ok) return;
+  if (state.agentEditing && state.agentEditing.name === a.name) resetAgentForm();
+  loadAgents();
+}
+
+/** Starts a conversation bound to the agent and opens it in the chat view. */
+async function chatAs(name) {
+  const c = await attempt(() => api('POST', '/conversations', { agent: name }));
+  if (!c) return;
+  location.hash = '#/c/' + encodeURIComponent(c.id);
+  loadConversations();
+}
+
 // ==== Schedules and notifications
 
 async function loadSchedules() {
@@ -1012,6 +1187,7 @@ function route() {
   else if (page === 'cost') { showView('cost'); loadCost(); }
   else if (page === 'tools') { showView('tools'); loadTools(); }
   else if (page === 'schedules') { showView('schedules'); loadSchedules(); }
+  else if (page === 'agents') { showView('agents'); loadAgents(); }
   else if (page === 'notifications') { showView('notifications'); loadNotifications(); }
   else {
     showView('chat');
@@ -1108,6 +1284,8 @@ function bind() {
   $('memory-add-form').addEventListener('submit', (e) => { e.preventDefault(); addMemory(); });
   $('memory-more').addEventListener('click', () => loadMemories(true));
   $('notification-more').addEventListener('click', () => loadNotifications(true));
+  $('agent-form').addEventListener('submit', (e) => { e.preventDefault(); saveAgent(); });
+  $('agent-cancel').addEventListener('click', resetAgentForm);
   $('menu').addEventListener('click', () => ($('sidebar').classList.contains('open') ? closeSidebar() : openSidebar()));
   $('backdrop').addEventListener('click', closeSidebar);
   $('theme').addEventListener('click', toggleTheme);
