@@ -44,16 +44,8 @@ impl Ctx {
 
 pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> {
     let config = app::load_config(global)?;
-    let store = app::open_store(&config, app::redactor(&config))?;
-    let needs_embedder = matches!(
-        command,
-        MemoriesCommand::Search { .. }
-            | MemoriesCommand::Add { .. }
-            | MemoriesCommand::Edit { .. }
-            | MemoriesCommand::Import { .. }
-            | MemoriesCommand::Reindex
-    );
-    // A running daemon answers a search with its embedder already loaded.
+    // A running daemon answers a search with its embedder already loaded (asked before this
+    // process opens anything itself).
     if let MemoriesCommand::Search {
         query: Some(query),
         limit,
@@ -67,6 +59,15 @@ pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> 
     {
         return Ok(code);
     }
+    let store = app::open_store(&config, app::redactor(&config))?;
+    let needs_embedder = matches!(
+        command,
+        MemoriesCommand::Search { .. }
+            | MemoriesCommand::Add { .. }
+            | MemoriesCommand::Edit { .. }
+            | MemoriesCommand::Import { .. }
+            | MemoriesCommand::Reindex
+    );
     let embedder = if needs_embedder { crate::embedder::build(&config)? } else { None };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
