@@ -54,6 +54,11 @@ pub fn save(
     writable(config, name)?;
     let profile = from_raw(name, raw, AgentSource::Store)
         .map_err(|e| BookError::Invalid(e.to_string().replace("invalid configuration: ", "")))?;
+    // A persona must be there to be used: named now rather than at the agent's first run.
+    if let Some(persona) = &profile.persona {
+        crate::persona::load(&config.data_dir, persona)
+            .map_err(|e| BookError::Invalid(format!("persona: {:#}", e.error)))?;
+    }
     let value = serde_json::to_value(to_raw(&profile)).map_err(store_error)?;
     if !store.agent_put(name, &value, how).map_err(store_error)? {
         return Err(match how {

@@ -234,6 +234,7 @@ fn agents_are_made_changed_and_removed_from_the_cli_and_run_as_made() {
         (vec!["agents", "add", "x", "--models", "gpt-4o"], "models"),
         (vec!["agents", "add", "x", "--memory", "everyone"], "memory"),
         (vec!["agents", "add", "x", "--confirm-completion"], "planner"),
+        (vec!["agents", "add", "x", "--persona", "pirate"], "personas/pirate.toml"),
         (vec!["agents", "add", "Bad Name"], "agent name"),
         (vec!["agents", "edit", "scribe", "--unset", "colour"], "colour"),
         (vec!["agents", "edit", "nobody", "--description", "x"], "no agent named nobody"),
