@@ -135,7 +135,7 @@ fn search_through(
             );
             return Ok(None);
         }
-        Err(AskError::Refused(status, message)) if status == 400 => {
+        Err(AskError::Refused(400, message)) => {
             return Err(CliError::config(anyhow!("{message}")));
         }
         Err(AskError::Refused(status, message)) => {
