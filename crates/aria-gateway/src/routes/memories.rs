@@ -331,11 +331,17 @@ async fn search(
         let mut search = MemoryQuery::new(&q, embedding, limit);
         search.mode = mode;
         let hits = store.memory_search(&search)?;
-        let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
-        store.memory_touch(&ids)?;
         Ok((hits, lists))
     })
     .await?;
+    // Counting the accesses is a write: done after the answer, not before it.
+    let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
+    let store = gw.store.clone();
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = store.memory_touch(&ids) {
+            tracing::warn!("could not record memory access: {e}");
+        }
+    });
     let items = hits
         .into_iter()
         .map(|h| SearchHit {
