@@ -132,7 +132,8 @@ def test_a_named_agent_runs_with_its_own_tools_and_keeps_its_conversation(client
     sent = model.requests[0]
     offered = {t["function"]["name"] for t in sent.get("tools", [])}
     assert "file_read" in offered and "file_write" not in offered, offered
-    assert 'running as the agent \"researcher\"' in json.dumps(sent["messages"])
+    system = sent["messages"][0]["content"]
+    assert 'running as the agent "researcher"' in system, system
     # The conversation keeps its agent: continuing it as another is refused, nothing is sent.
     conversation_id = raw.headers["x-aria-conversation-id"]
     with pytest.raises(openai.BadRequestError) as other:
@@ -141,6 +142,17 @@ def test_a_named_agent_runs_with_its_own_tools_and_keeps_its_conversation(client
             extra_headers={"X-Aria-Conversation": conversation_id})
     assert "bound to the agent researcher" in other.value.body["message"]
     assert len(model.requests) == 1
+
+
+def test_a_named_agent_binds_an_empty_conversation_it_is_sent_to(client, daemon, model):
+    _, empty = daemon.api("POST", "/conversations", {}, expect_status=201)
+    model.set_script(["Looked."])
+    client.chat.completions.create(
+        model="aria:researcher", messages=[{"role": "user", "content": "Look."}],
+        extra_headers={"X-Aria-Conversation": empty["id"]})
+    assert daemon.get(f"/conversations/{empty['id']}")["agent"] == "researcher"
+    offered = {t["function"]["name"] for t in model.requests[0].get("tools", [])}
+    assert "file_write" not in offered, offered
 
 
 def test_a_streamed_completion(client, model):

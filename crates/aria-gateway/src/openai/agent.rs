@@ -116,6 +116,13 @@ fn conversation(
     }
     let bound = gw.store.conversation_agent(id)?;
     let wanted = agent.unwrap_or("default");
+    // A conversation with no run and no agent yet takes the one this request names.
+    if bound.is_none()
+        && let Some(name) = agent
+    {
+        gw.store.set_conversation_agent(id, name)?;
+        return Ok(id.to_owned());
+    }
     if let Some(bound) = bound.filter(|b| b != wanted) {
         let model =
             if bound == "default" { AGENT_MODEL.to_owned() } else { format!("aria:{bound}") };
