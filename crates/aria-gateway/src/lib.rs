@@ -221,16 +221,11 @@ impl Gateway {
 
 /// The whole HTTP face: API, OpenAI-compatible endpoints, web UI, behind the security layer.
 pub fn router(gateway: Arc<Gateway>) -> axum::Router {
-    let (api, spec) = openapi::api_router().split_for_parts();
-    let spec = Arc::new(spec);
+    // The routes' description is made with them; it is dropped here and made again on the
+    // first request for it (`openapi::json`), so an idle daemon does not keep it.
+    let (api, _description) = openapi::api_router().split_for_parts();
     let api = api
-        .route(
-            "/api/v1/openapi.json",
-            axum::routing::get(move || {
-                let spec = spec.clone();
-                async move { axum::Json(spec.as_ref().clone()) }
-            }),
-        )
+        .route("/api/v1/openapi.json", axum::routing::get(openapi::json))
         .merge(ui::routes())
         .merge(observe::routes());
     let api = match &gateway.services.mcp {

@@ -71,6 +71,30 @@ pub fn document() -> OpenApi {
     api_router().split_for_parts().1
 }
 
+/// `GET /api/v1/openapi.json`: [`document`] as JSON, made on the first request and kept from
+/// then on (the daemon built the same document with its router, and dropped it, so that an idle
+/// daemon does not hold it: issue #19).
+pub async fn json() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    static JSON: std::sync::OnceLock<axum::body::Bytes> = std::sync::OnceLock::new();
+    let body = match JSON.get() {
+        Some(body) => body.clone(),
+        None => {
+            let made = tokio::task::spawn_blocking(|| serde_json::to_vec(&document())).await;
+            match made {
+                Ok(Ok(made)) => JSON.get_or_init(|| made.into()).clone(),
+                Ok(Err(e)) => {
+                    return crate::ApiError::internal("the OpenAPI document", e).into_response();
+                }
+                Err(e) => {
+                    return crate::ApiError::internal("the OpenAPI document", e).into_response();
+                }
+            }
+        }
+    };
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
 /// The security scheme's name in the document.
 pub const BEARER: &str = "bearer";
 
