@@ -52,8 +52,14 @@ pub fn save(
     how: AgentWrite,
 ) -> Result<AgentProfile, BookError> {
     writable(config, name)?;
-    let profile = from_raw(name, raw, AgentSource::Store)
-        .map_err(|e| BookError::Invalid(e.to_string().replace("invalid configuration: ", "")))?;
+    // The checks of `[agents.NAME]`, said of an agent that is not in aria.toml.
+    let profile = from_raw(name, raw, AgentSource::Store).map_err(|e| {
+        BookError::Invalid(
+            e.to_string()
+                .replace("invalid configuration: ", "")
+                .replace(&format!("[agents.{name}] "), &format!("agent {name}: ")),
+        )
+    })?;
     // A persona must be there to be used: named now rather than at the agent's first run.
     if let Some(persona) = &profile.persona {
         crate::persona::load(&config.data_dir, persona)

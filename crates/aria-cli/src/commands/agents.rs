@@ -175,11 +175,11 @@ fn list(all: &[AgentProfile], json: bool) -> CliResult<u8> {
     }
     for a in all {
         let tools = a.tools.as_ref().map_or("all tools".to_owned(), |t| t.join(", "));
-        let mode = a.mode.map(|m| format!(", {}", m.as_str())).unwrap_or_default();
+        let mode = a.mode.map(|m| format!(" · mode {}", m.as_str())).unwrap_or_default();
         let models = if a.models.is_empty() {
             String::new()
         } else {
-            format!(", {}", a.models.join(" → "))
+            format!(" · models {}", a.models.join(" → "))
         };
         println!(
             "{:<12} [{}] {}\n             tools: {tools}{mode}{models}",
