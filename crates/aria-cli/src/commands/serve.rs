@@ -415,6 +415,9 @@ const SETTLE: Duration = Duration::from_millis(300);
 ///   `aria serve`: the first health request and the first streamed answer after it measured
 ///   no slower than without it).
 ///
+/// From then on, those mappings are mapped one page per fault rather than 64 KiB around each
+/// ([`no_fault_around`]), so that what the idle daemon maps is what it runs.
+///
 /// `ARIA_SERVE_KEEP_STARTUP_MEMORY=1` skips it (to compare, or to rule it out).
 #[allow(unsafe_code)]
 mod release {
