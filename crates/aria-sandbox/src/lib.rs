@@ -27,6 +27,7 @@
 mod beneath;
 mod child;
 mod elf;
+mod memory;
 mod mounts;
 mod probe;
 mod protect;
@@ -35,6 +36,7 @@ mod seccomp;
 mod spec;
 
 pub use beneath::{BeneathDir, EntryStat, OpenMode, open_beneath};
+pub use memory::release_startup_memory;
 pub use mounts::is_system_path;
 pub use protect::{KernelSupport, Protection, Protections, RunFacts};
 pub use run::{Captured, ExitInfo, Outcome, Running, Sandbox};
