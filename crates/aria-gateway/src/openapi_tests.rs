@@ -72,7 +72,7 @@ fn the_token_is_documented_where_it_is_needed() {
 }
 
 #[test]
-fn every_pattern_is_the_not_blank_one() {
+fn every_pattern_is_the_not_blank_one_or_an_agent_name() {
     fn patterns(v: &Value, found: &mut Vec<String>) {
         match v {
             Value::Object(map) => {
@@ -88,9 +88,19 @@ fn every_pattern_is_the_not_blank_one() {
     let mut found = Vec::new();
     patterns(&doc(), &mut found);
     // Message content, memory content (new and edited), search text.
-    assert!(found.len() >= 4, "{found:?}");
+    assert!(found.iter().filter(|p| *p == NOT_BLANK).count() >= 4, "{found:?}");
+    // Besides it, only the agents' plain-ASCII name and choice patterns (the same in every
+    // regular-expression dialect a client may check them with).
+    let agents = [
+        "^[a-z0-9_-]{1,32}$",
+        "^([a-z0-9_-]{1,32})?$",
+        "^(governed|supervised|read_only)$",
+        "^(shared|own)$",
+        "^(local|ollama|openai|anthropic)/.*[^ ].*$",
+        "^((local|ollama|openai|anthropic)/.*[^ ].*)?$",
+    ];
     for p in found {
-        assert_eq!(p, NOT_BLANK);
+        assert!(p == NOT_BLANK || agents.contains(&p.as_str()), "{p}");
     }
 }
 

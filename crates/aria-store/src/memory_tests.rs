@@ -160,19 +160,7 @@ fn filters_on_status_kind_and_categories_apply_to_both_retrievers() {
     store.memory_update(&archived.id, &update, None, Writer::USER).unwrap();
     let q = Embedding { model: M, vector: &[1.0, 0.0] };
     for mode in [SearchMode::Text, SearchMode::Vector, SearchMode::Hybrid] {
-        let search = |filter: MemoryFilter| {
-            let mut query = MemoryQuery::new("green tea", Some(q), 10);
-            query.mode = mode;
-            query.filter = filter;
-            let mut got: Vec<String> =
-                store.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect();
-            got.sort();
-            got
-        };
-        let sorted = |mut v: Vec<String>| {
-            v.sort();
-            v
-        };
+        let search = |filter: MemoryFilter| green_tea_ids(&store, mode, q, filter);
         assert_eq!(
             search(MemoryFilter::default()),
             sorted(vec![pref.id.clone(), fact.id.clone()]),
@@ -189,6 +177,24 @@ fn filters_on_status_kind_and_categories_apply_to_both_retrievers() {
     }
 }
 
+/// The ids a search for "green tea" finds in `mode` under `filter`, sorted.
+fn green_tea_ids(
+    store: &Store,
+    mode: SearchMode,
+    q: Embedding<'_>,
+    filter: MemoryFilter,
+) -> Vec<String> {
+    let mut query = MemoryQuery::new("green tea", Some(q), 10);
+    query.mode = mode;
+    query.filter = filter;
+    sorted(store.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect())
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
 #[test]
 fn a_category_and_an_excluded_category_prefix_apply_to_both_retrievers() {
     let store = store();
@@ -203,19 +209,7 @@ fn a_category_and_an_excluded_category_prefix_apply_to_both_retrievers() {
     let profile = with("the user drinks green tea", &["profile"], &[0.8, 0.2]);
     let q = Embedding { model: M, vector: &[1.0, 0.0] };
     for mode in [SearchMode::Text, SearchMode::Vector, SearchMode::Hybrid] {
-        let search = |filter: MemoryFilter| {
-            let mut query = MemoryQuery::new("green tea", Some(q), 10);
-            query.mode = mode;
-            query.filter = filter;
-            let mut got: Vec<String> =
-                store.memory_search(&query).unwrap().into_iter().map(|h| h.memory.id).collect();
-            got.sort();
-            got
-        };
-        let sorted = |mut v: Vec<String>| {
-            v.sort();
-            v
-        };
+        let search = |filter: MemoryFilter| green_tea_ids(&store, mode, q, filter);
         let own = MemoryFilter { categories: vec!["agent:poet".into()], ..MemoryFilter::default() };
         assert_eq!(search(own), vec![poet.clone()], "{mode:?}");
         let shared = MemoryFilter {

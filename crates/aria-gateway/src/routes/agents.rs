@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -37,6 +38,51 @@ impl From<BookError> for ApiError {
         }
     }
 }
+
+/// An agent's fields, as `POST /api/v1/agents` takes them (the rules the schema cannot say —
+/// a tool or group name that exists, a persona file that exists, `confirm_completion` only with
+/// a `planner` — are checked too, and a break is a 400 naming the field).
+#[derive(Debug, serde::Deserialize, ToSchema)]
+#[allow(dead_code)] // the document of the body; the handler reads it as JSON
+pub struct AgentBody {
+    #[schema(pattern = "^[a-z0-9_-]{1,32}$")]
+    pub name: String,
+    #[schema(max_length = 500)]
+    pub description: Option<String>,
+    /// Added to ARIA's own system prompt.
+    #[schema(max_length = 20000)]
+    pub system_prompt: Option<String>,
+    /// `BACKEND/MODEL`, the primary first, then the fallbacks.
+    #[schema(inline)]
+    pub models: Option<Vec<ModelName>>,
+    /// Tool names and groups (`read`, `files`, `git`, `shell`, `profiles`, `web`, `memory`,
+    /// `mcp`, `mcp:NAME`, `all`); absent: every tool.
+    pub tools: Option<Vec<String>>,
+    /// `governed`, `supervised` or `read_only` (applies only when stricter).
+    #[schema(pattern = "^(governed|supervised|read_only)$")]
+    pub mode: Option<String>,
+    #[schema(minimum = 0)]
+    pub max_cost_usd: Option<f64>,
+    #[schema(minimum = 0)]
+    pub per_day_usd: Option<f64>,
+    #[schema(minimum = 0, maximum = 2)]
+    pub temperature: Option<f32>,
+    #[schema(pattern = "^(shared|own)$")]
+    pub memory: Option<String>,
+    /// A persona of `$ARIA_HOME/personas/NAME.toml` (or the shipped `friendly`); empty: none.
+    #[schema(pattern = "^([a-z0-9_-]{1,32})?$")]
+    pub persona: Option<String>,
+    /// `BACKEND/MODEL` of a planner; empty: none.
+    #[schema(pattern = "^((local|ollama|openai|anthropic)/.*[^ ].*)?$")]
+    pub planner: Option<String>,
+    pub confirm_completion: Option<bool>,
+}
+
+/// `BACKEND/MODEL`.
+#[derive(Debug, serde::Deserialize, ToSchema)]
+#[allow(dead_code)] // documents the body only
+#[schema(pattern = "^(local|ollama|openai|anthropic)/.*[^ ].*$")]
+pub struct ModelName(pub String);
 
 /// Runs a call into the book on the blocking pool (it reads the database).
 async fn call<T: Send + 'static>(
@@ -75,7 +121,7 @@ async fn get_one(
 /// groups), `mode`, `max_cost_usd`, `per_day_usd`, `temperature`, `memory`, `persona`,
 /// `planner`, `confirm_completion`). An agent never widens what the configuration allows:
 /// its mode and caps apply only when stricter. 201 with the agent.
-#[utoipa::path(post, path = "/api/v1/agents", tag = "agents", request_body = Object,
+#[utoipa::path(post, path = "/api/v1/agents", tag = "agents", request_body = AgentBody,
     responses((status = 201, body = Object), (status = 400, body = ErrorBody),
               (status = 409, body = ErrorBody)))]
 async fn create(

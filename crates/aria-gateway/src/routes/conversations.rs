@@ -104,6 +104,7 @@ pub struct NewConversation {
     /// The agent it runs as (`GET /api/v1/agents`); without one, the daemon's own. A
     /// conversation keeps its agent.
     #[serde(default)]
+    #[schema(pattern = "^[a-z0-9_-]{1,32}$")]
     pub agent: Option<String>,
 }
 

@@ -241,7 +241,17 @@ pub struct SearchQuery {
     #[param(value_type = Option<u64>, maximum = 4294967295u32)]
     pub limit: Option<u32>,
     /// Which retrievers rank: `hybrid` (default: BM25 and vectors, fused), `bm25` or `vector`.
-    pub retriever: Option<String>,
+    #[param(inline)]
+    pub retriever: Option<Retriever>,
+}
+
+/// The retrievers a search ranks with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Retriever {
+    Hybrid,
+    Bm25,
+    Vector,
 }
 
 /// One search result.
@@ -287,16 +297,10 @@ async fn search(
         ));
     };
     let limit = query.limit.unwrap_or(SEARCH_DEFAULT).clamp(1, SEARCH_MAX) as usize;
-    let mode = match query.retriever.as_deref() {
-        None | Some("hybrid") => SearchMode::Hybrid,
-        Some("bm25") => SearchMode::Text,
-        Some("vector") => SearchMode::Vector,
-        Some(other) => {
-            return Err(ApiError::bad_request(
-                format!("no retriever `{other}`"),
-                "use retriever=hybrid, bm25 or vector",
-            ));
-        }
+    let mode = match query.retriever {
+        None | Some(Retriever::Hybrid) => SearchMode::Hybrid,
+        Some(Retriever::Bm25) => SearchMode::Text,
+        Some(Retriever::Vector) => SearchMode::Vector,
     };
     // The query's vector, from the embedder the daemon keeps loaded: no per-search model load.
     let embedder = gw.services.embedder.clone().filter(|_| mode != SearchMode::Text);
