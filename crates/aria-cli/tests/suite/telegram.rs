@@ -137,3 +137,52 @@ fn agent_in_a_chat_switches_to_a_new_conversation_with_that_agent() {
     tg.push_message(CHAT, CHAT, "/agent");
     assert!(said("talks to the agent researcher"), "{:#?}", tg.requests());
 }
+
+#[test]
+fn a_planned_task_is_confirmed_in_the_chat_that_started_it() {
+    let aria = Aria::new();
+    let tg = FakeTelegram::start(TOKEN);
+    configure(
+        &aria,
+        &tg,
+        &format!(
+            "allowed_chat_ids = [{CHAT}]\n\n[agents.lead]\nplanner = \"openai/planner-model\"\n\
+             confirm_completion = true\n\n[memory]\nextract = false\nembedder = \"none\"\n"
+        ),
+    );
+    let model = MockOpenAi::new(vec![
+        MockTurn::text("1. Say hello."),
+        MockTurn::text("Hello."),
+        MockTurn::text("DONE: Said hello."),
+    ])
+    .serve();
+    let daemon = Daemon::start(&aria, &model.base_url(), &[]);
+    tg.push_message(CHAT, CHAT, "/agent lead");
+    tg.push_message(CHAT, CHAT, "Greet me.");
+    let asked = tg.wait_until_blocking(Duration::from_secs(30), |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.starts_with("Is this done?"))
+    });
+    if !asked {
+        let audit = aria.run(&model.base_url(), &["audit", "list"]);
+        panic!("no question: {}\n{}", text(&audit.stdout), daemon.said());
+    }
+    let (message, text) =
+        tg.messages(CHAT).into_iter().find(|(_, m)| m.starts_with("Is this done?")).unwrap();
+    assert!(text.contains("Said hello.") && text.contains("Goal: Greet me."), "{text}");
+    let sent = tg.calls("sendMessage");
+    let question = sent
+        .iter()
+        .find(|b| b["text"].as_str().is_some_and(|t| t.starts_with("Is this done?")))
+        .unwrap();
+    let buttons = &question["reply_markup"]["inline_keyboard"][0];
+    assert_eq!(
+        (buttons[0]["text"].as_str(), buttons[1]["text"].as_str()),
+        (Some("Yes, done"), Some("Not yet"))
+    );
+    let approve = buttons[0]["callback_data"].as_str().unwrap().to_owned();
+    tg.push_callback(CHAT, CHAT, message, &approve);
+    let done = tg.wait_until_blocking(Duration::from_secs(30), |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m == "Said hello.")
+    });
+    assert!(done, "{:#?}\n{}", tg.messages(CHAT), daemon.said());
+}

@@ -229,17 +229,38 @@ pub(super) fn ask(tg: &Telegram, chat: i64, data: &Value) {
     let arguments =
         clip(&serde_json::to_string_pretty(&data["arguments"]).unwrap_or_default(), 3000);
     let reason = data["reason"].as_str().map(|r| format!("\nWhy: {r}")).unwrap_or_default();
-    let plain = format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}");
-    let html = format!(
-        "Approve this <b>{}</b> action?\n<b>{}</b>\n<pre>{}</pre>{}",
-        format::escape(tier),
-        format::escape(tool),
-        format::escape(&arguments),
-        format::escape(&reason)
-    );
+    // A planned task's "is it done?" (confirm_completion) is a question about the work, not a
+    // tool call: said as such, with Yes / Not yet.
+    let (html, plain, yes, no) = if tool == "confirm_completion" {
+        let text = |k: &str| clip(data["arguments"][k].as_str().unwrap_or_default(), 1500);
+        let (goal, summary) = (text("goal"), text("summary"));
+        (
+            format!(
+                "Is this done?\n<b>{}</b>\nGoal: {}",
+                format::escape(&summary),
+                format::escape(&goal)
+            ),
+            format!("Is this done?\n{summary}\nGoal: {goal}"),
+            "Yes, done",
+            "Not yet",
+        )
+    } else {
+        (
+            format!(
+                "Approve this <b>{}</b> action?\n<b>{}</b>\n<pre>{}</pre>{}",
+                format::escape(tier),
+                format::escape(tool),
+                format::escape(&arguments),
+                format::escape(&reason)
+            ),
+            format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}"),
+            "Approve",
+            "Deny",
+        )
+    };
     let buttons = json!({"reply_markup": {"inline_keyboard": [[
-        {"text": "Approve", "callback_data": format!("approve:{id}")},
-        {"text": "Deny", "callback_data": format!("deny:{id}")},
+        {"text": yes, "callback_data": format!("approve:{id}")},
+        {"text": no, "callback_data": format!("deny:{id}")},
     ]]}});
     match tg.outbox.send(chat, &html, &plain, Some(buttons)) {
         Ok(row) => {

@@ -167,10 +167,11 @@ fn agent(tg: &Telegram, chat: i64, arg: &str) -> Result<String, String> {
     let profile = book.get(arg).map_err(|e| e.to_string())?;
     let id = chat::new_conversation(tg, chat).map_err(|e| e.to_string())?;
     store.set_conversation_agent(&id, arg).map_err(|e| e.to_string())?;
+    let about = profile["description"].as_str().filter(|d| !d.is_empty());
     Ok(format!(
-        "You are now talking to the agent {arg}: {}. A new conversation begins; the earlier one \
+        "You are now talking to the agent {arg}{}. A new conversation begins; the earlier one \
          is kept.",
-        profile["description"].as_str().unwrap_or_default()
+        about.map(|d| format!(": {d}")).unwrap_or_default()
     ))
 }
 
