@@ -138,22 +138,6 @@ pub fn daemon_agents(
     })
 }
 
-/// The agent a conversation is bound to: the one it was made with (a chat's `/agent`, the
-/// API), else the one its first run ran as (`default` for a run without one). `None` for a
-/// conversation with neither.
-pub fn bound(store: &aria_store::Store, conversation: &str) -> CliResult<Option<String>> {
-    Ok(store.conversation_agent(conversation)?)
-}
-
-/// The agent session `id` ran as, from its `session.start` audit record.
-pub fn session_agent(store: &aria_store::Store, id: &str) -> CliResult<Option<String>> {
-    let records = store.audit_for_session(id)?;
-    Ok(records
-        .iter()
-        .find(|r| r.kind == "session.start")
-        .and_then(|r| r.payload["agent"].as_str().map(str::to_owned)))
-}
-
 /// The agent a command runs as: `wanted` (`--agent`), or the one `conversation` is bound to.
 /// Continuing a conversation as another agent is a usage error: a conversation keeps its
 /// agent, so its history is never read by a profile with other tools or another prompt.
@@ -163,7 +147,7 @@ pub fn choose(
     conversation: Option<&str>,
 ) -> CliResult<Option<String>> {
     let bound = match conversation {
-        Some(c) => bound(store, c)?,
+        Some(c) => store.conversation_agent(c)?,
         None => None,
     };
     match (wanted, bound) {

@@ -1,14 +1,13 @@
 //! Personas (issue #24): a style layer over an agent's final answer. ARIA ships `friendly`
 //! (`personas/friendly.toml` in the repository); more are files in `$ARIA_HOME/personas/`
 //! (`NAME.toml`: `name`, `style_prompt`, `banned_topics`). The rewrite itself and its checks
-//! are `aria_core::restyle`; this module finds the persona, runs it after a run, and records
-//! what came of it (`persona.restyle` in the audit log, with the reason when the answer was
-//! kept as it was). The journal keeps the run's own answer: a persona never changes what the
+//! are `aria_core::restyle` and `Agent::restyle` (which audits `persona.restyle`); this module
+//! finds the persona. The journal keeps the run's own answer: a persona never changes what the
 //! next turn is built from.
 
 use std::path::{Path, PathBuf};
 
-use aria_core::{Agent, Persona};
+use aria_core::Persona;
 
 use crate::exit::{CliError, CliResult};
 
@@ -44,12 +43,6 @@ pub fn load(data_dir: &Path, name: &str) -> CliResult<Persona> {
         return Err(CliError::usage(format!("{}: style_prompt is empty", path.display())));
     }
     Ok(persona)
-}
-
-/// `answer` in the persona's words when the rewrite keeps every fact, else `answer` as it is;
-/// audited either way ([`Agent::restyle`]).
-pub async fn apply(agent: &Agent, session_id: &str, persona: &Persona, answer: &str) -> String {
-    agent.restyle(session_id, persona, answer).await
 }
 
 #[cfg(test)]

@@ -172,6 +172,30 @@ impl Extras {
         let plan = planner(config, profile)?.map(|p| (p, settings(config, profile)));
         Ok(Extras { persona, plan })
     }
+
+    /// The persona's wording of a finished run's answer (`None`: no persona, or no answer).
+    pub async fn restyle_run(
+        &self,
+        agent: &Agent,
+        session: &aria_api::SessionRecord,
+    ) -> Option<String> {
+        match (&self.persona, session.state, &session.answer) {
+            (Some(persona), aria_api::SessionState::Done, Some(answer)) => {
+                Some(agent.restyle(&session.id, persona, answer).await)
+            }
+            _ => None,
+        }
+    }
+
+    /// The persona's wording of a finished plan's summary (recorded with its last step).
+    pub async fn restyle_plan(&self, agent: &Agent, outcome: &PlanOutcome) -> Option<String> {
+        match (&self.persona, &outcome.status, outcome.steps.last()) {
+            (Some(persona), PlanStatus::Done { summary }, Some(last)) => {
+                Some(agent.restyle(&last.session_id, persona, summary).await)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// One finished turn of `aria chat`: a run, or a planned task.
@@ -203,12 +227,7 @@ pub async fn turn(
     use crate::commands::run::Render;
     if let Some(plan) = &extras.plan {
         let outcome = run(agent, plan, task, conversation, Render::Quiet, data_dir, cancel).await?;
-        let styled = match (&extras.persona, &outcome.status, outcome.steps.last()) {
-            (Some(persona), PlanStatus::Done { summary }, Some(last)) => {
-                Some(crate::persona::apply(agent, &last.session_id, persona, summary).await)
-            }
-            _ => None,
-        };
+        let styled = extras.restyle_plan(agent, &outcome).await;
         return Ok((Turn::Plan(outcome), styled));
     }
     let render = if extras.persona.is_some() { Render::Quiet } else { Render::Stream };
@@ -223,12 +242,7 @@ pub async fn turn(
     )
     .await
     .map_err(crate::commands::run::run_error)?;
-    let styled = match (&extras.persona, driven.session.state, &driven.session.answer) {
-        (Some(persona), aria_api::SessionState::Done, Some(answer)) => {
-            Some(crate::persona::apply(agent, &driven.session.id, persona, answer).await)
-        }
-        _ => None,
-    };
+    let styled = extras.restyle_run(agent, &driven.session).await;
     Ok((Turn::Run(Box::new(driven)), styled))
 }
 

@@ -129,15 +129,36 @@ impl Store {
         if let Some(Some(name)) = chosen {
             return Ok(Some(name));
         }
-        let Some(first) = self.sessions_in_conversation(id)?.into_iter().next() else {
-            return Ok(None);
-        };
-        let records = self.audit_for_session(&first.id)?;
-        let agent = records
-            .iter()
-            .find(|r| r.kind == "session.start")
-            .and_then(|r| r.payload["agent"].as_str().map(str::to_owned));
-        Ok(Some(agent.unwrap_or_else(|| "default".to_owned())))
+        // Asked before every run the daemon starts: one row each, through the indexes.
+        let first: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT id FROM sessions WHERE conversation_id = ?1 ORDER BY created_at, id \
+                 LIMIT 1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql("reading a conversation's first run"))?;
+        let Some(first) = first else { return Ok(None) };
+        Ok(Some(self.session_agent(&first)?.unwrap_or_else(|| "default".to_owned())))
+    }
+
+    /// The agent session `id` ran as (`agent` of its `session.start` record); `None` when it
+    /// ran as none.
+    pub fn session_agent(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let payload: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT payload FROM audit_log WHERE session_id = ?1 AND kind = 'session.start' \
+                 ORDER BY seq LIMIT 1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql("reading a run's start record"))?;
+        let payload: Option<Value> = payload.and_then(|p| serde_json::from_str(&p).ok());
+        Ok(payload.and_then(|p| p["agent"].as_str().map(str::to_owned)))
     }
 
     /// Removes the stored agent `name`; whether there was one.
@@ -184,5 +205,40 @@ mod tests {
         assert_eq!(store.conversation_agent(&chosen.id).unwrap().as_deref(), Some("poet"));
         assert!(!store.set_conversation_agent("no-such-conversation", "poet").unwrap());
         assert_eq!(store.conversation_agent("no-such-conversation").unwrap(), None);
+    }
+
+    #[test]
+    fn an_unchosen_conversation_is_bound_by_the_agent_of_its_first_run() {
+        use aria_api::{AuditEvent, Journal, Limits, NewSession};
+        let store = Store::open_in_memory(std::sync::Arc::new(aria_api::NoRedact)).unwrap();
+        let run = |conversation: Option<String>, agent: Option<&str>| {
+            let new = NewSession {
+                conversation_id: conversation,
+                task: "t".into(),
+                provider: "p".into(),
+                model: "m".into(),
+                limits: Limits::default(),
+            };
+            let session = store.create_session(&new).unwrap();
+            let start = json!({"agent": agent});
+            store
+                .audit_append(AuditEvent::new(Some(&session.id), "user", "session.start", start))
+                .unwrap();
+            session
+        };
+        let first = run(None, Some("coder"));
+        assert_eq!(store.session_agent(&first.id).unwrap().as_deref(), Some("coder"));
+        // A later run as another agent does not rebind it.
+        run(Some(first.conversation_id.clone()), None);
+        assert_eq!(
+            store.conversation_agent(&first.conversation_id).unwrap().as_deref(),
+            Some("coder")
+        );
+        let plain = run(None, None);
+        assert_eq!(store.session_agent(&plain.id).unwrap(), None);
+        assert_eq!(
+            store.conversation_agent(&plain.conversation_id).unwrap().as_deref(),
+            Some("default")
+        );
     }
 }

@@ -142,6 +142,13 @@ impl<'a> MemoryQuery<'a> {
             mode: SearchMode::Hybrid,
         }
     }
+
+    /// How many ranked lists this search fuses: BM25 unless vectors alone, vectors when the
+    /// query has an embedding (a hit first in every list scores `lists / (RRF_K + 1)`).
+    pub fn lists(&self) -> usize {
+        usize::from(self.mode != SearchMode::Vector)
+            + usize::from(self.mode != SearchMode::Text && self.embedding.is_some())
+    }
 }
 
 /// One result.

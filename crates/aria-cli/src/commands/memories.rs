@@ -144,44 +144,26 @@ fn search_through(
         }
     };
     let lists = answer["lists"].as_u64().unwrap_or(1) as usize;
-    let items = answer["items"].as_array().cloned().unwrap_or_default();
-    if as_json {
-        let rows: Vec<Value> = items
-            .iter()
-            .map(|hit| {
-                let m = &hit["memory"];
-                let score = hit["score"].as_f64().unwrap_or(0.0);
-                json!({
-                    "id": m["id"], "text": m["content"], "kind": m["kind"],
-                    "categories": m["categories"], "importance": m["importance"],
-                    "confidence": m["confidence"], "status": m["status"],
-                    "verified": m["verified"], "private": m["private"],
-                    "access_count": m["access_count"], "accessed_at": m["accessed_at"],
-                    "created_at": m["created_at"], "updated_at": m["updated_at"],
-                    "provenance": m["provenance"], "score": score,
-                    "relevance": relevance(score, lists), "text_rank": hit["text_rank"],
-                    "vector_rank": hit["vector_rank"], "similarity": hit["similarity"],
-                })
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else if items.is_empty() {
-        println!("no memory matches");
-    } else {
-        println!("rank  relevance  id  memory");
-        for (i, hit) in items.iter().enumerate() {
-            let m = &hit["memory"];
-            let private = if m["private"] == json!(true) { "[private] " } else { "" };
-            println!(
-                "{:>4}  {:>9}  {}  {private}{}",
-                i + 1,
-                relevance(hit["score"].as_f64().unwrap_or(0.0), lists),
-                m["id"].as_str().unwrap_or_default(),
-                one_line(m["content"].as_str().unwrap_or_default(), 100)
-            );
+    // The API's hits as the store's, printed as a direct search prints them.
+    let hits = answer["items"].as_array().cloned().unwrap_or_default().into_iter().map(|hit| {
+        let memory = serde_json::from_value(hit["memory"].clone())?;
+        let rank = |k: &str| hit[k].as_u64().map(|r| r as usize);
+        Ok(MemoryHit {
+            memory,
+            score: hit["score"].as_f64().unwrap_or(0.0),
+            text_rank: rank("text_rank"),
+            vector_rank: rank("vector_rank"),
+            similarity: hit["similarity"].as_f64().map(|s| s as f32),
+        })
+    });
+    let hits = match hits.collect::<Result<Vec<_>, serde_json::Error>>() {
+        Ok(hits) => hits,
+        Err(e) => {
+            tracing::debug!("the daemon's answer is not a search result ({e}); searching here");
+            return Ok(None);
         }
-    }
-    Ok(Some(OK))
+    };
+    print_hits(&hits, lists, as_json).map(Some)
 }
 
 fn not_found(e: aria_store::StoreError) -> CliError {
@@ -269,11 +251,9 @@ fn run_search(
         (Some(model), Some(vector)) => Some(Embedding { model, vector }),
         _ => None,
     };
-    // The lists fused: BM25 unless vectors alone; vectors when the query was embedded.
-    let lists = usize::from(mode != SearchMode::Vector)
-        + usize::from(mode != SearchMode::Text && embedding.is_some());
     let mut q = MemoryQuery::new(query, embedding, limit);
     q.mode = mode;
+    let lists = q.lists();
     Ok((ctx.store.memory_search(&q)?, lists))
 }
 
@@ -283,6 +263,11 @@ fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool, mode: SearchMode)
     let (hits, lists) = run_search(ctx, query, vector, limit, mode)?;
     let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
     ctx.store.memory_touch(&ids)?;
+    print_hits(&hits, lists, as_json)
+}
+
+/// A search's hits, best first, as JSON or a table (`lists`: how many ranked lists were fused).
+fn print_hits(hits: &[MemoryHit], lists: usize, as_json: bool) -> CliResult<u8> {
     if as_json {
         println!(
             "{}",

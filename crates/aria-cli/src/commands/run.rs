@@ -341,7 +341,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         ctx.resolve_opt(aria_store::IdKind::Conversation, args.conversation.as_deref())?;
     // The agent: --agent, the conversation's, or the resumed run's own.
     let agent = match &resume {
-        Some(id) => crate::agents::session_agent(&ctx.store, id)?,
+        Some(id) => ctx.store.session_agent(id)?,
         None => crate::agents::choose(&ctx.store, args.agent.as_deref(), conversation.as_deref())?,
     };
     if let Some(name) = &agent {
@@ -367,12 +367,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
             )
             .await
         })?;
-        let styled = match (&extras.persona, &outcome.status, outcome.steps.last()) {
-            (Some(persona), aria_core::PlanStatus::Done { summary }, Some(last)) => {
-                Some(rt.block_on(crate::persona::apply(&agent, &last.session_id, persona, summary)))
-            }
-            _ => None,
-        };
+        let styled = rt.block_on(extras.restyle_plan(&agent, &outcome));
         if args.json {
             let mut out = serde_json::to_value(&outcome)?;
             // `{"status": "done", "summary": …}` at the top, not nested.
@@ -416,12 +411,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         }
     };
     // The persona rewords the answer shown; the journal keeps the run's own.
-    let styled = match (&extras.persona, session.state, &session.answer) {
-        (Some(persona), SessionState::Done, Some(answer)) => {
-            Some(rt.block_on(crate::persona::apply(&agent, &session.id, persona, answer)))
-        }
-        _ => None,
-    };
+    let styled = rt.block_on(extras.restyle_run(&agent, &session));
     if args.json {
         let out = json!({
             "styled_answer": styled,

@@ -10,7 +10,8 @@ use super::harness::{Aria, code, json_of, text};
 
 const NO_SERVER: &str = "http://127.0.0.1:9/v1";
 
-fn write_config(aria: &Aria, text: &str) {
+/// `aria.toml` with no embedder (`[memory]` open: `text` may go on with its keys).
+pub(super) fn write_config(aria: &Aria, text: &str) {
     let dir = aria.dir.path().join("config/aria");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("aria.toml"), format!("[memory]\nembedder = \"none\"\n{text}"))

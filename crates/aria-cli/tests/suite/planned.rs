@@ -10,14 +10,9 @@ use super::harness::{Aria, code, json_of, text};
 
 const NO_SERVER: &str = "http://127.0.0.1:9/v1";
 
+/// `aria.toml` with no embedder and no memory extraction (it would take the scripted turns).
 fn write_config(aria: &Aria, text: &str) {
-    let dir = aria.dir.path().join("config/aria");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("aria.toml"),
-        format!("[memory]\nembedder = \"none\"\nextract = false\n{text}"),
-    )
-    .unwrap();
+    super::agents::write_config(aria, &format!("extract = false\n{text}"));
 }
 
 fn tools(request: &Value) -> usize {

@@ -330,10 +330,9 @@ async fn search(
             (Some(e), Some(v)) => Some(Embedding { model: e.model_id(), vector: v }),
             _ => None,
         };
-        let lists = usize::from(mode != SearchMode::Vector)
-            + usize::from(mode != SearchMode::Text && embedding.is_some());
         let mut search = MemoryQuery::new(&q, embedding, limit);
         search.mode = mode;
+        let lists = search.lists();
         let hits = store.memory_search(&search)?;
         Ok((hits, lists))
     })
