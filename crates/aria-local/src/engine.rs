@@ -1,9 +1,10 @@
 //! The loaded GGUF chat model: weights, tokenizer, and the KV cache of the last conversation.
 //!
-//! The KV cache is reused across turns: the tokens whose keys and values are cached are
-//! remembered, and a new prompt that starts with exactly those tokens only has its new suffix
-//! run through the model. Anything else (another conversation, an edited history) clears the
-//! cache and starts over, which is always correct, only slower.
+//! The KV cache is reused across turns and steps: the tokens whose keys and values are cached
+//! are remembered, and a new prompt keeps the longest cached run it starts with (the cache is
+//! cut back to it) and only runs the rest through the model. Keys and values of a position
+//! depend only on the tokens up to it, so this is exact; another conversation starts from the
+//! snapshot taken after the system turn, or from nothing.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -111,17 +112,25 @@ impl ChatModel {
         if prompt.len() >= self.context {
             return Err(LocalError::ContextFull { tokens: prompt.len(), limit: self.context });
         }
-        let extends = |cached: &[u32]| {
-            !cached.is_empty() && prompt.len() > cached.len() && prompt.starts_with(cached)
+        // Keep the longest cached run of tokens the prompt starts with (at least one prompt
+        // token must still run, for the logits): the conversation so far, up to where the
+        // re-rendered history first differs from what was generated, or the snapshot after the
+        // system turn, whichever is longer.
+        let last = prompt.len() - 1;
+        let shared = common_prefix(&self.cached, prompt).min(last);
+        let from_snapshot = match &self.snapshot {
+            Some((tokens, _)) if tokens.len() <= last && prompt.starts_with(tokens) => tokens.len(),
+            _ => 0,
         };
-        if !extends(&self.cached) {
-            match &self.snapshot {
-                Some((tokens, cache)) if extends(tokens) => {
-                    self.cache.clone_from(cache);
-                    self.cached = tokens.clone();
-                }
-                _ => self.reset(),
-            }
+        if from_snapshot > shared {
+            let (tokens, cache) = self.snapshot.as_ref().expect("the snapshot was matched");
+            self.cache.clone_from(cache);
+            self.cached.clone_from(tokens);
+        } else if shared == 0 {
+            self.reset();
+        } else {
+            self.cached.truncate(shared);
+            self.cache.truncate(shared);
         }
         self.last_reused = self.cached.len();
         let mut logits = Vec::new();
@@ -170,4 +179,9 @@ impl ChatModel {
             }
         }
     }
+}
+
+/// How many tokens `a` and `b` share from their start.
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }

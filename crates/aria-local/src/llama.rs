@@ -104,6 +104,11 @@ impl KvCache {
         self.len
     }
 
+    /// Forgets every position from `len` on (the buffers are cut when the next tokens run).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     pub(crate) fn clear(&mut self) {
         self.len = 0;
         for (k, v) in &mut self.layers {

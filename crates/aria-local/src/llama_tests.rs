@@ -195,6 +195,21 @@ mod synthetic {
     }
 
     #[test]
+    fn a_cache_cut_back_to_a_shared_prefix_continues_as_if_it_never_held_more() {
+        let model = load(&Spec { tied: false, biases: true }).unwrap();
+        let fresh = model.forward(&[1, 4, 3, 5], &mut model.new_cache()).unwrap();
+        let mut cache = model.new_cache();
+        model.forward(&[1, 4, 2, 6, 7], &mut cache).unwrap();
+        cache.truncate(2);
+        assert_eq!(cache.len(), 2);
+        let continued = model.forward(&[3, 5], &mut cache).unwrap();
+        assert_close(&fresh, &continued);
+        assert_eq!(cache.len(), 4);
+        cache.truncate(9);
+        assert_eq!(cache.len(), 4, "truncating never lengthens");
+    }
+
+    #[test]
     fn a_qwen2_file_without_its_biases_is_refused() {
         let err = load(&Spec { tied: true, biases: false }).unwrap_err();
         assert!(err.contains("`blk.0.attn_q.bias` is missing"), "{err}");

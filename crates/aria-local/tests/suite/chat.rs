@@ -157,6 +157,23 @@ fn a_second_turn_reuses_the_kv_cache_of_the_first() {
 }
 
 #[test]
+fn a_history_that_differs_from_what_was_generated_reuses_what_it_shares() {
+    // The next step's prompt re-renders the assistant's reply, which need not be the tokens
+    // generated: the cache is cut back to where they differ, not dropped.
+    let provider =
+        aria_local::LocalChatProvider::load(&super::support::chat_model_path(), greedy()).unwrap();
+    let first = vec![Message::user("Name three colours.")];
+    let (_, stats1) = provider.generate_blocking(&request(first.clone(), 12)).unwrap();
+    let mut second = first;
+    second.push(Message::assistant("Teal, ochre and mauve, if you like unusual ones.", vec![]));
+    second.push(Message::user("Which of them is darkest?"));
+    let (events, stats2) = provider.generate_blocking(&request(second, 8)).unwrap();
+    assert!(stats2.reused_tokens >= stats1.prompt_tokens, "{stats1:?} then {stats2:?}");
+    assert!(stats2.reused_tokens < stats2.prompt_tokens, "{stats2:?}");
+    assert!(!text_of(&events).is_empty());
+}
+
+#[test]
 fn a_missing_model_file_is_a_clear_error() {
     let err =
         aria_local::LocalChatProvider::load(std::path::Path::new("/nonexistent/m.gguf"), greedy())
