@@ -98,7 +98,7 @@ def run_task(aria: str, model: str, task: dict, models_dir: Path, timeout: int, 
         home, root = tmp / "home", tmp / "root"
         home.mkdir()
         root.mkdir()
-        (home / "models").symlink_to(models_dir)
+        (home / "models").symlink_to(models_dir.resolve())
         for name, text in task.get("files", {}).items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text)

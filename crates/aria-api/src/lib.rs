@@ -18,6 +18,7 @@ mod policy;
 mod redact;
 mod session;
 mod tool;
+mod words;
 
 pub use chat::{
     ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError,
@@ -32,3 +33,4 @@ pub use policy::{ApprovalMode, Tier};
 pub use redact::{NoRedact, Redact, redact_json};
 pub use session::{IllegalTransition, Limits, SessionState};
 pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
+pub use words::refers_to_files;

@@ -236,6 +236,20 @@ impl<'a> Run<'a> {
                 )));
                 continue;
             }
+            if response.tool_calls.is_empty()
+                && response.text.trim().is_empty()
+                && self.nudge_empty()
+            {
+                // Small models sometimes end with nothing after a tool result (or a denied
+                // call): asked once to answer, they usually do.
+                self.audit("model.nudged", json!({ "empty_answer": true }))?;
+                self.history.push(Message::user(
+                    "[ARIA] Your answer was empty. Answer my request now, in plain text, from \
+                     the tool results above."
+                        .to_owned(),
+                ));
+                continue;
+            }
             if response.tool_calls.is_empty() {
                 match self.governed(&response.text).await? {
                     governed::Governed::Nothing => return self.complete(response.text),

@@ -47,12 +47,7 @@ impl Run<'_> {
         if self.nudged {
             return None;
         }
-        let called = self
-            .history
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .any(|m| !m.tool_calls.is_empty());
+        let called = self.called_this_turn();
         if called {
             return None;
         }
@@ -74,6 +69,26 @@ impl Run<'_> {
                 .iter()
                 .any(|form| lower.contains(form.as_str()))
         })
+    }
+
+    /// Whether an empty answer gets one request to answer: after this turn called a tool, when
+    /// the model was not told anything yet in this run.
+    pub(super) fn nudge_empty(&mut self) -> bool {
+        if self.nudged {
+            return false;
+        }
+        let called = self.called_this_turn();
+        self.nudged = called;
+        called
+    }
+
+    /// Whether the model called a tool since the latest user message.
+    fn called_this_turn(&self) -> bool {
+        self.history
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .any(|m| !m.tool_calls.is_empty())
     }
 
     /// Why the run must not end `done`: the task asked for files to change and nothing did

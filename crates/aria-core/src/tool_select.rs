@@ -5,8 +5,8 @@
 //! time on them (about 4,000 prompt tokens) and, shown all of them, often picks one that has
 //! nothing to do with the question. [`ToolSelection`] ranks the tools against the user's
 //! message — by meaning with the memory embedder when there is one, else by shared words — and
-//! the run offers the best `max` of them, best first, for its whole length (plus any tool it
-//! has already called). Every tool stays callable by validation: this only changes
+//! the run offers the best `max` of them for its whole length (plus any tool it has already
+//! called). Every tool stays callable by validation: this only changes
 //! what the model is shown.
 //!
 //! Meaning alone misses the obvious (issue #18: "Read calc.py and summarise it" was offered
@@ -54,8 +54,8 @@ impl ToolSelection {
     }
 
     /// The tools to offer for `query`: the core file tools (and the change tools when the
-    /// query asks for a change), the best-ranked others up to `max` in all (at least one), best
-    /// first, then every tool named in `keep` (always). An embedder that fails falls back to
+    /// query asks for a change) in a fixed order, then the best-ranked others up to `max` in all
+    /// (at least one), best first, then every tool named in `keep` (always). An embedder that fails falls back to
     /// words.
     pub async fn select(&self, query: &str, tools: &[ToolSpec], keep: &[String]) -> Selected {
         if tools.len() <= self.max {
@@ -78,24 +78,18 @@ impl ToolSelection {
         let kept: Vec<usize> = (0..tools.len())
             .filter(|&i| keep.contains(&tools[i].name) && !core(&tools[i].name))
             .collect();
-        let always = order.iter().filter(|&&i| core(&tools[i].name)).count();
-        let room = self.max.saturating_sub(kept.len() + always).max(1);
-        let mut ranked = 0;
-        // Best first (small models lean towards the first tool they are shown), then the tools
-        // already called, which are always offered.
-        let mut chosen: Vec<usize> = order
-            .into_iter()
-            .filter(|&i| {
-                if core(&tools[i].name) {
-                    return true;
-                }
-                if kept.contains(&i) || ranked == room {
-                    return false;
-                }
-                ranked += 1;
-                true
-            })
+        // The core tools first, always in the same order, so that the prompt's tool list (and
+        // the model state cached after it) is the same from one request to the next as far as
+        // possible; then the best-ranked others, best first; then the tools already called.
+        let mut chosen: Vec<usize> = CORE_TOOLS
+            .iter()
+            .chain(&CHANGE_TOOLS)
+            .filter_map(|name| (0..tools.len()).find(|&i| tools[i].name == *name && core(name)))
             .collect();
+        let room = self.max.saturating_sub(kept.len() + chosen.len()).max(1);
+        chosen.extend(
+            order.into_iter().filter(|&i| !core(&tools[i].name) && !kept.contains(&i)).take(room),
+        );
         chosen.extend(kept);
         Selected { tools: chosen.into_iter().map(|i| tools[i].clone()).collect(), ranked_by }
     }
@@ -161,19 +155,7 @@ fn asks_for_change(query: &str) -> bool {
 /// path or a name with an extension, or the word "file"). "Write me a poem" is not one;
 /// "rename multiply to mul in calc.py" is.
 pub(crate) fn asks_for_file_change(query: &str) -> bool {
-    let names_a_file = query.split_whitespace().any(|w| {
-        let w = w.trim_matches(|c: char| "`'\"(),;:!?".contains(c)).trim_end_matches('.');
-        let lower = w.to_lowercase();
-        matches!(lower.as_str(), "file" | "files")
-            || w.contains('/')
-            || w.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty()
-                    && (1..=5).contains(&ext.len())
-                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                    && ext.chars().any(|c| c.is_ascii_alphabetic())
-            })
-    });
-    names_a_file && asks_for_change(query)
+    aria_api::refers_to_files(query) && asks_for_change(query)
 }
 
 /// What a tool is matched on: its name in words and its description's first sentence (the

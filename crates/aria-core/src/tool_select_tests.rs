@@ -66,25 +66,24 @@ async fn words_pick_the_tools_the_request_is_about_best_first() {
     let s = ToolSelection::new(2, None);
     let got = s.select("What is in this directory? List the files", &registry(), &[]).await;
     assert_eq!(got.ranked_by, "words");
-    // The core file tools, and one ranked tool: a tie between two that mention files or
-    // lists, broken by the registry's order.
-    assert_eq!(names(&got), ["file_list", "file_read", "apply_patch"]);
+    // The core file tools in their fixed order, then one ranked tool: a tie between two that
+    // mention files or lists, broken by the registry's order.
+    assert_eq!(names(&got), ["file_read", "file_list", "apply_patch"]);
     let got = s.select("fetch the page at example.org", &registry(), &[]).await;
-    // Best first, then the core tools at nothing in common, in the registry's order.
-    assert_eq!(names(&got), ["web_fetch", "file_list", "file_read"]);
+    assert_eq!(names(&got), ["file_read", "file_list", "web_fetch"]);
 }
 
 #[tokio::test]
 async fn tools_already_called_stay_offered_and_few_tools_are_all_offered() {
     let s = ToolSelection::new(2, None);
     let got = s.select("show the commits", &registry(), &["web_fetch".to_owned()]).await;
-    assert_eq!(names(&got), ["git_log", "file_list", "file_read", "web_fetch"]);
+    assert_eq!(names(&got), ["file_read", "file_list", "git_log", "web_fetch"]);
     let few = &registry()[..2];
     let got = s.select("anything", few, &[]).await;
     assert_eq!((got.tools.as_slice(), got.ranked_by), (few, "all"));
     // Nothing in common with any tool: the core tools and one more, the registry's first.
     let got = s.select("zzz qqq", &registry(), &[]).await;
-    assert_eq!(names(&got), ["apply_patch", "file_list", "file_read"]);
+    assert_eq!(names(&got), ["file_read", "file_list", "apply_patch"]);
 }
 
 #[tokio::test]

@@ -13,6 +13,11 @@
 //! signatures serialised as its `tojson` does (`", "` and `": "` separators), except that the
 //! example call has single braces: some GGUFs' templates show `{{"name": ...}}` and the model
 //! copies the doubled braces.
+//!
+//! Each tool is shown briefly ([`brief_tool`]): the first sentence of its description and of
+//! each parameter's. The rest (roots, limits, what is refused) is enforced by the tool itself
+//! and would cost the embedded model seconds of prompt processing on every call; decoding is
+//! still constrained by the whole schema.
 
 use aria_api::{Message, Role, ToolSpec};
 
@@ -61,7 +66,7 @@ fn qwen_tools_section(tools: &[ToolSpec]) -> String {
         "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
          You are provided with function signatures within <tools></tools> XML tags:\n<tools>",
     );
-    for tool in tools {
+    for tool in tools.iter().map(brief_tool) {
         out.push_str("\n{\"type\": \"function\", \"function\": {\"name\": ");
         python_json(&serde_json::Value::String(tool.name.clone()), &mut out);
         out.push_str(", \"description\": ");
@@ -76,6 +81,50 @@ fn qwen_tools_section(tools: &[ToolSpec]) -> String {
          {\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>",
     );
     out
+}
+
+/// `tool` as an embedded model is shown it: the first sentence of its description and of each
+/// parameter's description.
+pub fn brief_tool(tool: &ToolSpec) -> ToolSpec {
+    let mut parameters = tool.parameters.clone();
+    if let Some(props) = parameters.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        for prop in props.values_mut() {
+            if let Some(serde_json::Value::String(d)) = prop.get_mut("description") {
+                *d = first_sentence(d).to_owned();
+            }
+        }
+    }
+    ToolSpec {
+        name: tool.name.clone(),
+        description: first_sentence(&tool.description).to_owned(),
+        parameters,
+    }
+}
+
+/// The text up to and including the first full stop that ends a sentence: followed by a space
+/// and a capital letter (or by the end), outside brackets, and not "e.g." or "i.e.".
+pub(crate) fn first_sentence(text: &str) -> &str {
+    let mut depth = 0i32;
+    let bytes = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '.' if depth <= 0 => {
+                let rest = &text[i + 1..];
+                let next = rest.trim_start();
+                let spaced = rest.len() > next.len();
+                let ends = next.is_empty()
+                    || (spaced && next.chars().next().is_some_and(char::is_uppercase));
+                let abbreviation = i >= 3 && matches!(&bytes[i - 3..i], b"e.g" | b"i.e");
+                if ends && !abbreviation {
+                    return &text[..=i];
+                }
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 /// JSON as Python's `json.dumps` writes it by default (and so Jinja's `tojson` in the
@@ -114,7 +163,7 @@ fn chatml_tools_section(tools: &[ToolSpec]) -> String {
         "\n\n# Tools\n\nYou may call one of these functions to help with the user's request. \
          Function signatures are inside <tools></tools>:\n<tools>",
     );
-    for tool in tools {
+    for tool in tools.iter().map(brief_tool) {
         let sig = serde_json::json!({
             "type": "function",
             "function": {
@@ -248,4 +297,49 @@ pub fn render(
     b.control(im_start);
     b.text(&format!("assistant\n{assistant_prefix}"))?;
     Ok(Prompt { tokens: b.tokens, text: b.text, stable_prefix })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_sentence_ends_at_a_full_stop_before_a_capital() {
+        for (text, first) in [
+            ("Read a file. The file must be inside /a.", "Read a file."),
+            ("One sentence only.", "One sentence only."),
+            ("No full stop at all", "No full stop at all"),
+            ("A glob, e.g. \"*.rs\". Default none.", "A glob, e.g. \"*.rs\"."),
+            ("Skips .git and .env files. Default false.", "Skips .git and .env files."),
+            ("Inside the roots (/a. /b). Then more.", "Inside the roots (/a. /b)."),
+            ("Version 1.5 is used. More.", "Version 1.5 is used."),
+            ("Ends with a dot.\nNext line.", "Ends with a dot."),
+            ("", ""),
+        ] {
+            assert_eq!(first_sentence(text), first, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_brief_tool_keeps_its_schema_and_the_first_sentence_of_each_description() {
+        let tool = ToolSpec {
+            name: "file_read".into(),
+            description: "Read a file. Only files inside /a are read. Secrets are refused.".into(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "A path. Relative to /a."},
+                    "lines": {"type": "integer", "minimum": 1}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        };
+        let brief = brief_tool(&tool);
+        assert_eq!(brief.name, "file_read");
+        assert_eq!(brief.description, "Read a file.");
+        let mut expected = tool.parameters.clone();
+        expected["properties"]["path"]["description"] = "A path.".into();
+        assert_eq!(brief.parameters, expected);
+    }
 }

@@ -26,10 +26,11 @@ pub enum ToolChoice {
     Auto,
     /// When tools are offered, the answer is always one tool call.
     Required,
-    /// The first answer to each user message is a tool call; once a tool result has come back,
-    /// the model answers freely (text or another call). For models too small to decide to use
-    /// a tool by themselves (SmolLM2-135M almost never does), so that they still look before
-    /// they answer.
+    /// The first answer to a user message that refers to files (names one, a path, or says
+    /// "file", "directory" or "folder") is a tool call; once a tool result has come back, or
+    /// for any other message ("tell me a joke"), the model answers freely (text or a call).
+    /// For models too small to decide to use a tool by themselves (SmolLM2-135M almost never
+    /// does), so that they still look before they answer about the user's files.
     FirstThenAuto,
 }
 
@@ -71,6 +72,16 @@ pub struct LocalChatProvider {
 }
 
 /// Whether a tool has answered since the user last spoke.
+/// The text of the request's latest user message.
+fn last_user_message(request: &ChatRequest) -> Option<&str> {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == aria_api::Role::User)
+        .map(|m| m.content.as_str())
+}
+
 fn tool_result_since_last_user_message(request: &ChatRequest) -> bool {
     request
         .messages
@@ -163,7 +174,10 @@ impl LocalChatProvider {
             && match self.options.tool_choice {
                 ToolChoice::Auto => false,
                 ToolChoice::Required => true,
-                ToolChoice::FirstThenAuto => !tool_result_since_last_user_message(request),
+                ToolChoice::FirstThenAuto => {
+                    !tool_result_since_last_user_message(request)
+                        && last_user_message(request).is_some_and(aria_api::refers_to_files)
+                }
             };
         if forced { "<tool_call>\n" } else { "" }
     }
@@ -211,6 +225,7 @@ impl LocalChatProvider {
         let params = self.params(request);
         let mut model = self.lock();
         let prompt = render(&model.vocab, model.style, &request.messages, &request.tools, prefix)?;
+        tracing::trace!(target: "aria_local::prompt", tokens = prompt.tokens.len(), text = %prompt.text);
         let stats = generate(&mut model, &prompt, &params, offer.as_ref(), emit, cancelled)?;
         *self.last_stats.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
         Ok(stats)

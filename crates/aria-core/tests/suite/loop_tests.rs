@@ -513,3 +513,38 @@ async fn a_described_call_gets_one_nudge_and_then_runs() {
     assert_eq!(s.state, Done);
     assert_eq!(r.provider.requests().len(), 2);
 }
+
+/// Issue #18: after a tool result (or a denied call) a small model may answer nothing at all.
+/// Asked once, it answers; an empty answer with no tool called is not asked again.
+#[tokio::test]
+async fn an_empty_answer_after_a_tool_call_is_asked_for_once() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![
+            Turn::tool("file_read", json!({"path": "code.txt"})),
+            Turn::text(""),
+            Turn::text("The code is 4242."),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what is the code in code.txt?").await.0.unwrap();
+    assert_eq!((s.state, s.answer.as_deref()), (Done, Some("The code is 4242.")));
+    let asked = r.provider.requests()[2].messages.last().unwrap().content.clone();
+    assert!(asked.contains("Your answer was empty"), "{asked}");
+    assert!(r.journal.audit_kinds().contains(&"model.nudged".to_string()));
+
+    // Twice empty: asked once only. No tool called: not asked.
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "a"})), Turn::text(" "), Turn::text("")],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    r.run("read a").await.0.unwrap();
+    assert_eq!(r.provider.requests().len(), 3);
+    let r = rig(vec![Turn::text("")], End::Fail, vec![tool], |_| {});
+    r.run("say nothing").await.0.unwrap();
+    assert_eq!(r.provider.requests().len(), 1);
+}

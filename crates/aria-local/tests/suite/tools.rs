@@ -217,3 +217,25 @@ fn auto_mode_switches_to_constrained_decoding_when_the_model_opens_a_call() {
     }
     assert!(switched >= 1, "the model never opened a tool call, so the switch went untested");
 }
+
+#[test]
+fn first_then_auto_forces_a_first_call_only_for_a_message_about_files() {
+    let provider = chat()
+        .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
+    let forced = |prompt: &str| {
+        let text = provider.render_prompt(&request(prompt, tools())).unwrap().text;
+        text.ends_with("<|im_start|>assistant\n<tool_call>\n")
+    };
+    assert!(forced("What is in notes.txt?"));
+    assert!(forced("List the files in this directory."));
+    assert!(!forced("Tell me a short joke."));
+    assert!(!forced("What is 17 + 25?"));
+    // Once a tool result is in, the model answers freely.
+    let mut after = request("What is in notes.txt?", tools());
+    after.messages.push(Message::assistant(
+        "",
+        vec![ToolCall { id: "c1".into(), name: "file_read".into(), arguments: "{}".into() }],
+    ));
+    after.messages.push(Message::tool_result("c1", "hello"));
+    assert!(provider.render_prompt(&after).unwrap().text.ends_with("<|im_start|>assistant\n"));
+}

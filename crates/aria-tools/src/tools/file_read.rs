@@ -38,7 +38,7 @@ fn spec(guard: &PathGuard, max_bytes: u64) -> ToolSpec {
     ToolSpec {
         name: FileRead::NAME.to_owned(),
         description: format!(
-            "Read a UTF-8 text file and return its contents. Only files inside {} can be read. \
+            "Read a UTF-8 text file and return its contents. The file must be inside {}. \
              Secrets files (.env, keys, .ssh, credentials), binary files and files over {} are \
              refused. Use file_list to find files.",
             roots_sentence(guard),

@@ -80,8 +80,8 @@ fn spec(guard: &PathGuard) -> ToolSpec {
     ToolSpec {
         name: FileSearch::NAME.to_owned(),
         description: format!(
-            "Search the contents of files under a directory inside {} for a regular expression \
-             (ripgrep syntax). Returns `path:line: text` lines sorted by path and line, at most \
+            "Search the contents of files for a regular expression (ripgrep syntax), under a \
+             directory inside {}. Returns `path:line: text` lines sorted by path and line, at most \
              {DEFAULT_SEARCH_RESULTS} by default. Honours .gitignore and .ignore; skips .git, \
              node_modules, hidden files (unless hidden is true), binary files, secrets files and \
              symlinks; glob only narrows the search.",
