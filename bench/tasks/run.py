@@ -10,7 +10,9 @@ the first output of the first model call.
 Each task runs `aria run --json` with `--backend local --model NAME` in a fresh root, under its
 own ARIA_HOME whose models/ directory links to the one the models were pulled into
 (--models-dir, default $ARIA_HOME/models or ~/.local/share/aria/models), so runs never see each
-other's memories or sessions. Nothing here reaches the network; a model that is not pulled is
+other's memories or sessions. The root and ARIA_HOME are made again at the same paths for every
+task, and the model's saved prompt state ($ARIA_HOME/cache) is kept from one task to the next,
+as for a user who works in one directory (--cold: not kept). Nothing here reaches the network; a model that is not pulled is
 skipped with a note (`aria model pull NAME` fetches it).
 """
 
@@ -92,44 +94,53 @@ def snapshot(root: Path) -> dict:
     }
 
 
-def run_task(aria: str, model: str, task: dict, models_dir: Path, timeout: int, verbose: bool):
-    with tempfile.TemporaryDirectory(prefix="aria-task-") as tmp:
-        tmp = Path(tmp)
-        home, root = tmp / "home", tmp / "root"
-        home.mkdir()
-        root.mkdir()
-        (home / "models").symlink_to(models_dir.resolve())
-        for name, text in task.get("files", {}).items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
-        before = snapshot(root)
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(tmp),
-            "ARIA_HOME": str(home),
-            "XDG_CONFIG_HOME": str(tmp / "config"),
-            "ARIA_ROOTS": str(root),
-        }
-        cmd = [aria, "--backend", "local", "--model", model, "run", "--json", "--task", task["prompt"]]
-        started = time.monotonic()
-        try:
-            out = subprocess.run(
-                cmd, capture_output=True, text=True, env=env, cwd=root, timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
-            code, stdout, stderr = out.returncode, out.stdout, out.stderr
-        except subprocess.TimeoutExpired:
-            code, stdout, stderr = -1, "", f"timed out after {timeout} s"
-        seconds = time.monotonic() - started
-        try:
-            result = json.loads(stdout)
-        except json.JSONDecodeError:
-            result = {}
-        answer = result.get("answer") or ""
-        records = audit(aria, env, result.get("session_id", "")) if result else []
-        problems = judge(task, answer, code, root, before)
-        if code == -1:
-            problems.append("timeout")
+def run_task(aria: str, model: str, task: dict, models_dir: Path, timeout: int, verbose: bool,
+             base: Path, cold: bool):
+    """Runs one task in `base`: a fresh ARIA_HOME and root each time, at the same paths, as for
+    a user who keeps working in one directory. The model's saved prompt state
+    ($ARIA_HOME/cache) is shared between the tasks of one model unless `cold`."""
+    tmp = base
+    home, root = tmp / "home", tmp / "root"
+    for d in (home, root, tmp / "config"):
+        shutil.rmtree(d, ignore_errors=True)
+    home.mkdir()
+    root.mkdir()
+    (home / "models").symlink_to(models_dir.resolve())
+    if not cold:
+        shared = tmp / "shared-cache"
+        shared.mkdir(exist_ok=True)
+        (home / "cache").symlink_to(shared)
+    for name, text in task.get("files", {}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    before = snapshot(root)
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp),
+        "ARIA_HOME": str(home),
+        "XDG_CONFIG_HOME": str(tmp / "config"),
+        "ARIA_ROOTS": str(root),
+    }
+    cmd = [aria, "--backend", "local", "--model", model, "run", "--json", "--task", task["prompt"]]
+    started = time.monotonic()
+    try:
+        out = subprocess.run(
+            cmd, capture_output=True, text=True, env=env, cwd=root, timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        code, stdout, stderr = out.returncode, out.stdout, out.stderr
+    except subprocess.TimeoutExpired:
+        code, stdout, stderr = -1, "", f"timed out after {timeout} s"
+    seconds = time.monotonic() - started
+    try:
+        result = json.loads(stdout)
+    except json.JSONDecodeError:
+        result = {}
+    answer = result.get("answer") or ""
+    records = audit(aria, env, result.get("session_id", "")) if result else []
+    problems = judge(task, answer, code, root, before)
+    if code == -1:
+        problems.append("timeout")
     starts = sum(1 for r in records if r["kind"] == "tool.start")
     invalid = sum(1 for r in records if r["kind"] == "tool.invalid")
     offered = set()
@@ -191,6 +202,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=int, default=600, help="seconds per task")
     ap.add_argument("--json", action="store_true", help="print the per-task rows as JSON too")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--cold", action="store_true",
+                    help="no saved prompt state between tasks (each run computes its system turn)")
     args = ap.parse_args()
     if not Path(args.aria).exists() and not shutil.which(args.aria):
         print(f"no aria binary at {args.aria}: build it with `cargo build --release`", file=sys.stderr)
@@ -207,7 +220,12 @@ def main() -> int:
             print(f"\n{model}: not pulled in {args.models_dir} (`aria model pull {model}`); skipped")
             continue
         print(f"\n{model}: {len(tasks)} tasks")
-        rows = [run_task(args.aria, model, t, args.models_dir, args.timeout, args.verbose) for t in tasks]
+        with tempfile.TemporaryDirectory(prefix="aria-tasks-") as base:
+            rows = [
+                run_task(args.aria, model, t, args.models_dir, args.timeout, args.verbose,
+                         Path(base), args.cold)
+                for t in tasks
+            ]
         report(model, rows)
         if args.json:
             print(json.dumps(rows, indent=1))

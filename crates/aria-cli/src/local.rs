@@ -236,7 +236,9 @@ pub fn chat_provider(config: &Config) -> CliResult<LocalChatProvider> {
         tool_choice: ToolChoice::FirstThenAuto,
         ..LocalChatOptions::default()
     };
-    let provider = LocalChatProvider::load(&path, options).map_err(local_error)?;
+    let provider = LocalChatProvider::load(&path, options)
+        .map_err(local_error)?
+        .keep_prompt_state_in(&config.data_dir.join("cache").join("prompt-state"));
     tracing::info!(
         model = %path.display(),
         load_ms = provider.load_time().as_millis() as u64,

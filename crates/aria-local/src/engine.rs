@@ -18,6 +18,7 @@ use crate::gguf_tokenizer::GgufVocab;
 use crate::hparams::Hparams;
 use crate::llama::{KvCache, Llama};
 use crate::prompt::PromptStyle;
+use crate::prompt_cache::PromptCache;
 
 /// Prompt tokens run through the model per forward pass (bounds the attention matrix).
 const PROMPT_CHUNK: usize = 256;
@@ -42,6 +43,11 @@ pub struct ChatModel {
     /// The model state right after the last system turn (the system prompt and tool list are the
     /// same across conversations, so a new conversation starts from here).
     snapshot: Option<(Vec<u32>, KvCache)>,
+    /// Where the snapshot is kept between processes, if anywhere; read at most once.
+    disk: Option<PromptCache>,
+    disk_read: bool,
+    /// The model file.
+    path: std::path::PathBuf,
 }
 
 impl ChatModel {
@@ -90,7 +96,17 @@ impl ChatModel {
             load_time: start.elapsed(),
             last_reused: 0,
             snapshot: None,
+            disk: None,
+            disk_read: false,
+            path: path.to_owned(),
         })
+    }
+
+    /// Keeps the state after the system turn in `dir` too, for the next process that loads
+    /// the same model file to start from (see the `prompt_cache` module).
+    pub fn keep_prompt_state_in(&mut self, dir: &Path) {
+        self.disk = PromptCache::new(dir, &self.path);
+        self.disk_read = false;
     }
 
     /// Tokens the model can attend to.
@@ -118,14 +134,19 @@ impl ChatModel {
         // system turn, whichever is longer.
         let last = prompt.len() - 1;
         let shared = common_prefix(&self.cached, prompt).min(last);
-        let from_snapshot = match &self.snapshot {
-            Some((tokens, _)) if tokens.len() <= last && prompt.starts_with(tokens) => tokens.len(),
-            _ => 0,
-        };
+        if self.snapshot.is_none() && !self.disk_read {
+            self.disk_read = true;
+            let (layers, width) = (self.weights.layer_count(), self.weights.kv_width());
+            self.snapshot = self.disk.as_ref().and_then(|d| d.load(layers, width));
+        }
+        let from_snapshot =
+            self.snapshot.as_ref().map_or(0, |(tokens, _)| common_prefix(tokens, prompt).min(last));
         if from_snapshot > shared {
             let (tokens, cache) = self.snapshot.as_ref().expect("the snapshot was matched");
             self.cache.clone_from(cache);
             self.cached.clone_from(tokens);
+            self.cached.truncate(from_snapshot);
+            self.cache.truncate(from_snapshot);
         } else if shared == 0 {
             self.reset();
         } else {
@@ -138,6 +159,10 @@ impl ChatModel {
         if self.cached.len() < stable {
             for chunk in prompt[self.cached.len()..stable].chunks(PROMPT_CHUNK) {
                 logits = self.forward(chunk)?;
+            }
+            if let Some(disk) = &self.disk {
+                let (layers, width) = (self.weights.layer_count(), self.weights.kv_width());
+                disk.save(&self.cached, &self.cache, layers, width);
             }
             self.snapshot = Some((self.cached.clone(), self.cache.clone()));
         }

@@ -34,6 +34,7 @@ mod hparams;
 mod llama;
 mod ollama;
 mod prompt;
+mod prompt_cache;
 mod provider;
 mod pull;
 mod pull_parts;

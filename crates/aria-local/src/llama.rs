@@ -109,6 +109,17 @@ impl KvCache {
         self.len = self.len.min(len);
     }
 
+    /// The cached keys and values per layer, `len` positions of `width` values each.
+    pub(crate) fn layers(&self, width: usize) -> impl Iterator<Item = (&[f32], &[f32])> {
+        let n = self.len * width;
+        self.layers.iter().map(move |(k, v)| (&k[..n], &v[..n]))
+    }
+
+    /// A cache of `len` positions from keys and values per layer (each `len × width` long).
+    pub(crate) fn from_layers(len: usize, layers: Vec<(Vec<f32>, Vec<f32>)>) -> Self {
+        KvCache { len, layers }
+    }
+
     pub(crate) fn clear(&mut self) {
         self.len = 0;
         for (k, v) in &mut self.layers {
@@ -273,6 +284,16 @@ impl Llama {
     }
 
     /// An empty cache for this model.
+    /// Keys (or values) per position of one layer: `n_kv_head × head_dim`.
+    pub(crate) fn kv_width(&self) -> usize {
+        self.n_kv_head * self.head_dim
+    }
+
+    /// Layers, each with its own keys and values.
+    pub(crate) fn layer_count(&self) -> usize {
+        self.layers.len()
+    }
+
     pub(crate) fn new_cache(&self) -> KvCache {
         KvCache { len: 0, layers: vec![(Vec::new(), Vec::new()); self.layers.len()] }
     }

@@ -71,7 +71,6 @@ pub struct LocalChatProvider {
     last_stats: Arc<Mutex<Option<GenStats>>>,
 }
 
-/// Whether a tool has answered since the user last spoke.
 /// The text of the request's latest user message.
 fn last_user_message(request: &ChatRequest) -> Option<&str> {
     request
@@ -82,6 +81,7 @@ fn last_user_message(request: &ChatRequest) -> Option<&str> {
         .map(|m| m.content.as_str())
 }
 
+/// Whether a tool has answered since the user last spoke.
 fn tool_result_since_last_user_message(request: &ChatRequest) -> bool {
     request
         .messages
@@ -103,6 +103,13 @@ impl LocalChatProvider {
             load_time,
             last_stats: Arc::default(),
         })
+    }
+
+    /// Keeps the model state after the system turn in `dir` as well, so that the next process
+    /// using this model file does not compute it again (one file per model, mode 0600).
+    pub fn keep_prompt_state_in(self, dir: &Path) -> Self {
+        self.lock().keep_prompt_state_in(dir);
+        self
     }
 
     /// The same loaded model with other defaults.

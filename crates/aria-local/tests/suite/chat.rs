@@ -174,6 +174,25 @@ fn a_history_that_differs_from_what_was_generated_reuses_what_it_shares() {
 }
 
 #[test]
+fn a_new_process_starts_from_the_system_turn_state_kept_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = super::support::chat_model_path();
+    let load = || aria_local::LocalChatProvider::load(&path, greedy()).unwrap();
+    let ask = |question: &str| {
+        request(vec![Message::system("You are terse."), Message::user(question)], 8)
+    };
+    let (_, cold) = load().keep_prompt_state_in(dir.path()).generate_blocking(&ask("Hi")).unwrap();
+    assert_eq!(cold.reused_tokens, 0);
+    // Another "process": the system turn comes from the file, and the answer is the same as
+    // without it.
+    let (events, warm) =
+        load().keep_prompt_state_in(dir.path()).generate_blocking(&ask("Name a colour.")).unwrap();
+    assert!(warm.reused_tokens > 0, "{warm:?}");
+    let (plain, _) = load().generate_blocking(&ask("Name a colour.")).unwrap();
+    assert_eq!(text_of(&events), text_of(&plain));
+}
+
+#[test]
 fn a_missing_model_file_is_a_clear_error() {
     let err =
         aria_local::LocalChatProvider::load(std::path::Path::new("/nonexistent/m.gguf"), greedy())
