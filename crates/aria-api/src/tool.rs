@@ -82,6 +82,14 @@ pub type ToolFuture<'a> = BoxFuture<'a, Result<ToolOutput, ToolError>>;
 pub trait Tool: Send + Sync + std::fmt::Debug {
     fn spec(&self) -> &ToolSpec;
 
+    /// The lowest tier any call of this tool can have. A run with no one to ask does not offer
+    /// a tool whose every call would need approval (it could only be denied). Default: `Read`,
+    /// which never withholds a tool; a tool whose [`Tool::tier`] is the same for every call says
+    /// so here.
+    fn min_tier(&self) -> Tier {
+        Tier::Read
+    }
+
     /// The policy tier of one call with these (already schema-validated) arguments. The default
     /// fails safe: a tool that does not say what it does is treated as irreversible.
     fn tier(&self, _args: &Value) -> Tier {

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use aria_api::{ChatRequest, HistorySummary, Role, TraceKind, TraceRecord, Usage};
+use aria_api::{ChatRequest, HistorySummary, Role, Tier, TraceKind, TraceRecord, Usage};
 use serde_json::{Value, json};
 use tokio::time::Instant as TokioInstant;
 
@@ -63,8 +63,11 @@ impl Run<'_> {
     /// Every tool, or the ones [`crate::ToolSelection`] picks for the user's message (chosen
     /// once per run, audited as `tools.selected`), plus any tool called since that message.
     async fn offered_tools(&mut self) -> Result<Vec<aria_api::ToolSpec>, Stop> {
-        let all = self.agent.tools.specs();
+        let mut all = self.agent.tools.specs();
         let Some(selection) = self.agent.config.tool_selection.clone() else { return Ok(all) };
+        let withheld: Vec<String> =
+            all.iter().filter(|t| self.only_deniable(&t.name)).map(|t| t.name.clone()).collect();
+        all.retain(|t| !withheld.contains(&t.name));
         // Calls made since the user's message (this run's, or an interrupted run's on resume).
         let called: Vec<String> = self
             .history
@@ -90,10 +93,31 @@ impl Run<'_> {
                 "of": all.len(),
                 "max": selection.max(),
                 "ranked_by": chosen.ranked_by,
+                "withheld": withheld,
             }),
         )?;
         self.offered = Some(chosen.tools.clone());
         Ok(chosen.tools)
+    }
+
+    /// Whether every call of `tool` would need approval in this run while no one can give it
+    /// (`aria run`, a command without a terminal) and nothing approves it in advance: offered,
+    /// it could only be denied, and a small model shown it picks it (`python_run` to edit a
+    /// file). Still callable: a call is decided as any other.
+    fn only_deniable(&self, tool: &str) -> bool {
+        let config = &self.agent.config;
+        if self.agent.approver.is_some() {
+            return false;
+        }
+        let Some(tool) = self.agent.tools.get(tool) else { return false };
+        let least = if tool.always_confirm() {
+            Tier::Irreversible
+        } else {
+            tool.min_tier().max(Tier::Read)
+        };
+        let decision = crate::policy::decide(least, self.mode, config.dry_run, config.snapshots);
+        decision == crate::policy::Decision::Ask
+            && config.preapproval.approves(&tool.spec().name, &json!({}), least).is_none()
     }
 
     /// The text of the latest user message (what this run answers).

@@ -75,6 +75,10 @@ impl Tool for TestTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
+    fn min_tier(&self) -> Tier {
+        self.tier
+    }
+
     fn tier(&self, _args: &Value) -> Tier {
         self.tier
     }

@@ -548,3 +548,35 @@ async fn an_empty_answer_after_a_tool_call_is_asked_for_once() {
     r.run("say nothing").await.0.unwrap();
     assert_eq!(r.provider.requests().len(), 1);
 }
+
+/// Issue #18: with no one to ask (`aria run`), a tool whose every call needs approval could
+/// only be denied; shown to a small model it was picked to edit a file (`python_run`) and the
+/// task failed. It is withheld from the selection (audited), unless approved in advance.
+#[tokio::test]
+async fn a_tool_that_could_only_be_denied_is_not_offered_when_no_one_can_approve() {
+    let tools = || {
+        vec![
+            TestTool::new("file_read", Tier::Read, Behaviour::Echo),
+            TestTool::new("python_run", Tier::Irreversible, Behaviour::Echo),
+            TestTool::new("git_log", Tier::Read, Behaviour::Echo),
+        ]
+    };
+    let selection = || Some(std::sync::Arc::new(aria_core::ToolSelection::new(2, None)));
+    let r = rig(vec![Turn::text("Done.")], End::Fail, tools(), |c| c.tool_selection = selection());
+    r.run("run python on calc.py").await.0.unwrap();
+    let offered: Vec<String> =
+        r.provider.requests()[0].tools.iter().map(|t| t.name.clone()).collect();
+    assert_eq!(offered, ["file_read", "git_log"]);
+    let selected = r.journal.audit_events().into_iter().find(|e| e.kind == "tools.selected");
+    assert_eq!(selected.unwrap().payload["withheld"], json!(["python_run"]));
+
+    // Approved in advance: offered.
+    let r = rig(vec![Turn::text("Done.")], End::Fail, tools(), |c| {
+        c.tool_selection = selection();
+        c.preapproval = aria_core::Preapproval::new(&["python_run".to_owned()], false).unwrap();
+    });
+    r.run("run python on calc.py").await.0.unwrap();
+    let offered: Vec<String> =
+        r.provider.requests()[0].tools.iter().map(|t| t.name.clone()).collect();
+    assert!(offered.contains(&"python_run".to_owned()), "{offered:?}");
+}

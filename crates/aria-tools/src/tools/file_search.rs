@@ -365,9 +365,16 @@ fn render(args: &Args, start: &Resolved, out: &Outcome, budget: Duration) -> Ren
     }
     let where_ = start.path().display();
     if out.matched_lines == 0 {
+        // Small models search for a phrase of the question and give up at "no matches".
+        let hint = if out.searched_files > out.binary_files {
+            " The words may differ: try one distinctive word with \"case_insensitive\": true, \
+             or read the file with file_read."
+        } else {
+            ""
+        };
         let _ = writeln!(
             text,
-            "No matches for {:?} in {where_} ({} files searched).",
+            "No matches for {:?} in {where_} ({} files searched).{hint}",
             args.pattern, out.searched_files
         );
     }

@@ -168,6 +168,10 @@ impl Tool for PythonRun {
     /// Arbitrary code can do anything the sandbox allows (delete files in the roots, burn CPU),
     /// and nothing snapshots it: irreversible, so the user is asked. Arguments that are not a
     /// valid call are `Blocked` (never run).
+    fn min_tier(&self) -> Tier {
+        Tier::Irreversible
+    }
+
     fn tier(&self, args: &Value) -> Tier {
         match source_arg(args) {
             Ok(_) => Tier::Irreversible,

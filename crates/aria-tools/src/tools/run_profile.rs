@@ -111,6 +111,10 @@ impl Tool for RunProfile {
         &self.spec
     }
 
+    fn min_tier(&self) -> Tier {
+        self.tier
+    }
+
     fn tier(&self, _args: &Value) -> Tier {
         self.tier
     }

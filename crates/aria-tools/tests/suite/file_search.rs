@@ -395,3 +395,13 @@ async fn a_second_root_is_searched_by_absolute_path_and_shown_absolute() {
     let out = text(&tool, json!({"pattern": "NEEDLE", "path": second.to_str().unwrap()})).await;
     assert_eq!(out, format!("{}:1: NEEDLE in the second root", second.join("notes.md").display()));
 }
+
+/// Issue #18: a small model searched notes.txt for a phrase of the question, found nothing and
+/// answered "No matches". The empty result says what to try next.
+#[tokio::test]
+async fn no_match_in_text_files_suggests_a_single_word_or_reading_the_file() {
+    let t = tree();
+    let out = text(&t.tool(), json!({"pattern": "meeting moved to", "path": "."})).await;
+    assert!(out.starts_with("No matches for \"meeting moved to\""), "{out}");
+    assert!(out.contains("one distinctive word") && out.contains("file_read"), "{out}");
+}
