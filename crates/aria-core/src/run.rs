@@ -97,7 +97,8 @@ pub(crate) struct Run<'a> {
     /// a person waits before anything appears), audited with the response.
     first_output_ms: Option<u64>,
     /// Whether the model was already told once that it described a call instead of making it.
-    nudged: bool,
+    /// The small-model habits this run has already pointed out (each at most once).
+    nudged: Vec<&'static str>,
     cost_warned: bool,
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
@@ -154,7 +155,7 @@ impl<'a> Run<'a> {
             changed: false,
             denials: std::sync::atomic::AtomicUsize::new(0),
             first_output_ms: None,
-            nudged: false,
+            nudged: Vec::new(),
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),
@@ -224,30 +225,13 @@ impl<'a> Run<'a> {
         loop {
             let response = self.plan().await?;
             if response.tool_calls.is_empty()
-                && let Some(tool) = self.described_call(&response.text)
+                && let Some((what, note)) = self.habit(&response.text)
             {
-                // Small models write "you can use the `file_list` function" instead of calling
-                // it: told once (in this run's context only, not the conversation), they call.
-                self.nudged = true;
-                self.audit("model.nudged", json!({ "tool": tool }))?;
-                self.history.push(Message::user(format!(
-                    "[ARIA] You described calling `{tool}` but did not call it. If the task needs \
-                     it, call `{tool}` now; otherwise give your final answer."
-                )));
-                continue;
-            }
-            if response.tool_calls.is_empty()
-                && response.text.trim().is_empty()
-                && self.nudge_empty()
-            {
-                // Small models sometimes end with nothing after a tool result (or a denied
-                // call): asked once to answer, they usually do.
-                self.audit("model.nudged", json!({ "empty_answer": true }))?;
-                self.history.push(Message::user(
-                    "[ARIA] Your answer was empty. Answer my request now, in plain text, from \
-                     the tool results above."
-                        .to_owned(),
-                ));
+                // Small models describe a call instead of making it, answer nothing, or copy a
+                // tool result as their answer: told (in this run's context only, not the
+                // conversation), they usually do what was asked.
+                self.audit("model.nudged", what)?;
+                self.history.push(Message::user(note));
                 continue;
             }
             if response.tool_calls.is_empty() {

@@ -40,17 +40,51 @@ impl Run<'_> {
         Ok(None)
     }
 
-    /// The tool a text answer describes calling instead of calling it ("you can use the
-    /// `file_list` function"), when nothing was called yet in this turn and the model was not
-    /// told already.
-    pub(super) fn described_call(&self, text: &str) -> Option<String> {
-        if self.nudged {
+    /// What to tell the model about a text answer that shows a small model's habit instead of
+    /// an answer, with the audit payload: an empty answer after a tool call, a call described
+    /// instead of made ("you can use the `file_list` function"), or a tool result copied as the
+    /// answer. Each is pointed out at most once a run.
+    pub(super) fn habit(&mut self, text: &str) -> Option<(Value, String)> {
+        let (kind, payload, note) = if text.trim().is_empty() {
+            if !self.called_this_turn() {
+                return None;
+            }
+            (
+                "empty_answer",
+                json!({"empty_answer": true}),
+                "[ARIA] Your answer was empty. Answer my request now, in plain text, from the \
+                 tool results above."
+                    .to_owned(),
+            )
+        } else if let Some(tool) = self.described_call(text) {
+            (
+                "described_call",
+                json!({"tool": tool}),
+                format!(
+                    "[ARIA] You described calling `{tool}` but did not call it. If the task \
+                     needs it, call `{tool}` now; otherwise give your final answer."
+                ),
+            )
+        } else if self.copies_tool_result(text) {
+            (
+                "copied_result",
+                json!({"copied_result": true}),
+                "[ARIA] You repeated the tool result instead of answering. Answer my request \
+                 from it in your own words, or call a tool to find out what it did not say."
+                    .to_owned(),
+            )
+        } else {
+            return None;
+        };
+        if self.nudged.contains(&kind) {
             return None;
         }
-        let called = self.called_this_turn();
-        if called {
-            return None;
-        }
+        self.nudged.push(kind);
+        Some((payload, note))
+    }
+
+    /// The tool a text answer describes calling instead of calling it.
+    fn described_call(&self, text: &str) -> Option<String> {
         let lower = text.to_lowercase();
         const DESCRIBES: [&str; 7] = [
             "you can use",
@@ -71,15 +105,25 @@ impl Run<'_> {
         })
     }
 
-    /// Whether an empty answer gets one request to answer: after this turn called a tool, when
-    /// the model was not told anything yet in this run.
-    pub(super) fn nudge_empty(&mut self) -> bool {
-        if self.nudged {
+    /// Whether `text` gives back, as the answer, the latest tool result of this turn when that
+    /// result is a non-answer: an error, a refusal, or a search that found nothing (at least 12
+    /// characters, whitespace aside). A result that holds the answer may well be quoted.
+    fn copies_tool_result(&self, text: &str) -> bool {
+        const NON_ANSWERS: [&str; 3] = ["error:", "refused:", "No matches for "];
+        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let answer = squash(&crate::output::strip_markers(text));
+        if answer.chars().count() < 12 {
             return false;
         }
-        let called = self.called_this_turn();
-        self.nudged = called;
-        called
+        self.history
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .find(|m| m.role == Role::Tool)
+            .map(|m| squash(crate::output::untrusted_body(&m.content).unwrap_or(&m.content)))
+            .is_some_and(|result| {
+                NON_ANSWERS.iter().any(|p| result.starts_with(p)) && result.contains(&answer)
+            })
     }
 
     /// Whether the model called a tool since the latest user message.

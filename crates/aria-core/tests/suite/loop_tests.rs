@@ -580,3 +580,57 @@ async fn a_tool_that_could_only_be_denied_is_not_offered_when_no_one_can_approve
         r.provider.requests()[0].tools.iter().map(|t| t.name.clone()).collect();
     assert!(offered.contains(&"python_run".to_owned()), "{offered:?}");
 }
+
+/// Issue #18: a small model searched for a phrase, found nothing, and gave the tool's "No
+/// matches" line as its answer. It is told once; a result that holds the answer may be quoted.
+#[tokio::test]
+async fn a_non_answer_copied_from_a_tool_result_is_pointed_out_once() {
+    let nothing = "No matches for \"moved to\" in /r/notes.txt (1 files searched).";
+    let search = TestTool::new("file_search", Tier::Read, Behaviour::Output(nothing.to_owned()));
+    let r = rig(
+        vec![
+            Turn::tool("file_search", json!({"path": "notes.txt"})),
+            Turn::text(nothing),
+            Turn::text("It moved to Thursday."),
+        ],
+        End::Fail,
+        vec![search],
+        |_| {},
+    );
+    let s = r.run("What day was the meeting moved to? Check notes.txt.").await.0.unwrap();
+    assert_eq!(s.answer.as_deref(), Some("It moved to Thursday."));
+    let note = r.provider.requests()[2].messages.last().unwrap().content.clone();
+    assert!(note.contains("repeated the tool result"), "{note}");
+
+    let read =
+        TestTool::new("file_read", Tier::Read, Behaviour::Output("The code is 4242.".into()));
+    let r = rig(
+        vec![Turn::tool("file_read", json!({"path": "code.txt"})), Turn::text("The code is 4242.")],
+        End::Fail,
+        vec![read],
+        |_| {},
+    );
+    let s = r.run("Read code.txt and tell me the code.").await.0.unwrap();
+    assert_eq!((s.state, r.provider.requests().len()), (Done, 2), "a quoted answer is an answer");
+}
+
+/// A call described after another call is pointed out too (once a run).
+#[tokio::test]
+async fn a_call_described_after_a_tool_result_is_pointed_out() {
+    let tool = TestTool::new("file_search", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![
+            Turn::tool("file_search", json!({"path": "src/main.rs"})),
+            Turn::text("To find it, you can use the `file_search` function with the pattern TODO."),
+            Turn::tool("file_search", json!({"path": "."})),
+            Turn::text("util.py"),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("Which file contains the word TODO?").await.0.unwrap();
+    assert_eq!((s.state, s.answer.as_deref(), tool.count()), (Done, Some("util.py"), 2));
+    let note = r.provider.requests()[2].messages.last().unwrap().content.clone();
+    assert!(note.contains("You described calling `file_search`"), "{note}");
+}
