@@ -15,9 +15,11 @@
 //! copies the doubled braces.
 //!
 //! Each tool is shown briefly ([`brief_tool`]): the first sentence of its description and of
-//! each parameter's. The rest (roots, limits, what is refused) is enforced by the tool itself
-//! and would cost the embedded model seconds of prompt processing on every call; decoding is
-//! still constrained by the whole schema.
+//! each parameter's, and no optional flag or number (a small model fills in every parameter it
+//! is shown: `"hidden": false, "max_results": 1000`; the tool's defaults apply instead). The
+//! rest (roots, limits, what is refused) is enforced by the tool itself and would cost the
+//! embedded model seconds of prompt processing on every call. Decoding is constrained by the
+//! brief schema, so the model can only write what it was shown.
 
 use aria_api::{Message, Role, ToolSpec};
 
@@ -84,10 +86,22 @@ fn qwen_tools_section(tools: &[ToolSpec]) -> String {
 }
 
 /// `tool` as an embedded model is shown it: the first sentence of its description and of each
-/// parameter's description.
+/// parameter's description, without the optional parameters that are booleans or numbers.
 pub fn brief_tool(tool: &ToolSpec) -> ToolSpec {
     let mut parameters = tool.parameters.clone();
+    let required: Vec<String> = parameters
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
     if let Some(props) = parameters.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        props.retain(|name, prop| {
+            let flag = matches!(
+                prop.get("type").and_then(|t| t.as_str()),
+                Some("boolean" | "integer" | "number")
+            );
+            !flag || required.contains(name)
+        });
         for prop in props.values_mut() {
             if let Some(serde_json::Value::String(d)) = prop.get_mut("description") {
                 *d = first_sentence(d).to_owned();
@@ -321,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn a_brief_tool_keeps_its_schema_and_the_first_sentence_of_each_description() {
+    fn a_brief_tool_shows_the_first_sentences_and_no_optional_flags_or_numbers() {
         let tool = ToolSpec {
             name: "file_read".into(),
             description: "Read a file. Only files inside /a are read. Secrets are refused.".into(),
@@ -329,17 +343,23 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "description": "A path. Relative to /a."},
-                    "lines": {"type": "integer", "minimum": 1}
+                    "lines": {"type": "integer", "minimum": 1},
+                    "count": {"type": "integer"},
+                    "hidden": {"type": "boolean"}
                 },
-                "required": ["path"],
+                "required": ["path", "count"],
                 "additionalProperties": false
             }),
         };
         let brief = brief_tool(&tool);
         assert_eq!(brief.name, "file_read");
         assert_eq!(brief.description, "Read a file.");
+        // Optional flags and numbers are not shown; required ones are.
         let mut expected = tool.parameters.clone();
         expected["properties"]["path"]["description"] = "A path.".into();
+        let props = expected["properties"].as_object_mut().unwrap();
+        props.remove("lines");
+        props.remove("hidden");
         assert_eq!(brief.parameters, expected);
     }
 }

@@ -222,9 +222,11 @@ impl LocalChatProvider {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<GenStats, LocalError> {
         let prefix = self.assistant_prefix(request);
+        // The grammar allows what the prompt shows: the tools as briefly shown.
+        let shown: Vec<_> = request.tools.iter().map(crate::prompt::brief_tool).collect();
         let offer = (!request.tools.is_empty()).then(|| ToolsOffer {
             grammar: Arc::new(ToolGrammar::new(
-                request.tools.iter().map(|t| (t.name.as_str(), &t.parameters)),
+                shown.iter().map(|t| (t.name.as_str(), &t.parameters)),
             )),
             names: request.tools.iter().map(|t| t.name.clone()).collect(),
             forced: prefix.starts_with(TOOL_CALL_OPEN),

@@ -367,8 +367,8 @@ fn render(args: &Args, start: &Resolved, out: &Outcome, budget: Duration) -> Ren
     if out.matched_lines == 0 {
         // Small models search for a phrase of the question and give up at "no matches".
         let hint = if out.searched_files > out.binary_files {
-            " The words may differ: try one distinctive word with \"case_insensitive\": true, \
-             or read the file with file_read."
+            " The words may differ: search for one distinctive word, or read the file with \
+             file_read."
         } else {
             ""
         };
