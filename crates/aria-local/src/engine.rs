@@ -141,8 +141,9 @@ impl ChatModel {
         }
         let from_snapshot =
             self.snapshot.as_ref().map_or(0, |(tokens, _)| common_prefix(tokens, prompt).min(last));
-        if from_snapshot > shared {
-            let (tokens, cache) = self.snapshot.as_ref().expect("the snapshot was matched");
+        if from_snapshot > shared
+            && let Some((tokens, cache)) = &self.snapshot
+        {
             self.cache.clone_from(cache);
             self.cached.clone_from(tokens);
             self.cached.truncate(from_snapshot);
