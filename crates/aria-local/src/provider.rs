@@ -27,8 +27,9 @@ pub enum ToolChoice {
     /// When tools are offered, the answer is always one tool call.
     Required,
     /// The first answer to a user message that refers to files (names one, a path, or says
-    /// "file", "directory" or "folder") is a tool call; once a tool result has come back, or
-    /// for any other message ("tell me a joke"), the model answers freely (text or a call).
+    /// "file", "directory" or "folder") or names an offered tool is a tool call; once a tool
+    /// result has come back, or for any other message ("tell me a joke"), the model answers
+    /// freely (text or a call).
     /// For models too small to decide to use a tool by themselves (SmolLM2-135M almost never
     /// does), so that they still look before they answer about the user's files.
     FirstThenAuto,
@@ -79,6 +80,14 @@ fn last_user_message(request: &ChatRequest) -> Option<&str> {
         .rev()
         .find(|m| m.role == aria_api::Role::User)
         .map(|m| m.content.as_str())
+}
+
+/// Whether `message` names one of `tools` ("use file_search to find it", or ARIA's note that a
+/// call was described instead of made): a call is what it asks for.
+fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
+    message
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| tools.iter().any(|t| t.name == word))
 }
 
 /// Whether a tool has answered since the user last spoke.
@@ -183,7 +192,9 @@ impl LocalChatProvider {
                 ToolChoice::Required => true,
                 ToolChoice::FirstThenAuto => {
                     !tool_result_since_last_user_message(request)
-                        && last_user_message(request).is_some_and(aria_api::refers_to_files)
+                        && last_user_message(request).is_some_and(|m| {
+                            aria_api::refers_to_files(m) || names_a_tool(m, &request.tools)
+                        })
                 }
             };
         if forced { "<tool_call>\n" } else { "" }

@@ -230,6 +230,8 @@ fn first_then_auto_forces_a_first_call_only_for_a_message_about_files() {
     assert!(forced("List the files in this directory."));
     assert!(!forced("Tell me a short joke."));
     assert!(!forced("What is 17 + 25?"));
+    assert!(forced("Use web_search for the weather"), "a message naming an offered tool");
+    assert!(!forced("Use a web search for the weather"));
     // Once a tool result is in, the model answers freely.
     let mut after = request("What is in notes.txt?", tools());
     after.messages.push(Message::assistant(
