@@ -85,6 +85,18 @@ fn qwen_tools_section(tools: &[ToolSpec]) -> String {
     out
 }
 
+/// The user's request that the messages up to here answer: the latest user message that is not
+/// one of ARIA's own notes to the model (`[ARIA] …`), cut at 400 characters.
+fn request_before(messages: &[Message]) -> Option<&str> {
+    let text = messages
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.trim())
+        .find(|c| !c.starts_with("[ARIA]") && !c.is_empty())?;
+    Some(text.char_indices().nth(400).map_or(text, |(cut, _)| &text[..cut]))
+}
+
 /// `tool` as an embedded model is shown it: the first sentence of its description and of each
 /// parameter's description, without the optional parameters that are booleans or numbers.
 pub fn brief_tool(tool: &ToolSpec) -> ToolSpec {
@@ -301,6 +313,12 @@ pub fn render(
                     content.push_str(&messages[i].content);
                     content.push_str("\n</tool_response>");
                     i += 1;
+                }
+                // Small models lose the question behind a tool result and explain how they
+                // would get it instead: the request is restated after the results.
+                if let Some(request) = request_before(&messages[..i]) {
+                    content.push_str("\n\nWith these results, answer my request: ");
+                    content.push_str(request);
                 }
                 b.turn("user", &content)?;
                 continue;

@@ -241,3 +241,20 @@ fn first_then_auto_forces_a_first_call_only_for_a_message_about_files() {
     after.messages.push(Message::tool_result("c1", "hello"));
     assert!(provider.render_prompt(&after).unwrap().text.ends_with("<|im_start|>assistant\n"));
 }
+
+#[test]
+fn the_request_is_restated_after_tool_results_but_not_arias_own_notes() {
+    let provider = chat();
+    let mut req = request("What is in notes.txt?", tools());
+    let call =
+        |id: &str| ToolCall { id: id.into(), name: "file_read".into(), arguments: "{}".into() };
+    req.messages.push(Message::assistant("", vec![call("c1")]));
+    req.messages.push(Message::tool_result("c1", "hello"));
+    req.messages.push(Message::user("[ARIA] You described calling `file_read`; call it now."));
+    req.messages.push(Message::assistant("", vec![call("c2")]));
+    req.messages.push(Message::tool_result("c2", "hello"));
+    let text = provider.render_prompt(&req).unwrap().text;
+    let restated =
+        "</tool_response>\n\nWith these results, answer my request: What is in notes.txt?";
+    assert_eq!(text.matches(restated).count(), 2, "{text}");
+}
