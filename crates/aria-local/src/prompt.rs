@@ -15,8 +15,9 @@
 //! copies the doubled braces.
 //!
 //! Each tool is shown briefly ([`brief_tool`]): the first sentence of its description and of
-//! each parameter's, and no optional flag or number (a small model fills in every parameter it
-//! is shown: `"hidden": false, "max_results": 1000`; the tool's defaults apply instead). The
+//! each parameter's, and only the required parameters (a small model fills in every parameter
+//! it is shown and invents values: `"path": "src", "hidden": false, "max_results": 1000`; the
+//! tool's defaults apply instead). The
 //! rest (roots, limits, what is refused) is enforced by the tool itself and would cost the
 //! embedded model seconds of prompt processing on every call. Decoding is constrained by the
 //! brief schema, so the model can only write what it was shown.
@@ -98,7 +99,8 @@ fn request_before(messages: &[Message]) -> Option<&str> {
 }
 
 /// `tool` as an embedded model is shown it: the first sentence of its description and of each
-/// parameter's description, without the optional parameters that are booleans or numbers.
+/// parameter's description; only the required parameters when there are any, else all but
+/// booleans and numbers.
 pub fn brief_tool(tool: &ToolSpec) -> ToolSpec {
     let mut parameters = tool.parameters.clone();
     let required: Vec<String> = parameters
@@ -112,7 +114,9 @@ pub fn brief_tool(tool: &ToolSpec) -> ToolSpec {
                 prop.get("type").and_then(|t| t.as_str()),
                 Some("boolean" | "integer" | "number")
             );
-            !flag || required.contains(name)
+            // With required parameters, only those (a small model invents the optional ones:
+            // `"path": "src"`); with none (one of several is needed), all but flags.
+            required.contains(name) || (required.is_empty() && !flag)
         });
         for prop in props.values_mut() {
             if let Some(serde_json::Value::String(d)) = prop.get_mut("description") {
@@ -353,7 +357,7 @@ mod tests {
     }
 
     #[test]
-    fn a_brief_tool_shows_the_first_sentences_and_no_optional_flags_or_numbers() {
+    fn a_brief_tool_shows_the_first_sentences_and_only_the_required_parameters() {
         let tool = ToolSpec {
             name: "file_read".into(),
             description: "Read a file. Only files inside /a are read. Secrets are refused.".into(),
@@ -361,6 +365,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "description": "A path. Relative to /a."},
+                    "glob": {"type": "string"},
                     "lines": {"type": "integer", "minimum": 1},
                     "count": {"type": "integer"},
                     "hidden": {"type": "boolean"}
@@ -372,12 +377,18 @@ mod tests {
         let brief = brief_tool(&tool);
         assert_eq!(brief.name, "file_read");
         assert_eq!(brief.description, "Read a file.");
-        // Optional flags and numbers are not shown; required ones are.
+        // Only the required parameters are shown.
         let mut expected = tool.parameters.clone();
         expected["properties"]["path"]["description"] = "A path.".into();
         let props = expected["properties"].as_object_mut().unwrap();
         props.remove("lines");
         props.remove("hidden");
+        props.remove("glob");
         assert_eq!(brief.parameters, expected);
+        // No required parameter (one of several is needed): all but flags and numbers.
+        let mut either = tool.clone();
+        either.parameters["required"] = serde_json::json!([]);
+        let shown = brief_tool(&either).parameters["properties"].as_object().unwrap().clone();
+        assert_eq!(shown.keys().collect::<Vec<_>>(), ["glob", "path"]);
     }
 }

@@ -45,7 +45,7 @@ impl FileList {
                 "properties": {
                     "path": {
                         "type": "string",
-                        "description": "Directory path, relative to the first root or absolute inside a root."
+                        "description": "Directory path: \".\" for the first root, else relative to it or absolute inside a root."
                     }
                 },
                 "required": ["path"],
