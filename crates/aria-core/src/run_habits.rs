@@ -42,8 +42,9 @@ impl Run<'_> {
 
     /// What to tell the model about a text answer that shows a small model's habit instead of
     /// an answer, with the audit payload: an empty answer after a tool call, a call described
-    /// instead of made ("you can use the `file_list` function"), or a tool result copied as the
-    /// answer. Each is pointed out at most once a run.
+    /// instead of made ("you can use the `file_list` function"), or, for a model shown a
+    /// selection of tools (the small ones), an answer given right after a call that failed or
+    /// found nothing. Each is pointed out at most once a run.
     pub(super) fn habit(&mut self, text: &str) -> Option<(Value, String)> {
         let (kind, payload, note) = if text.trim().is_empty() {
             if !self.called_this_turn() {
@@ -65,12 +66,13 @@ impl Run<'_> {
                      needs it, call `{tool}` now; otherwise give your final answer."
                 ),
             )
-        } else if self.copies_tool_result(text) {
+        } else if self.agent.config.tool_selection.is_some() && self.found_nothing() {
             (
-                "copied_result",
-                json!({"copied_result": true}),
-                "[ARIA] You repeated the tool result instead of answering. Answer my request \
-                 from it in your own words, or call a tool to find out what it did not say."
+                "found_nothing",
+                json!({"found_nothing": true}),
+                "[ARIA] Your last tool call failed or found nothing, so it does not back your \
+                 answer. If a tool can find the answer (list the files, then read the right \
+                 one), call it now; otherwise say plainly that you could not find it."
                     .to_owned(),
             )
         } else {
@@ -105,25 +107,18 @@ impl Run<'_> {
         })
     }
 
-    /// Whether `text` gives back, as the answer, the latest tool result of this turn when that
-    /// result is a non-answer: an error, a refusal, or a search that found nothing (at least 12
-    /// characters, whitespace aside). A result that holds the answer may well be quoted.
-    fn copies_tool_result(&self, text: &str) -> bool {
-        const NON_ANSWERS: [&str; 3] = ["error:", "refused:", "No matches for "];
-        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        let answer = squash(&crate::output::strip_markers(text));
-        if answer.chars().count() < 12 {
-            return false;
-        }
+    /// Whether the latest tool result of this turn is an error or a search that found nothing:
+    /// small models answer anyway, with a guess or with the error itself. (A refusal is not
+    /// included: saying it cannot be done is the answer then.)
+    fn found_nothing(&self) -> bool {
+        const NOTHING: [&str; 2] = ["error:", "No matches for "];
         self.history
             .iter()
             .rev()
             .take_while(|m| m.role != Role::User)
             .find(|m| m.role == Role::Tool)
-            .map(|m| squash(crate::output::untrusted_body(&m.content).unwrap_or(&m.content)))
-            .is_some_and(|result| {
-                NON_ANSWERS.iter().any(|p| result.starts_with(p)) && result.contains(&answer)
-            })
+            .map(|m| crate::output::untrusted_body(&m.content).unwrap_or(&m.content).trim_start())
+            .is_some_and(|result| NOTHING.iter().any(|p| result.starts_with(p)))
     }
 
     /// Whether the model called a tool since the latest user message.
