@@ -43,8 +43,8 @@ impl Run<'_> {
     /// What to tell the model about a text answer that shows a small model's habit instead of
     /// an answer, with the audit payload: an empty answer after a tool call, a call described
     /// instead of made ("you can use the `file_list` function"), or, for a model shown a
-    /// selection of tools (the small ones), an answer given right after a call that failed or
-    /// found nothing. Each is pointed out at most once a run.
+    /// selection of tools (the small ones) and a task that changes no file, an answer given
+    /// right after a call that failed or found nothing. Each is pointed out at most once a run.
     pub(super) fn habit(&mut self, text: &str) -> Option<(Value, String)> {
         let (kind, payload, note) = if text.trim().is_empty() {
             if !self.called_this_turn() {
@@ -66,7 +66,10 @@ impl Run<'_> {
                      needs it, call `{tool}` now; otherwise give your final answer."
                 ),
             )
-        } else if self.agent.config.tool_selection.is_some() && self.found_nothing() {
+        } else if self.agent.config.tool_selection.is_some()
+            && !crate::tool_select::asks_for_file_change(self.task())
+            && self.found_nothing()
+        {
             (
                 "found_nothing",
                 json!({"found_nothing": true}),
@@ -121,6 +124,16 @@ impl Run<'_> {
             .is_some_and(|result| NOTHING.iter().any(|p| result.starts_with(p)))
     }
 
+    /// The latest user message that is not one of ARIA's own notes to the model (what this
+    /// turn answers).
+    fn task(&self) -> &str {
+        self.history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User && !m.content.starts_with("[ARIA] "))
+            .map_or("", |m| m.content.as_str())
+    }
+
     /// Whether the model called a tool since the latest user message.
     fn called_this_turn(&self) -> bool {
         self.history
@@ -138,13 +151,7 @@ impl Run<'_> {
         if self.changed || config.dry_run || self.mode == aria_api::ApprovalMode::ReadOnly {
             return None;
         }
-        let task = self
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map_or("", |m| m.content.as_str());
-        if !crate::tool_select::asks_for_file_change(task) {
+        if !crate::tool_select::asks_for_file_change(self.task()) {
             return None;
         }
         let denied = self.denials.load(std::sync::atomic::Ordering::Relaxed);

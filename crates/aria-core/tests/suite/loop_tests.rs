@@ -645,3 +645,22 @@ async fn a_call_described_after_a_tool_result_is_pointed_out() {
     let note = r.provider.requests()[2].messages.last().unwrap().content.clone();
     assert!(note.contains("You described calling `file_search`"), "{note}");
 }
+
+/// A change asked for and not made fails the run even when the model was told something on the
+/// way (ARIA's note is not the task).
+#[tokio::test]
+async fn a_change_not_made_fails_the_run_after_a_note_too() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let r = rig(
+        vec![
+            Turn::text("You can use the `file_read` tool to read calc.py."),
+            Turn::text("I renamed it."),
+        ],
+        End::Fail,
+        vec![tool],
+        |_| {},
+    );
+    let s = r.run("Rename multiply to mul in calc.py").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert!(s.error.unwrap().contains("no change was made"));
+}
