@@ -1,5 +1,14 @@
 //! What a user's message is about, read from its words (no model involved).
 
+/// What every note ARIA itself adds to a conversation for the model starts with (they are sent
+/// as user messages, but are not the user's request).
+pub const ARIA_NOTE: &str = "[ARIA] ";
+
+/// Whether `text` is one of ARIA's own notes to the model.
+pub fn is_aria_note(text: &str) -> bool {
+    text.starts_with(ARIA_NOTE)
+}
+
 /// Whether `text` refers to files: the words "file", "directory" or "folder" (or their
 /// plurals), a path (a word with `/`), or a file name (`calc.py`, `notes.txt`: a stem and a
 /// one-to-five character extension with a letter in it, so "2.5" is not one).

@@ -104,12 +104,12 @@ impl Run<'_> {
     /// (`aria run`, a command without a terminal) and nothing approves it in advance: offered,
     /// it could only be denied, and a small model shown it picks it (`python_run` to edit a
     /// file). Still callable: a call is decided as any other.
-    fn only_deniable(&self, tool: &str) -> bool {
+    fn only_deniable(&self, name: &str) -> bool {
         let config = &self.agent.config;
         if self.agent.approver.is_some() {
             return false;
         }
-        let Some(tool) = self.agent.tools.get(tool) else { return false };
+        let Some(tool) = self.agent.tools.get(name) else { return false };
         let least = if tool.always_confirm() {
             Tier::Irreversible
         } else {
@@ -117,7 +117,7 @@ impl Run<'_> {
         };
         let decision = crate::policy::decide(least, self.mode, config.dry_run, config.snapshots);
         decision == crate::policy::Decision::Ask
-            && config.preapproval.approves(&tool.spec().name, &json!({}), least).is_none()
+            && config.preapproval.approves(name, &json!({}), least).is_none()
     }
 
     /// The text of the latest user message (what this run answers).

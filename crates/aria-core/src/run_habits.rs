@@ -2,7 +2,7 @@
 //! and #18): a call described instead of made, a read repeated as it was, a change asked for
 //! and not made, and the checks a `memory_store` call must pass.
 
-use aria_api::{Role, Tier, Tool, ToolCall};
+use aria_api::{ARIA_NOTE, Role, Tier, Tool, ToolCall};
 use serde_json::{Value, json};
 
 use super::{Run, Stop};
@@ -53,16 +53,17 @@ impl Run<'_> {
             (
                 "empty_answer",
                 json!({"empty_answer": true}),
-                "[ARIA] Your answer was empty. Answer my request now, in plain text, from the \
-                 tool results above."
-                    .to_owned(),
+                format!(
+                    "{ARIA_NOTE}Your answer was empty. Answer my request now, in plain text, \
+                     from the tool results above."
+                ),
             )
         } else if let Some(tool) = self.described_call(text) {
             (
                 "described_call",
                 json!({"tool": tool}),
                 format!(
-                    "[ARIA] You described calling `{tool}` but did not call it. If the task \
+                    "{ARIA_NOTE}You described calling `{tool}` but did not call it. If the task \
                      needs it, call `{tool}` now; otherwise give your final answer."
                 ),
             )
@@ -73,10 +74,11 @@ impl Run<'_> {
             (
                 "found_nothing",
                 json!({"found_nothing": true}),
-                "[ARIA] Your last tool call failed or found nothing, so it does not back your \
-                 answer. If a tool can find the answer (list the files, then read the right \
-                 one), call it now; otherwise say plainly that you could not find it."
-                    .to_owned(),
+                format!(
+                    "{ARIA_NOTE}Your last tool call failed or found nothing, so it does not back \
+                     your answer. If a tool can find the answer (list the files, then read the \
+                     right one), call it now; otherwise say plainly that you could not find it."
+                ),
             )
         } else {
             return None;
@@ -130,7 +132,7 @@ impl Run<'_> {
         self.history
             .iter()
             .rev()
-            .find(|m| m.role == Role::User && !m.content.starts_with("[ARIA] "))
+            .find(|m| m.role == Role::User && !aria_api::is_aria_note(&m.content))
             .map_or("", |m| m.content.as_str())
     }
 

@@ -6,8 +6,7 @@
 //! nothing to do with the question. [`ToolSelection`] ranks the tools against the user's
 //! message — by meaning with the memory embedder when there is one, else by shared words — and
 //! the run offers the best `max` of them for its whole length (plus any tool it has already
-//! called). Every tool stays callable by validation: this only changes
-//! what the model is shown.
+//! called). Every tool stays callable by validation: this only changes what the model is shown.
 //!
 //! Meaning alone misses the obvious (issue #18: "Read calc.py and summarise it" was offered
 //! `system_info, python_run, run_tests, lint_project`), so the core file tools are always
@@ -55,8 +54,8 @@ impl ToolSelection {
 
     /// The tools to offer for `query`: the core file tools (and the change tools when the
     /// query asks for a change) in a fixed order, then the best-ranked others up to `max` in all
-    /// (at least one), best first, then every tool named in `keep` (always). An embedder that fails falls back to
-    /// words.
+    /// (at least one), best first, then every tool named in `keep` (always). An embedder that
+    /// fails falls back to words.
     pub async fn select(&self, query: &str, tools: &[ToolSpec], keep: &[String]) -> Selected {
         if tools.len() <= self.max {
             return Selected { tools: tools.to_vec(), ranked_by: "all" };

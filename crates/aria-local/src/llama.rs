@@ -283,7 +283,6 @@ impl Llama {
         &self.hp
     }
 
-    /// An empty cache for this model.
     /// Keys (or values) per position of one layer: `n_kv_head × head_dim`.
     pub(crate) fn kv_width(&self) -> usize {
         self.n_kv_head * self.head_dim
@@ -294,6 +293,7 @@ impl Llama {
         self.layers.len()
     }
 
+    /// An empty cache for this model.
     pub(crate) fn new_cache(&self) -> KvCache {
         KvCache { len: 0, layers: vec![(Vec::new(), Vec::new()); self.layers.len()] }
     }

@@ -14,13 +14,13 @@
 //! example call has single braces: some GGUFs' templates show `{{"name": ...}}` and the model
 //! copies the doubled braces.
 //!
-//! Each tool is shown briefly ([`brief_tool`]): the first sentence of its description and of
-//! each parameter's, and only the required parameters (a small model fills in every parameter
-//! it is shown and invents values: `"path": "src", "hidden": false, "max_results": 1000`; the
-//! tool's defaults apply instead). The
-//! rest (roots, limits, what is refused) is enforced by the tool itself and would cost the
-//! embedded model seconds of prompt processing on every call. Decoding is constrained by the
-//! brief schema, so the model can only write what it was shown.
+//! The provider shows each tool briefly ([`brief_tool`]): the first sentence of its description
+//! and of each parameter's, and only the required parameters (a small model fills in every
+//! parameter it is shown and invents values: `"path": "src", "hidden": false, "max_results":
+//! 1000`; the tool's defaults apply instead). The rest (roots, limits, what is refused) is
+//! enforced by the tool itself and would cost the embedded model seconds of prompt processing
+//! on every call. Decoding is constrained by the same brief schema, so the model can only write
+//! what it was shown.
 
 use aria_api::{Message, Role, ToolSpec};
 
@@ -69,7 +69,7 @@ fn qwen_tools_section(tools: &[ToolSpec]) -> String {
         "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
          You are provided with function signatures within <tools></tools> XML tags:\n<tools>",
     );
-    for tool in tools.iter().map(brief_tool) {
+    for tool in tools {
         out.push_str("\n{\"type\": \"function\", \"function\": {\"name\": ");
         python_json(&serde_json::Value::String(tool.name.clone()), &mut out);
         out.push_str(", \"description\": ");
@@ -94,7 +94,7 @@ fn request_before(messages: &[Message]) -> Option<&str> {
         .rev()
         .filter(|m| m.role == Role::User)
         .map(|m| m.content.trim())
-        .find(|c| !c.starts_with("[ARIA]") && !c.is_empty())?;
+        .find(|c| !aria_api::is_aria_note(c) && !c.is_empty())?;
     Some(text.char_indices().nth(400).map_or(text, |(cut, _)| &text[..cut]))
 }
 
@@ -193,7 +193,7 @@ fn chatml_tools_section(tools: &[ToolSpec]) -> String {
         "\n\n# Tools\n\nYou may call one of these functions to help with the user's request. \
          Function signatures are inside <tools></tools>:\n<tools>",
     );
-    for tool in tools.iter().map(brief_tool) {
+    for tool in tools {
         let sig = serde_json::json!({
             "type": "function",
             "function": {

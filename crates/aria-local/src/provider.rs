@@ -72,6 +72,11 @@ pub struct LocalChatProvider {
     last_stats: Arc<Mutex<Option<GenStats>>>,
 }
 
+/// The request's tools as the embedded model is shown them (and may call them).
+fn shown_tools(request: &ChatRequest) -> Vec<aria_api::ToolSpec> {
+    request.tools.iter().map(crate::prompt::brief_tool).collect()
+}
+
 /// The text of the request's latest user message.
 fn last_user_message(request: &ChatRequest) -> Option<&str> {
     request
@@ -164,7 +169,7 @@ impl LocalChatProvider {
     pub fn render_prompt(&self, request: &ChatRequest) -> Result<Prompt, LocalError> {
         let prefix = self.assistant_prefix(request);
         let model = self.lock();
-        render(&model.vocab, model.style, &request.messages, &request.tools, prefix)
+        render(&model.vocab, model.style, &request.messages, &shown_tools(request), prefix)
     }
 
     /// Runs a request to the end on the calling thread, returning the events and timing
@@ -233,8 +238,8 @@ impl LocalChatProvider {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<GenStats, LocalError> {
         let prefix = self.assistant_prefix(request);
-        // The grammar allows what the prompt shows: the tools as briefly shown.
-        let shown: Vec<_> = request.tools.iter().map(crate::prompt::brief_tool).collect();
+        // The grammar allows what the prompt shows.
+        let shown = shown_tools(request);
         let offer = (!request.tools.is_empty()).then(|| ToolsOffer {
             grammar: Arc::new(ToolGrammar::new(
                 shown.iter().map(|t| (t.name.as_str(), &t.parameters)),
@@ -244,7 +249,7 @@ impl LocalChatProvider {
         });
         let params = self.params(request);
         let mut model = self.lock();
-        let prompt = render(&model.vocab, model.style, &request.messages, &request.tools, prefix)?;
+        let prompt = render(&model.vocab, model.style, &request.messages, &shown, prefix)?;
         tracing::trace!(target: "aria_local::prompt", tokens = prompt.tokens.len(), text = %prompt.text);
         let stats = generate(&mut model, &prompt, &params, offer.as_ref(), emit, cancelled)?;
         *self.last_stats.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
