@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::guard::lexical;
 use crate::guard::path::{FileKind, PathError, PathGuard, PathRefusal};
-use crate::tools::{blocking, path_arg, path_error, roots_sentence};
+use crate::tools::{blocking, path_arg, path_error_naming, roots_sentence};
 
 /// Most entries shown; the rest are counted in a final "… and N more" line.
 pub const MAX_LIST_ENTRIES: usize = 1000;
@@ -75,16 +75,27 @@ impl Tool for FileList {
 }
 
 fn list(guard: &PathGuard, input: &str) -> Result<ToolOutput, ToolError> {
-    let dir = guard
-        .resolve_existing(input)
-        .map_err(|e| path_error(e, "List its parent directory to see what exists."))?;
+    let dir = guard.resolve_existing(input).map_err(|e| {
+        path_error_naming(guard, e, "List its parent directory to see what exists.")
+    })?;
     match dir.kind() {
         Some(FileKind::Dir) => {}
+        // Listed as `ls FILE` would: its line, and what to use to see its text.
         Some(FileKind::File) => {
-            return Err(ToolError::failed(format!(
-                "{} is a file; use file_read to read it",
-                dir.path().display()
-            )));
+            let (Some(parent), Some(name)) = (dir.path().parent(), dir.path().file_name()) else {
+                return Err(ToolError::failed(format!(
+                    "{} is a file; use file_read to read it",
+                    dir.path().display()
+                )));
+            };
+            let file_type = fs::symlink_metadata(dir.path()).ok().map(|m| m.file_type());
+            let entry = line(guard, parent, &name.to_os_string(), file_type);
+            let text = format!(
+                "{entry}\n({} is a file, not a directory: file_read shows its text.)",
+                shown(name)
+            );
+            let details = json!({"path": dir.path().to_string_lossy(), "entries": 1, "truncated": false, "file": true});
+            return Ok(ToolOutput::text(text).with_details(details));
         }
         Some(kind) => {
             return Err(ToolError::failed(format!(
@@ -129,7 +140,7 @@ fn list(guard: &PathGuard, input: &str) -> Result<ToolOutput, ToolError> {
 }
 
 /// A name as shown to the model: control characters escaped so one entry stays one line.
-fn shown(name: &std::ffi::OsStr) -> String {
+pub(crate) fn shown(name: &std::ffi::OsStr) -> String {
     name.to_string_lossy()
         .chars()
         .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::guard::path::PathGuard;
 use crate::guard::read::{DEFAULT_MAX_READ_BYTES, ReadError};
-use crate::tools::{blocking, path_arg, path_error, roots_sentence};
+use crate::tools::{blocking, path_arg, path_error_naming, roots_sentence};
 
 /// Reads one UTF-8 text file inside the roots. Tier: read.
 #[derive(Debug)]
@@ -94,9 +94,9 @@ impl Tool for FileRead {
             let guard = Arc::clone(&self.guard);
             let max = self.max_bytes;
             let (resolved, text) = blocking(FileRead::NAME, move || {
-                let resolved = guard
-                    .resolve_existing(&input)
-                    .map_err(|e| path_error(e, "Use file_list to see which files exist."))?;
+                let resolved = guard.resolve_existing(&input).map_err(|e| {
+                    path_error_naming(&guard, e, "Use file_list to see which files exist.")
+                })?;
                 let text = guard.read_text(&resolved, max).map_err(read_error)?;
                 Ok((resolved, text))
             })

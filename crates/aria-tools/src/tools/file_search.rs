@@ -23,7 +23,7 @@ use ignore::overrides::{Override, OverrideBuilder};
 use serde_json::{Map, Value, json};
 
 use crate::guard::path::{FileKind, PathGuard, Resolved};
-use crate::tools::{blocking, path_error, roots_sentence};
+use crate::tools::{blocking, path_error_naming, roots_sentence};
 
 pub use engine::MAX_LINE_CHARS;
 use engine::{Outcome, Query};
@@ -200,13 +200,28 @@ fn bool_arg(map: &Map<String, Value>, key: &str) -> Result<bool, ToolError> {
 /// Compiles the pattern the way ripgrep does for a line search: no match may span a line
 /// terminator, and a NUL byte (the binary marker) cannot be asked for.
 fn matcher(args: &Args) -> Result<RegexMatcher, ToolError> {
+    let pattern = without_final_line_break(&args.pattern, args.fixed_strings);
+    if pattern.is_empty() {
+        return Err(ToolError::failed(format!(
+            "the pattern {:?} is only a line break, which would match every line; {}",
+            args.pattern,
+            usage()
+        )));
+    }
     RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .ban_byte(Some(0))
         .case_insensitive(args.case_insensitive)
         .fixed_strings(args.fixed_strings)
-        .build(&args.pattern)
+        .build(pattern)
         .map_err(|e| {
+            if pattern.contains('\n') || (!args.fixed_strings && pattern.contains("\\n")) {
+                return ToolError::failed(format!(
+                    "the pattern {:?} contains a line break, but file_search matches within one \
+                     line at a time: search for the text of a single line",
+                    args.pattern
+                ));
+            }
             ToolError::failed(format!(
                 "the pattern {:?} is not a valid regular expression: {e}\nEscape special \
                  characters with '\\' (e.g. \"foo\\(\"), or pass \"fixed_strings\": true to \
@@ -214,6 +229,31 @@ fn matcher(args: &Args) -> Result<RegexMatcher, ToolError> {
                 args.pattern
             ))
         })
+}
+
+/// The pattern without the line breaks it ends with (`\n`, `\r\n`, written as escapes in a
+/// regular expression or as the characters themselves): a line search matches up to the end
+/// of the line anyway, and models often end a pattern with one.
+fn without_final_line_break(pattern: &str, fixed_strings: bool) -> &str {
+    let mut rest = pattern;
+    loop {
+        let before = rest;
+        rest = rest.strip_suffix('\n').or_else(|| rest.strip_suffix('\r')).unwrap_or(rest);
+        if !fixed_strings {
+            for escape in ["\\n", "\\r"] {
+                if let Some(cut) = rest.strip_suffix(escape) {
+                    // `\\n` is a backslash then `n`: only an odd run of backslashes escapes.
+                    let slashes = cut.bytes().rev().take_while(|&b| b == b'\\').count();
+                    if slashes % 2 == 0 {
+                        rest = cut;
+                    }
+                }
+            }
+        }
+        if rest == before {
+            return rest;
+        }
+    }
 }
 
 /// The `glob` argument as a matcher relative to the start directory.
@@ -293,7 +333,11 @@ fn run(
 ) -> Result<ToolOutput, ToolError> {
     let matcher = matcher(args)?;
     let start = guard.resolve_existing(&args.path).map_err(|e| {
-        path_error(e, "Use file_list to see which directories exist, or leave out \"path\".")
+        path_error_naming(
+            guard,
+            e,
+            "Use file_list to see which directories exist, or leave out \"path\".",
+        )
     })?;
     check_kind(&start)?;
     let query = Query {
@@ -372,11 +416,14 @@ fn render(args: &Args, start: &Resolved, out: &Outcome, budget: Duration) -> Ren
         } else {
             ""
         };
+        let whole = whole_texts(out);
+        let hint = if whole.is_empty() { hint } else { "" };
         let _ = writeln!(
             text,
             "No matches for {:?} in {where_} ({} files searched).{hint}",
             args.pattern, out.searched_files
         );
+        text.push_str(&whole);
     }
     let more = out.matched_lines.saturating_sub(shown as u64);
     if more > 0 {
@@ -412,6 +459,35 @@ fn render(args: &Args, start: &Resolved, out: &Outcome, budget: Duration) -> Ren
         text.pop();
     }
     Rendered { text, shown }
+}
+
+/// When a search that matched nothing covered only a few short text files, their text: a
+/// small model searches a short file for a phrase of the question, finds nothing and gives up,
+/// where the text would have answered. Empty otherwise (or when any file was skipped).
+fn whole_texts(out: &Outcome) -> String {
+    let texts = out.searched_files.saturating_sub(out.binary_files);
+    if texts == 0
+        || out.unmatched_texts.len() as u64 != texts
+        || out.unreadable > 0
+        || out.stopped_early
+    {
+        return String::new();
+    }
+    let mut files: Vec<&(Arc<Path>, String)> = out.unmatched_texts.iter().collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut shown = String::from(if files.len() == 1 {
+        "The file searched is short; its whole text follows, so answer from it:\n"
+    } else {
+        "The files searched are short; their whole texts follow, so answer from them:\n"
+    });
+    for (path, body) in files {
+        let _ = writeln!(shown, "--- {}", escape_path(path));
+        shown.push_str(body);
+        if !body.ends_with('\n') {
+            shown.push('\n');
+        }
+    }
+    shown
 }
 
 fn escape_path(path: &Path) -> String {

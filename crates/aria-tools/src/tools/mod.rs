@@ -54,6 +54,49 @@ pub(crate) fn path_error(err: PathError, hint: &str) -> ToolError {
     }
 }
 
+/// Like [`path_error`], but a path that does not exist in a directory that does gets that
+/// directory's names: a model that guessed a file name (`example.txt`) sees the real ones and
+/// can pick, instead of giving up or inventing the content.
+pub(crate) fn path_error_naming(guard: &PathGuard, err: PathError, hint: &str) -> ToolError {
+    if let PathError::NotFound { path, via_link: None, .. } = &err
+        && let Some(dir) = path.parent()
+        && let Some(names) = names_in(guard, dir)
+    {
+        return ToolError::failed(format!("{err}. {} holds: {names}", dir.display()));
+    }
+    path_error(err, hint)
+}
+
+/// Most names [`path_error_naming`] lists.
+const MAX_NAMED: usize = 30;
+
+/// The sorted names in `dir` (`name/` for directories), if the guard lets it be listed.
+fn names_in(guard: &PathGuard, dir: &std::path::Path) -> Option<String> {
+    let resolved = guard.resolve_existing(dir.to_str()?).ok()?;
+    if resolved.kind() != Some(crate::guard::path::FileKind::Dir) {
+        return None;
+    }
+    let mut names: Vec<String> = std::fs::read_dir(resolved.path())
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let name = file_list::shown(&entry.file_name());
+            if entry.file_type().is_ok_and(|t| t.is_dir()) { format!("{name}/") } else { name }
+        })
+        .collect();
+    if names.is_empty() {
+        return Some("nothing (the directory is empty)".to_owned());
+    }
+    names.sort();
+    let more = names.len().saturating_sub(MAX_NAMED);
+    names.truncate(MAX_NAMED);
+    let mut listed = names.join(", ");
+    if more > 0 {
+        listed.push_str(&format!(" … and {more} more"));
+    }
+    Some(listed)
+}
+
 /// "the allowed roots (/a, /b); relative paths start at /a" for tool descriptions.
 pub(crate) fn roots_sentence(guard: &PathGuard) -> String {
     let roots: Vec<String> = guard.roots().iter().map(|r| r.display().to_string()).collect();

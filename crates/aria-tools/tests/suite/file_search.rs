@@ -401,7 +401,83 @@ async fn a_second_root_is_searched_by_absolute_path_and_shown_absolute() {
 #[tokio::test]
 async fn no_match_in_text_files_suggests_a_single_word_or_reading_the_file() {
     let t = tree();
+    // More text files than are ever shown whole.
+    write(&t.root.join("docs/a.md"), "a\n");
+    write(&t.root.join("docs/b.md"), "b\n");
     let out = text(&t.tool(), json!({"pattern": "meeting moved to", "path": "."})).await;
     assert!(out.starts_with("No matches for \"meeting moved to\""), "{out}");
     assert!(out.contains("one distinctive word") && out.contains("file_read"), "{out}");
+}
+
+/// Issue #18: a small model searched config.toml for `port=\d+`, found nothing (the file says
+/// `port = 8088`) and answered "No matches". A search that covered only a few short text files
+/// and matched nothing shows their text.
+#[tokio::test]
+async fn no_match_in_a_few_short_files_shows_their_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap();
+    write(&root.join("config.toml"), "[server]\nport = 8088\n");
+    let guard = PathGuard::new(std::slice::from_ref(&root), SensitivePatterns::default()).unwrap();
+    let tool = FileSearch::new(Arc::new(guard));
+    let out = text(&tool, json!({"pattern": "port=\\d+"})).await;
+    assert!(out.starts_with("No matches for \"port=\\\\d+\""), "{out}");
+    assert!(out.ends_with("answer from it:\n--- config.toml\n[server]\nport = 8088"), "{out}");
+    assert!(!out.contains("one distinctive word"), "{out}");
+
+    // Three short files: all shown, sorted by path.
+    write(&root.join("b/notes.txt"), "no newline at the end");
+    write(&root.join("a.md"), "# A\n");
+    let out = text(&tool, json!({"pattern": "absent"})).await;
+    let a = out.find("--- a.md\n# A\n--- b/notes.txt\nno newline at the end\n--- config.toml");
+    assert!(a.is_some(), "{out}");
+
+    // A fourth file: too many to show, the advice instead.
+    write(&root.join("d.txt"), "d\n");
+    let out = text(&tool, json!({"pattern": "absent"})).await;
+    assert!(!out.contains("---") && out.contains("one distinctive word"), "{out}");
+
+    // A long file is never shown whole.
+    let long = "filler line\n".repeat(200);
+    write(&root.join("d.txt"), &long);
+    let out = text(&tool, json!({"pattern": "absent", "path": "d.txt"})).await;
+    assert!(!out.contains("filler") && out.contains("one distinctive word"), "{out}");
+
+    // A match shows only the matching lines.
+    let out = text(&tool, json!({"pattern": "8088"})).await;
+    assert_eq!(out, "config.toml:2: port = 8088");
+}
+
+/// Sensitive and binary files are never shown whole: the search skips them, and a skipped
+/// file means the texts are not all it covered.
+#[tokio::test]
+async fn whole_texts_never_include_skipped_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(tmp.path()).unwrap();
+    write(&root.join(".env"), "TOKEN=abc\n");
+    write(&root.join("blob.bin"), b"abc\0def");
+    write(&root.join("notes.txt"), "plain\n");
+    let guard = PathGuard::new(std::slice::from_ref(&root), SensitivePatterns::default()).unwrap();
+    let tool = FileSearch::new(Arc::new(guard));
+    let out = text(&tool, json!({"pattern": "zzz", "hidden": true})).await;
+    assert!(!out.contains("TOKEN") && !out.contains("def"), "{out}");
+    assert!(out.contains("--- notes.txt\nplain"), "{out}");
+}
+
+/// Models end patterns with a line break (`moved to: (.*)\n`); a line search matches to the
+/// end of the line anyway. One inside a pattern cannot match and says why.
+#[tokio::test]
+async fn a_final_line_break_in_the_pattern_is_dropped() {
+    let t = tree();
+    for pattern in ["NEEDLE one\"\\);\\n", "NEEDLE one\"\\);\\r\\n", "NEEDLE one\"\\);\n"] {
+        let out = text(&t.tool(), json!({"pattern": pattern, "path": "src"})).await;
+        assert_eq!(out, "src/main.rs:2:     println!(\"NEEDLE one\");", "{pattern:?}");
+    }
+    // An escaped backslash then `n` is text, not a line break.
+    write(&t.root.join("src/win.txt"), "C:\\new\n");
+    let out = text(&t.tool(), json!({"pattern": "C:\\\\n", "path": "src"})).await;
+    assert_eq!(out, "src/win.txt:1: C:\\new");
+    let m = failed(call(&t.tool(), json!({"pattern": "one\\ntwo"})).await);
+    assert!(m.contains("one line"), "{m}");
+    let m = failed(call(&t.tool(), json!({"pattern": "\\n"})).await);
+    assert!(m.contains("only a line break"), "{m}");
 }

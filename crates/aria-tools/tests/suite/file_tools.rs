@@ -79,7 +79,7 @@ async fn file_read_failures_say_what_to_do() {
     let fx = fixture();
     let (read, _) = tools(&fx);
     let m = failed(call(&read, json!({"path": "a/nope.txt"})).await);
-    assert!(m.contains("a/nope.txt") && m.contains("file_list"), "{m}");
+    assert!(m.contains("a/nope.txt") && m.contains("holds: b.txt"), "{m}");
     let m = failed(call(&read, json!({"path": "a"})).await);
     assert!(m.contains("directory") && m.contains("file_list"), "{m}");
     let m = failed(call(&read, json!({})).await);
@@ -98,7 +98,55 @@ async fn file_read_respects_its_size_limit() {
     assert!(r.contains("5 bytes") && r.contains("3 bytes"), "{r}");
 }
 
+/// Issue #18: a small model guessed `example.txt` and, told only that it does not exist,
+/// invented its content. The failure names what the directory holds.
+#[tokio::test]
+async fn file_read_of_a_missing_name_lists_the_directory() {
+    let fx = fixture();
+    let (read, list) = tools(&fx);
+    let m = failed(call(&read, json!({"path": "a/nope.txt"})).await);
+    assert!(m.contains("does not exist"), "{m}");
+    assert!(m.ends_with(&format!("{} holds: b.txt, c/", fx.root.join("a").display())), "{m}");
+    let m = failed(call(&read, json!({"path": "example.txt"})).await);
+    assert!(m.contains("notes.txt") && m.contains("a/") && m.contains("link_out"), "{m}");
+    // A missing parent: no listing, the usual advice.
+    let m = failed(call(&read, json!({"path": "x/y/z.txt"})).await);
+    assert!(!m.contains("holds:") && m.contains("file_list"), "{m}");
+    // Nothing outside the roots is listed: a refusal stays a refusal.
+    assert!(!refused(call(&read, json!({"path": "link_out/nope.txt"})).await).contains("holds"));
+    assert!(!refused(call(&read, json!({"path": "../outside/nope"})).await).contains("secret"));
+    // An empty directory says so; file_list names what exists too.
+    let m = failed(call(&read, json!({"path": "a/c/nope"})).await);
+    assert!(m.contains("empty"), "{m}");
+    let m = failed(call(&list, json!({"path": "a/nope"})).await);
+    assert!(m.contains("holds: b.txt, c/"), "{m}");
+    // Many names are cut.
+    for i in 0..40 {
+        fs::write(fx.root.join(format!("a/c/f{i:02}")), "").unwrap();
+    }
+    let m = failed(call(&read, json!({"path": "a/c/nope"})).await);
+    assert!(m.contains("f00, f01") && m.contains("… and 10 more") && !m.contains("f39"), "{m}");
+}
+
 // ---------------------------------------------------------------- file_list
+
+/// Issue #18: a model listed a file it meant to read. It gets the file's line, as `ls FILE`
+/// prints, and what shows the text.
+#[tokio::test]
+async fn file_list_of_a_file_shows_its_entry() {
+    let fx = fixture();
+    let (_, list) = tools(&fx);
+    let out = call(&list, json!({"path": "notes.txt"})).await.unwrap();
+    assert_eq!(
+        out.content,
+        "notes.txt  (5 bytes)\n(notes.txt is a file, not a directory: file_read shows its text.)"
+    );
+    assert_eq!(out.details["entries"], json!(1));
+    assert_eq!(out.details["file"], json!(true));
+    // Through a link inside the root: the file it resolves to.
+    let out = call(&list, json!({"path": "link_in/b.txt"})).await.unwrap();
+    assert!(out.content.starts_with("b.txt  (5 bytes)\n"), "{}", out.content);
+}
 
 #[tokio::test]
 async fn file_list_formats_entries() {
@@ -163,8 +211,6 @@ async fn file_list_caps_at_1000_entries() {
 async fn file_list_errors() {
     let fx = fixture();
     let (_, list) = tools(&fx);
-    let m = failed(call(&list, json!({"path": "notes.txt"})).await);
-    assert!(m.contains("is a file") && m.contains("file_read"), "{m}");
     let m = failed(call(&list, json!({"path": "nope"})).await);
     assert!(m.contains("nope"), "{m}");
     assert!(refused(call(&list, json!({"path": ".."})).await).contains(".."));

@@ -6,6 +6,15 @@ use aria_api::Redact;
 use aria_tools::SecretRedactor;
 use proptest::prelude::*;
 
+/// A lower-case word that does not name a secret: `key: <40 hex digits>` is an assignment the
+/// filter must redact (GitHub's classic tokens were 40 hex digits), not a hash among words.
+fn plain_word() -> impl Strategy<Value = String> {
+    const NAMES: [&str; 8] =
+        ["key", "token", "secret", "passw", "credential", "pass", "pwd", "auth"];
+    "[a-z]{1,10}"
+        .prop_filter("names a secret", |w| !NAMES.iter().any(|n| w.contains(n)) && w != "pat")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -93,7 +102,7 @@ proptest! {
 
     #[test]
     fn hashes_and_uuids_among_words_are_left_alone(
-        parts in prop::collection::vec(prop_oneof![hash_like(), "[a-z]{1,10}"], 1..20),
+        parts in prop::collection::vec(prop_oneof![hash_like(), plain_word()], 1..20),
         sep in "[ \n,;:]",
     ) {
         let text = parts.join(&sep);

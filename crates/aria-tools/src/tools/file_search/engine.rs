@@ -39,6 +39,12 @@ pub const MAX_LINE_CHARS: usize = 200;
 /// Characters kept before the match when a long line is cut.
 const CONTEXT_BEFORE: usize = 60;
 
+/// A text file this small that matched nothing has its text kept (see
+/// [`Outcome::unmatched_texts`]).
+pub(crate) const SHOWN_WHOLE_BYTES: u64 = 2048;
+/// Most unmatched texts kept.
+pub(crate) const SHOWN_WHOLE_FILES: usize = 3;
+
 /// Directories never searched, hidden files included or not.
 const ALWAYS_SKIPPED: &[&str] = &[".git", "node_modules"];
 
@@ -106,6 +112,10 @@ pub(crate) struct Outcome {
     pub(crate) first_error: Option<String>,
     /// The deadline passed: the totals are lower bounds.
     pub(crate) stopped_early: bool,
+    /// The shown path and text of the first few text files of at most [`SHOWN_WHOLE_BYTES`]
+    /// that matched nothing: when they are all a search covered, the tool shows them (a small
+    /// model searches a short file for a phrase of the question, finds nothing and gives up).
+    pub(crate) unmatched_texts: Vec<(Arc<Path>, String)>,
 }
 
 impl Outcome {
@@ -117,6 +127,11 @@ impl Outcome {
         self.binary_files += other.out.binary_files;
         self.unreadable += other.out.unreadable;
         self.stopped_early |= other.out.stopped_early;
+        for text in other.out.unmatched_texts {
+            if self.unmatched_texts.len() < SHOWN_WHOLE_FILES {
+                self.unmatched_texts.push(text);
+            }
+        }
         if self.first_error.is_none() {
             self.first_error = other.out.first_error;
         }
@@ -306,15 +321,15 @@ impl Visitor<'_> {
                 return;
             }
         };
-        match file.metadata() {
-            Ok(meta) if meta.is_file() => {}
+        let size = match file.metadata() {
+            Ok(meta) if meta.is_file() => meta.len(),
             // Swapped for something else since the walker saw it: not searched.
             Ok(_) => return,
             Err(e) => {
                 self.local.error(format!("{}: {e}", path.display()));
                 return;
             }
-        }
+        };
         let shown = match path.strip_prefix(&query.shown_from) {
             Ok(rel) if !rel.as_os_str().is_empty() => rel,
             _ => path,
@@ -337,6 +352,12 @@ impl Visitor<'_> {
             return;
         }
         if sink.count == 0 {
+            if size <= SHOWN_WHOLE_BYTES && self.local.out.unmatched_texts.len() < SHOWN_WHOLE_FILES
+            {
+                if let Some(text) = whole_text(&file, size) {
+                    self.local.out.unmatched_texts.push((Arc::from(shown), text));
+                }
+            }
             return;
         }
         self.local.out.matched_files += 1;
@@ -352,6 +373,31 @@ impl Visitor<'_> {
             }
         }
     }
+}
+
+/// The text of a small file already searched (read again from its start), if it is still
+/// UTF-8 text of at most `size` bytes.
+fn whole_text(file: &File, size: u64) -> Option<String> {
+    use std::os::unix::fs::FileExt as _;
+    let mut buf = vec![0; usize::try_from(size).ok()? + 1];
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read_at(&mut buf[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    // Grown since the search: not the text that was searched.
+    if filled > usize::try_from(size).ok()? {
+        return None;
+    }
+    buf.truncate(filled);
+    if buf.contains(&0) {
+        return None;
+    }
+    String::from_utf8(buf).ok()
 }
 
 /// Collects one file's matching lines: all are counted, the first `want` are kept.
