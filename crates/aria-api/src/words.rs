@@ -13,20 +13,46 @@ pub fn is_aria_note(text: &str) -> bool {
 /// plurals), a path (a word with `/`), or a file name (`calc.py`, `notes.txt`: a stem and a
 /// one-to-five character extension with a letter in it, so "2.5" is not one).
 pub fn refers_to_files(text: &str) -> bool {
-    text.split_whitespace().any(|w| {
-        let w = w.trim_matches(|c: char| "`'\"(),;:!?".contains(c)).trim_end_matches('.');
-        let lower = w.to_lowercase();
+    words_of(text).any(|w| {
         matches!(
-            lower.as_str(),
+            w.to_lowercase().as_str(),
             "file" | "files" | "directory" | "directories" | "folder" | "folders"
-        ) || w.contains('/')
-            || w.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty()
-                    && (1..=5).contains(&ext.len())
-                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                    && ext.chars().any(|c| c.is_ascii_alphabetic())
-            })
+        ) || names_a_file(w)
     })
+}
+
+/// Whether `text` asks to change the content of a file it names, one that should already
+/// exist: a verb of editing ("fix", "rename", "change", "add … to", "remove", …), a file name
+/// or path, and no word of making a new one ("create", "new", "make", "write"). Such a change
+/// starts by reading the file.
+pub fn asks_to_edit_a_named_file(text: &str) -> bool {
+    const EDIT: &[&str] = &[
+        "add", "append", "change", "correct", "edit", "fix", "insert", "modify", "patch",
+        "refactor", "remove", "rename", "replace", "update",
+    ];
+    const MAKE: &[&str] = &["create", "new", "make", "write", "generate"];
+    let lower: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect();
+    lower.iter().any(|w| EDIT.contains(&w.as_str()))
+        && !lower.iter().any(|w| MAKE.contains(&w.as_str()))
+        && words_of(text).any(names_a_file)
+}
+
+/// Whitespace-separated words without the quotes and punctuation around them.
+fn words_of(text: &str) -> impl Iterator<Item = &str> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| "`'\"(),;:!?".contains(c)).trim_end_matches('.'))
+}
+
+/// Whether a word is a path or a file name.
+fn names_a_file(w: &str) -> bool {
+    w.contains('/')
+        || w.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        })
 }
 
 #[cfg(test)]
@@ -54,6 +80,29 @@ mod tests {
             "Hello!",
         ] {
             assert!(!refers_to_files(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn an_edit_of_a_named_file_is_told_from_making_one() {
+        for yes in [
+            "Fix the typo 'recieve' in README.md (it should be 'receive').",
+            "Change the port in config.toml from 8088 to 9090.",
+            "In calc.py, rename the function multiply to mul.",
+            "Add the line 'bread' at the end of shopping.txt.",
+            "remove the debug print from src/main.rs",
+        ] {
+            assert!(asks_to_edit_a_named_file(yes), "{yes}");
+        }
+        for no in [
+            "Create a file named hello.txt containing the text: Hello, world",
+            "Write a file todo.md with a list of three items.",
+            "Add a new file notes.md",
+            "Fix the bug",
+            "Read calc.py and summarise it",
+            "Change the subject: tell me a joke",
+        ] {
+            assert!(!asks_to_edit_a_named_file(no), "{no}");
         }
     }
 }

@@ -44,7 +44,8 @@ impl Run<'_> {
     /// an answer, with the audit payload: an empty answer after a tool call, a call described
     /// instead of made ("you can use the `file_list` function"), or, for a model shown a
     /// selection of tools (the small ones) and a task that changes no file, an answer given
-    /// right after a call that failed or found nothing. Each is pointed out at most once a run.
+    /// right after a call that failed or found nothing; and a text answer to a request for a
+    /// change that was not made. Each is pointed out at most once a run.
     pub(super) fn habit(&mut self, text: &str) -> Option<(Value, String)> {
         let (kind, payload, note) = if text.trim().is_empty() {
             if !self.called_this_turn() {
@@ -80,6 +81,15 @@ impl Run<'_> {
                      right one), call it now; otherwise say plainly that you could not find it."
                 ),
             )
+        } else if let Some(tools) = self.change_not_made() {
+            (
+                "change_not_made",
+                json!({"change_not_made": true}),
+                format!(
+                    "{ARIA_NOTE}No file has changed, but my request asks for a change. Do not \
+                     describe it or show a command: make the change now by calling {tools}."
+                ),
+            )
         } else {
             return None;
         };
@@ -88,6 +98,28 @@ impl Run<'_> {
         }
         self.nudged.push(kind);
         Some((payload, note))
+    }
+
+    /// When the run would end unfulfilled (a change asked for, none made, nothing denied) and
+    /// a tool that changes files is there: those tools, named for the note ("`apply_patch` or
+    /// `file_write`"). Models explain how to make a change (a `sed` line, a diff in a fence)
+    /// instead of making it.
+    fn change_not_made(&self) -> Option<String> {
+        if self.denials.load(std::sync::atomic::Ordering::Relaxed) > 0
+            || self.unfulfilled("").is_none()
+        {
+            return None;
+        }
+        let names: Vec<String> = self
+            .agent
+            .tools
+            .specs()
+            .into_iter()
+            .map(|t| t.name)
+            .filter(|n| crate::tool_select::CHANGE_TOOLS.contains(&n.as_str()))
+            .map(|n| format!("`{n}`"))
+            .collect();
+        (!names.is_empty()).then(|| names.join(" or "))
     }
 
     /// The tool a text answer describes calling instead of calling it.

@@ -31,7 +31,9 @@ pub enum ToolChoice {
     /// result has come back, or for any other message ("tell me a joke"), the model answers
     /// freely (text or a call).
     /// For models too small to decide to use a tool by themselves (SmolLM2-135M almost never
-    /// does), so that they still look before they answer about the user's files.
+    /// does), so that they still look before they answer about the user's files. A message
+    /// asking to edit a file it names ("fix the typo in README.md") gets a first call to
+    /// `file_read`, when offered: look before changing.
     FirstThenAuto,
 }
 
@@ -93,6 +95,19 @@ fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
     message
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .any(|word| tools.iter().any(|t| t.name == word))
+}
+
+/// The tool a forced first call of an edit is limited to.
+const READ_TOOL: &str = "file_read";
+
+/// Whether the user's latest message (not one of ARIA's notes) asks to edit a file it names
+/// and `file_read` is offered: a small model that changes a file it has not seen writes a
+/// patch against text it imagines (`port = 8088` as the hunk's first line) or replaces the
+/// file with a guess, so its forced first call reads the file.
+fn reads_before_editing(request: &ChatRequest) -> bool {
+    request.tools.iter().any(|t| t.name == READ_TOOL)
+        && last_user_message(request)
+            .is_some_and(|m| !aria_api::is_aria_note(m) && aria_api::asks_to_edit_a_named_file(m))
 }
 
 /// Whether a tool has answered since the user last spoke.
@@ -238,14 +253,20 @@ impl LocalChatProvider {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<GenStats, LocalError> {
         let prefix = self.assistant_prefix(request);
-        // The grammar allows what the prompt shows.
+        // The grammar allows what the prompt shows; a forced first call that starts an edit of
+        // a named file may only read it.
         let shown = shown_tools(request);
+        let forced = prefix.starts_with(TOOL_CALL_OPEN);
+        let read_first = forced && reads_before_editing(request);
+        let allowed: Vec<&aria_api::ToolSpec> =
+            shown.iter().filter(|t| !read_first || t.name == READ_TOOL).collect();
         let offer = (!request.tools.is_empty()).then(|| ToolsOffer {
             grammar: Arc::new(ToolGrammar::new(
-                shown.iter().map(|t| (t.name.as_str(), &t.parameters)),
+                allowed.iter().map(|t| (t.name.as_str(), &t.parameters)),
             )),
-            names: request.tools.iter().map(|t| t.name.clone()).collect(),
-            forced: prefix.starts_with(TOOL_CALL_OPEN),
+            // The grammar's tool indices index this list.
+            names: allowed.iter().map(|t| t.name.clone()).collect(),
+            forced,
         });
         let params = self.params(request);
         let mut model = self.lock();

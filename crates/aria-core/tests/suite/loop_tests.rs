@@ -646,6 +646,46 @@ async fn a_call_described_after_a_tool_result_is_pointed_out() {
     assert!(note.contains("You described calling `file_search`"), "{note}");
 }
 
+/// Issue #18: a model that explains a change (a `sed` line) instead of making it is told once,
+/// naming the tools that change files; if it still does not, the run fails.
+#[tokio::test]
+async fn a_change_explained_instead_of_made_is_pointed_out_once() {
+    let write = TestTool::new("file_write", Tier::RecoverableWrite, Behaviour::Echo);
+    let approve = |c: &mut aria_core::AgentConfig| {
+        c.preapproval = aria_core::Preapproval::new(&["file_write".to_owned()], false).unwrap()
+    };
+    let r = rig(
+        vec![
+            Turn::text("Run: sed -i 's/8088/9090/' config.toml"),
+            Turn::tool("file_write", json!({"path": "config.toml"})),
+            Turn::text("Changed."),
+        ],
+        End::Fail,
+        vec![write.clone()],
+        approve,
+    );
+    let s = r.run("Change the port in config.toml from 8088 to 9090.").await.0.unwrap();
+    assert_eq!((s.state, write.count()), (Done, 1));
+    let note = r.provider.requests()[1].messages.last().unwrap().content.clone();
+    assert!(
+        note.starts_with("[ARIA] No file has changed") && note.contains("`file_write`"),
+        "{note}"
+    );
+    assert!(r.journal.audit_kinds().contains(&"model.nudged".to_string()));
+
+    // Told once only: a second explanation fails the run.
+    let write = TestTool::new("file_write", Tier::RecoverableWrite, Behaviour::Echo);
+    let r = rig(
+        vec![Turn::text("Use sed."), Turn::text("Really, use sed.")],
+        End::Fail,
+        vec![write.clone()],
+        approve,
+    );
+    let s = r.run("Change the port in config.toml from 8088 to 9090.").await.0.unwrap();
+    assert_eq!((s.state, write.count(), r.provider.requests().len()), (Failed, 0, 2));
+    assert!(s.error.unwrap().contains("Really, use sed"));
+}
+
 /// A change asked for and not made fails the run even when the model was told something on the
 /// way (ARIA's note is not the task).
 #[tokio::test]

@@ -242,6 +242,34 @@ fn first_then_auto_forces_a_first_call_only_for_a_message_about_files() {
     assert!(provider.render_prompt(&after).unwrap().text.ends_with("<|im_start|>assistant\n"));
 }
 
+/// A forced first call that starts an edit of a named file reads it: the grammar allows only
+/// `file_read` (SmolLM2 picks the other tools for these messages when it may).
+#[test]
+fn first_then_auto_reads_a_file_before_editing_it() {
+    let provider = chat()
+        .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
+    let first_call = |prompt: &str| {
+        let req = ChatRequest { max_tokens: Some(48), ..request(prompt, tools()) };
+        let (events, _) = provider.generate_blocking(&req).unwrap();
+        calls(&events).into_iter().next().map(|c| c.name)
+    };
+    for prompt in [
+        "Fix the typo 'wether' in weather.md, it should be 'weather'.",
+        "Change the timer in timers.toml from 5 to 10 minutes.",
+        "Add the city Oslo at the end of cities.txt.",
+        "In search.py, rename the function web_search to search_web.",
+    ] {
+        assert_eq!(first_call(prompt).as_deref(), Some("file_read"), "{prompt}");
+    }
+    // Without file_read among the tools, any tool may come first.
+    let mut req = request("Fix the typo 'wether' in weather.md.", tools());
+    req.tools.retain(|t| t.name != "file_read");
+    req.max_tokens = Some(48);
+    let (events, _) = provider.generate_blocking(&req).unwrap();
+    assert!(calls(&events).iter().all(|c| c.name != "file_read"));
+    assert_eq!(calls(&events).len(), 1);
+}
+
 #[test]
 fn the_request_is_restated_after_tool_results_but_not_arias_own_notes() {
     let provider = chat();
