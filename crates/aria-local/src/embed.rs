@@ -1,21 +1,18 @@
 //! [`LocalEmbedder`]: all-MiniLM-L6-v2 (or any BERT sentence-transformer with the same layout)
-//! run in-process: WordPiece tokenizer from `tokenizer.json`, candle's BERT, mean pooling over
-//! real tokens, L2 normalisation.
+//! run in-process: WordPiece tokenizer from `tokenizer.json`, our own BERT forward pass
+//! ([`crate::bert`]), mean pooling over real tokens, L2 normalisation.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{Tokenizer, TruncationParams};
 
+use crate::bert::{Bert, Scratch, Seq};
 use crate::error::LocalError;
 
-/// Texts per forward pass. Small on purpose: a pass's largest tensor, the attention scores
-/// (batch × 12 heads × 256² floats), stays at 25 MB, under the size above which the C allocator
-/// maps fresh pages from the kernel for every tensor (and faults them in again) instead of
-/// reusing freed memory; with two passes at once (see [`EmbedPlan`]) both cores stay busy.
+/// Texts per forward pass. A batch's tokens are packed without padding, so the size only trades
+/// the matrix products' efficiency (more rows) against cache footprint; each worker keeps its
+/// own scratch buffers, sized by the largest batch it has run.
 pub const EMBED_BATCH: usize = 8;
 /// Longest input in tokens (sentence-transformers' `max_seq_length` for this model); the rest
 /// of a longer text is ignored.
@@ -23,10 +20,9 @@ pub const MAX_TOKENS: usize = 256;
 
 /// A sentence embedder held in memory. Not `Clone`: share it in an `Arc`.
 pub struct LocalEmbedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     dimensions: usize,
-    device: Device,
     load_time: Duration,
 }
 
@@ -48,11 +44,6 @@ impl LocalEmbedder {
             std::fs::read(&path)
                 .map_err(|e| LocalError::io("could not read the embedding model file", path, e))
         };
-        let bad = |e: &dyn std::fmt::Display| LocalError::BadModel {
-            path: dir.to_owned(),
-            message: e.to_string(),
-        };
-        let config: Config = serde_json::from_slice(&read("config.json")?).map_err(|e| bad(&e))?;
         let mut tokenizer =
             Tokenizer::from_bytes(read("tokenizer.json")?).map_err(LocalError::tokenizer)?;
         // No padding here: `embed_with` pads each batch itself, after sorting by length.
@@ -63,16 +54,11 @@ impl LocalEmbedder {
                 ..TruncationParams::default()
             }))
             .map_err(LocalError::tokenizer)?;
-        let device = Device::Cpu;
-        let vb =
-            VarBuilder::from_buffered_safetensors(read("model.safetensors")?, DType::F32, &device)
-                .map_err(|e| bad(&e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| bad(&e))?;
+        let model = Bert::load(dir, &read("config.json")?, &read("model.safetensors")?)?;
         Ok(LocalEmbedder {
+            dimensions: model.hidden_size(),
             model,
             tokenizer,
-            dimensions: config.hidden_size,
-            device,
             load_time: start.elapsed(),
         })
     }
@@ -93,9 +79,10 @@ impl LocalEmbedder {
     }
 
     /// One unit-length vector per text, in order. Every text is tokenized once; texts are then
-    /// sorted by token count and cut into batches of `plan.batch`, so a batch pads to a length
-    /// close to each of its texts' (padding is wasted work: attention is quadratic in it), and
-    /// `plan.workers` threads run those batches' forward passes side by side. Blocking.
+    /// sorted by token count and cut into batches of `plan.batch` (similar lengths per batch
+    /// keep the workers' loads even), and `plan.workers` threads run those batches' forward
+    /// passes side by side, each on its own thread with its own scratch buffers. A text's
+    /// vector does not depend on the plan. Blocking.
     pub fn embed_with(
         &self,
         texts: &[String],
@@ -110,7 +97,7 @@ impl LocalEmbedder {
         let mut out = vec![Vec::new(); texts.len()];
         let workers = plan.workers.clamp(1, batches.len().max(1));
         if workers == 1 {
-            let mut buffers = Buffers::default();
+            let mut buffers = Scratch::default();
             for batch in &batches {
                 for (&slot, vector) in
                     batch.iter().zip(self.forward(&encodings, batch, &mut buffers)?)
@@ -127,7 +114,7 @@ impl LocalEmbedder {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {
                     scope.spawn(|| {
-                        let mut buffers = Buffers::default();
+                        let mut buffers = Scratch::default();
                         let mut done = Vec::new();
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -142,9 +129,7 @@ impl LocalEmbedder {
                 .into_iter()
                 .map(|h| {
                     h.join().unwrap_or_else(|_| {
-                        Err(LocalError::inference(candle_core::Error::Msg(
-                            "an embedding worker panicked".into(),
-                        )))
+                        Err(LocalError::inference("an embedding worker panicked"))
                     })
                 })
                 .collect()
@@ -157,31 +142,36 @@ impl LocalEmbedder {
         Ok(out)
     }
 
-    /// One forward pass over the texts `batch` indexes, padded to the longest of them.
+    /// One forward pass over the texts `batch` indexes, then each text's mean over its tokens,
+    /// L2-normalised.
     fn forward(
         &self,
         encodings: &[tokenizers::Encoding],
         batch: &[usize],
-        buffers: &mut Buffers,
+        scratch: &mut Scratch,
     ) -> Result<Vec<Vec<f32>>, LocalError> {
-        let rows = batch.len();
-        let cols = batch.iter().map(|&i| encodings[i].get_ids().len()).max().unwrap_or(0).max(1);
-        buffers.fill(encodings, batch, cols);
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let tensor = |data: &[u32]| Tensor::from_slice(data, (rows, cols), &self.device);
-            let ids = tensor(&buffers.ids)?;
-            let type_ids = tensor(&buffers.type_ids)?;
-            let mask = tensor(&buffers.mask)?;
-            let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
-            // Mean over real tokens: sum(hidden * mask) / sum(mask).
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-            let counts = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12f32, f32::MAX)?;
-            mean.broadcast_div(&norms)?.to_vec2::<f32>()
-        };
-        run().map_err(LocalError::inference)
+        let seqs: Vec<Seq<'_>> = batch
+            .iter()
+            .map(|&i| Seq { ids: encodings[i].get_ids(), type_ids: encodings[i].get_type_ids() })
+            .collect();
+        let hidden = self.model.forward(&seqs, scratch)?;
+        let h = self.dimensions;
+        let mut rows = hidden.chunks_exact(h);
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in &seqs {
+            let mut mean = vec![0.0f32; h];
+            for row in rows.by_ref().take(seq.ids.len()) {
+                for (m, &v) in mean.iter_mut().zip(row) {
+                    *m += v;
+                }
+            }
+            let count = (seq.ids.len() as f32).max(1e-9);
+            mean.iter_mut().for_each(|m| *m /= count);
+            let norm = mean.iter().map(|m| m * m).sum::<f32>().sqrt().max(1e-12);
+            mean.iter_mut().for_each(|m| *m /= norm);
+            out.push(mean);
+        }
+        Ok(out)
     }
 }
 
@@ -195,9 +185,9 @@ pub struct EmbedPlan {
 }
 
 impl Default for EmbedPlan {
-    /// [`EMBED_BATCH`] texts per pass, one worker per core: much of a forward pass (layer
-    /// norms, GELU, softmax, the additions) runs on the calling thread alone, so one pass at a
-    /// time leaves the other cores idle for that part.
+    /// [`EMBED_BATCH`] texts per pass, one worker per core: a forward pass runs on its
+    /// worker's thread alone, so the cores work on different batches and never wait on each
+    /// other.
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         EmbedPlan { batch: EMBED_BATCH, workers: cores }
@@ -212,32 +202,6 @@ fn length_order(encodings: &[tokenizers::Encoding]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..encodings.len()).collect();
     order.sort_by_key(|&i| encodings[i].get_ids().len());
     order
-}
-
-/// A worker's input buffers, refilled for every batch instead of allocated anew.
-#[derive(Default)]
-struct Buffers {
-    ids: Vec<u32>,
-    type_ids: Vec<u32>,
-    mask: Vec<u32>,
-}
-
-impl Buffers {
-    /// The batch's ids, type ids and attention mask, each row padded with zeros to `cols`.
-    fn fill(&mut self, encodings: &[tokenizers::Encoding], batch: &[usize], cols: usize) {
-        for v in [&mut self.ids, &mut self.type_ids, &mut self.mask] {
-            v.clear();
-        }
-        for &i in batch {
-            let e = &encodings[i];
-            let pad = cols - e.get_ids().len();
-            self.ids.extend(e.get_ids().iter().copied().chain(std::iter::repeat_n(0, pad)));
-            self.type_ids
-                .extend(e.get_type_ids().iter().copied().chain(std::iter::repeat_n(0, pad)));
-            self.mask
-                .extend(e.get_attention_mask().iter().copied().chain(std::iter::repeat_n(0, pad)));
-        }
-    }
 }
 
 /// Cosine similarity of two vectors (the embedder contract's own).

@@ -22,6 +22,7 @@
 //! (the GGUF's template injects one that makes SmolLM2 ramble), and generation runs on a
 //! dedicated OS thread that stops as soon as the returned stream is dropped.
 
+mod bert;
 pub mod catalog;
 mod embed;
 mod embed_async;

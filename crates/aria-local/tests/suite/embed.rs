@@ -126,3 +126,97 @@ fn the_async_handle_matches_the_blocking_embedder() {
     }
     assert!(futures::executor::block_on(handle.embed(&[])).unwrap().is_empty());
 }
+
+/// candle's `BertModel` on the same files, one text per forward pass (no padding), mean-pooled
+/// and L2-normalised: the reference our own forward pass replaced.
+fn candle_reference(texts: &[String]) -> Vec<Vec<f32>> {
+    use candle_core::{DType, Device, Tensor};
+    use candle_transformers::models::bert::{BertModel, Config};
+    let dir = super::support::models_dir().join(aria_local::DEFAULT_EMBEDDING_MODEL);
+    let config: Config =
+        serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+    let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let vb = candle_nn::VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+        .unwrap();
+    let model = BertModel::load(vb, &config).unwrap();
+    let mut tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(tokenizers::TruncationParams {
+            max_length: 256, // embed.rs MAX_TOKENS
+            ..Default::default()
+        }))
+        .unwrap();
+    texts
+        .iter()
+        .map(|text| {
+            let e = tokenizer.encode(text.as_str(), true).unwrap();
+            let t = |v: &[u32]| Tensor::from_slice(v, (1, v.len()), &Device::Cpu).unwrap();
+            let hidden = model.forward(&t(e.get_ids()), &t(e.get_type_ids()), None).unwrap();
+            let mean = hidden.mean(1).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+            mean.iter().map(|v| v / norm).collect()
+        })
+        .collect()
+}
+
+fn varied_texts() -> Vec<String> {
+    let mut texts: Vec<String> = [
+        "",
+        "a",
+        "Hello!",
+        "The cat sits on the mat.",
+        "How do I reset my password?",
+        "Rust is a systems programming language focused on safety and speed.",
+        "Ünïcödé tëxt: naïve café, Straße, smörgåsbord — and “quotes”.",
+        "日本語のテキストと中文文本混合在一起。",
+        "Emoji 🚀🔥 and symbols ∑∫√ ≠ ≤ ≥ ∞",
+        "   leading and trailing whitespace   ",
+        "UPPER CASE SHOUTING ABOUT THE DATABASE INDEX",
+        "code: fn main() { println!(\"{}\", 1 + 2); }",
+        "https://example.com/path?query=1&other=two#fragment",
+        "1234567890 3.14159 2e10 -42",
+        "Meeting with the customer on Tuesday about the invoice and the project schedule.",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Long texts, well past 256 tokens (truncated), and one just around the limit.
+    texts.push("pressure wing flow boundary layer ".repeat(80));
+    texts.push("The quick brown fox jumps over the lazy dog. ".repeat(40));
+    texts.push((0..300).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" "));
+    texts.push("memory agent file commit branch ".repeat(50));
+    texts.push("word ".repeat(254));
+    texts
+}
+
+/// Our BERT forward pass against candle's on the real model, varied texts, default plan.
+#[test]
+fn embeddings_match_candles_bert_model() {
+    let texts = varied_texts();
+    let got = embedder().embed(&texts).unwrap();
+    let want = candle_reference(&texts);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.len(), w.len());
+        let diff = g.iter().zip(w).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        let cos = cosine(g, w);
+        assert!(cos >= 0.99999 && diff <= 1e-4, "text {i}: cosine {cos}, max abs diff {diff}");
+    }
+}
+
+/// Packing a batch's tokens leaves every text's vector as it is alone (to float rounding).
+#[test]
+fn embedding_one_at_a_time_equals_embedding_in_batches() {
+    let texts = varied_texts();
+    let alone: Vec<Vec<f32>> = texts
+        .iter()
+        .map(|t| embedder().embed(std::slice::from_ref(t)).unwrap().remove(0))
+        .collect();
+    for (batch, workers) in [(8, 2), (32, 1), (5, 3)] {
+        let got = embedder().embed_with(&texts, aria_local::EmbedPlan { batch, workers }).unwrap();
+        for (i, (g, a)) in got.iter().zip(&alone).enumerate() {
+            let diff = g.iter().zip(a).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+            assert!(diff <= 1e-6, "batch {batch}, {workers} workers: text {i} differs by {diff}");
+        }
+    }
+}

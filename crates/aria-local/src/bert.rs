@@ -1,0 +1,656 @@
+//! A BERT encoder forward pass for sentence embedders (all-MiniLM-L6-v2 and any model with the
+//! same layout: absolute positions, exact erf GELU, post-layer-norm), written for throughput on
+//! a few cores rather than generality.
+//!
+//! Three choices make it faster than a general tensor library's BERT:
+//! - **No padding.** A batch's real tokens are packed into one `tokens × hidden` matrix for the
+//!   linear layers, and attention runs per sequence over that sequence's own tokens. A softmax
+//!   over real tokens only equals the masked softmax, so the result of a text does not depend on
+//!   the texts batched with it (up to the order of float additions inside the matrix product).
+//! - **One thread per forward pass.** Matrix products run on the calling thread with our own
+//!   kernel ([`matmul`]: packed panels, a 6 × 16 AVX2/FMA tile through `pulp`'s safe
+//!   intrinsics, a portable tile elsewhere); the caller runs several passes side by side (see
+//!   `EmbedPlan`), so no thread waits on another. (The `gemm` crate candle uses would do the
+//!   same work, but its only entry point is an `unsafe fn`, and the workspace forbids
+//!   `unsafe`.)
+//! - **Scratch reused.** Every intermediate lives in a [`Scratch`] the caller keeps across
+//!   batches: no allocation, no freshly mapped pages per layer.
+//!
+//! Bias, GELU, residual and layer norm are fused into single passes over the rows; `exp` and
+//! `erf` are branch-free polynomial versions (see [`exp_approx`], [`erf_approx`]) so those loops
+//! vectorise.
+
+use std::path::Path;
+
+use safetensors::{Dtype, SafeTensors};
+use serde::Deserialize;
+
+use crate::error::LocalError;
+use crate::quant::Isa;
+
+/// The `config.json` fields the forward pass needs.
+#[derive(Debug, Clone, Deserialize)]
+struct Config {
+    vocab_size: usize,
+    hidden_size: usize,
+    num_hidden_layers: usize,
+    num_attention_heads: usize,
+    intermediate_size: usize,
+    hidden_act: String,
+    max_position_embeddings: usize,
+    type_vocab_size: usize,
+    layer_norm_eps: f64,
+    #[serde(default)]
+    position_embedding_type: Option<String>,
+}
+
+/// A linear layer, its weight (`outputs × inputs` in the file) packed as the `inputs × outputs`
+/// right operand of [`matmul`].
+struct Linear {
+    weight: Packed,
+    bias: Vec<f32>,
+}
+
+struct Norm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+struct Layer {
+    /// Query, key and value side by side: one product gives all three (`tokens × 3·hidden`).
+    qkv: Linear,
+    attn_out: Linear,
+    attn_norm: Norm,
+    up: Linear,
+    down: Linear,
+    out_norm: Norm,
+}
+
+/// BERT encoder weights, loaded once and shared by every worker (read-only).
+pub(crate) struct Bert {
+    isa: Isa,
+    hidden: usize,
+    heads: usize,
+    intermediate: usize,
+    vocab: usize,
+    types: usize,
+    max_positions: usize,
+    eps: f32,
+    word: Vec<f32>,
+    position: Vec<f32>,
+    token_type: Vec<f32>,
+    emb_norm: Norm,
+    layers: Vec<Layer>,
+}
+
+/// One text's token ids and token type ids (equal lengths).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seq<'a> {
+    pub ids: &'a [u32],
+    pub type_ids: &'a [u32],
+}
+
+/// A worker's intermediate buffers; they grow to the largest batch seen and are then reused.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Hidden states, `tokens × hidden`: the output of a pass.
+    x: Vec<f32>,
+    qkv: Vec<f32>,
+    ctx: Vec<f32>,
+    sum: Vec<f32>,
+    up: Vec<f32>,
+    scores: Vec<f32>,
+    /// The left operand of the product being computed, packed.
+    apack: Vec<f32>,
+    /// A head's keys (transposed) and values, packed as right operands.
+    keys: Packed,
+    values: Packed,
+}
+
+/// Resizes `v` to `n` without shrinking its allocation (contents are overwritten by the caller).
+fn sized(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
+    v.resize(n, 0.0);
+    &mut v[..n]
+}
+
+impl Bert {
+    /// Reads the model from `config.json`'s bytes and `model.safetensors`' bytes; `dir` names
+    /// the model in errors. Tensors may be stored as F32, F16 or BF16 (computed in F32), with or
+    /// without a `bert.` prefix; a missing tensor or a shape that does not match the config is a
+    /// [`LocalError::BadModel`].
+    pub(crate) fn load(dir: &Path, config: &[u8], weights: &[u8]) -> Result<Self, LocalError> {
+        let bad = |message: String| LocalError::BadModel { path: dir.to_owned(), message };
+        let c: Config =
+            serde_json::from_slice(config).map_err(|e| bad(format!("config.json: {e}")))?;
+        if c.hidden_act != "gelu" {
+            return Err(bad(format!(
+                "hidden_act {:?} is not supported (only \"gelu\")",
+                c.hidden_act
+            )));
+        }
+        if c.position_embedding_type.as_deref().is_some_and(|p| p != "absolute") {
+            return Err(bad(format!(
+                "position_embedding_type {:?} is not supported (only \"absolute\")",
+                c.position_embedding_type
+            )));
+        }
+        if c.num_attention_heads == 0 || !c.hidden_size.is_multiple_of(c.num_attention_heads) {
+            return Err(bad(format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                c.hidden_size, c.num_attention_heads
+            )));
+        }
+        let st = SafeTensors::deserialize(weights)
+            .map_err(|e| bad(format!("model.safetensors: {e}")))?;
+        let prefix = if st.tensor("embeddings.word_embeddings.weight").is_err()
+            && st.tensor("bert.embeddings.word_embeddings.weight").is_ok()
+        {
+            "bert."
+        } else {
+            ""
+        };
+        let get = |name: &str, shape: &[usize]| -> Result<Vec<f32>, LocalError> {
+            let full = format!("{prefix}{name}");
+            let view = st.tensor(&full).map_err(|e| bad(format!("tensor {full}: {e}")))?;
+            if view.shape() != shape {
+                return Err(bad(format!(
+                    "tensor {full} has shape {:?}, the config implies {shape:?}",
+                    view.shape()
+                )));
+            }
+            to_f32(view.dtype(), view.data()).ok_or_else(|| {
+                bad(format!(
+                    "tensor {full} has dtype {:?} (expected F32, F16 or BF16)",
+                    view.dtype()
+                ))
+            })
+        };
+        let (h, i) = (c.hidden_size, c.intermediate_size);
+        let norm = |name: &str| -> Result<Norm, LocalError> {
+            Ok(Norm {
+                weight: get(&format!("{name}.weight"), &[h])?,
+                bias: get(&format!("{name}.bias"), &[h])?,
+            })
+        };
+        let linear =
+            |names: &[&str], inputs: usize, outputs: usize| -> Result<Linear, LocalError> {
+                // Stored as outputs × inputs (PyTorch); the parts' outputs side by side.
+                let mut parts = Vec::with_capacity(names.len());
+                let mut bias = Vec::with_capacity(outputs * names.len());
+                for name in names {
+                    parts.push(get(&format!("{name}.weight"), &[outputs, inputs])?);
+                    bias.extend(get(&format!("{name}.bias"), &[outputs])?);
+                }
+                let weight = Packed::new(inputs, outputs * names.len(), |k, o| {
+                    parts[o / outputs][(o % outputs) * inputs + k]
+                });
+                Ok(Linear { weight, bias })
+            };
+        let layers = (0..c.num_hidden_layers)
+            .map(|l| {
+                let p = format!("encoder.layer.{l}");
+                let a = format!("{p}.attention");
+                Ok(Layer {
+                    qkv: linear(
+                        &[
+                            &format!("{a}.self.query"),
+                            &format!("{a}.self.key"),
+                            &format!("{a}.self.value"),
+                        ],
+                        h,
+                        h,
+                    )?,
+                    attn_out: linear(&[&format!("{a}.output.dense")], h, h)?,
+                    attn_norm: norm(&format!("{a}.output.LayerNorm"))?,
+                    up: linear(&[&format!("{p}.intermediate.dense")], h, i)?,
+                    down: linear(&[&format!("{p}.output.dense")], i, h)?,
+                    out_norm: norm(&format!("{p}.output.LayerNorm"))?,
+                })
+            })
+            .collect::<Result<Vec<_>, LocalError>>()?;
+        Ok(Bert {
+            isa: Isa::detect(),
+            hidden: h,
+            heads: c.num_attention_heads,
+            intermediate: i,
+            vocab: c.vocab_size,
+            types: c.type_vocab_size,
+            max_positions: c.max_position_embeddings,
+            eps: c.layer_norm_eps as f32,
+            word: get("embeddings.word_embeddings.weight", &[c.vocab_size, h])?,
+            position: get(
+                "embeddings.position_embeddings.weight",
+                &[c.max_position_embeddings, h],
+            )?,
+            token_type: get("embeddings.token_type_embeddings.weight", &[c.type_vocab_size, h])?,
+            emb_norm: norm("embeddings.LayerNorm")?,
+            layers,
+        })
+    }
+
+    /// Width of a hidden state.
+    pub(crate) fn hidden_size(&self) -> usize {
+        self.hidden
+    }
+
+    /// The last layer's hidden states of every token of `seqs`, packed in order
+    /// (`Σ len × hidden`, row-major), computed in `scratch`. An id outside the vocabulary or a
+    /// sequence longer than the position table is an error.
+    pub(crate) fn forward<'s>(
+        &self,
+        seqs: &[Seq<'_>],
+        scratch: &'s mut Scratch,
+    ) -> Result<&'s [f32], LocalError> {
+        let h = self.hidden;
+        let tokens: usize = seqs.iter().map(|s| s.ids.len()).sum();
+        self.embed_tokens(seqs, sized(&mut scratch.x, tokens * h))?;
+        for layer in &self.layers {
+            self.layer(layer, seqs, tokens, scratch);
+        }
+        Ok(&scratch.x[..tokens * h])
+    }
+
+    /// Word + token type + position embeddings, layer-normed, into `x`.
+    fn embed_tokens(&self, seqs: &[Seq<'_>], x: &mut [f32]) -> Result<(), LocalError> {
+        let h = self.hidden;
+        let mut rows = x.chunks_exact_mut(h);
+        for seq in seqs {
+            if seq.ids.len() > self.max_positions || seq.type_ids.len() != seq.ids.len() {
+                return Err(LocalError::inference(format!(
+                    "a text of {} tokens does not fit the model's {} positions",
+                    seq.ids.len(),
+                    self.max_positions
+                )));
+            }
+            for (pos, (&id, &ty)) in seq.ids.iter().zip(seq.type_ids).enumerate() {
+                let (id, ty) = (id as usize, ty as usize);
+                if id >= self.vocab || ty >= self.types {
+                    return Err(LocalError::inference(format!(
+                        "token id {id} (type {ty}) is outside the model's vocabulary"
+                    )));
+                }
+                let Some(row) = rows.next() else { break };
+                let word = &self.word[id * h..(id + 1) * h];
+                let ty = &self.token_type[ty * h..(ty + 1) * h];
+                let position = &self.position[pos * h..(pos + 1) * h];
+                for (((r, &w), &t), &p) in row.iter_mut().zip(word).zip(ty).zip(position) {
+                    *r = (w + t) + p;
+                }
+                layer_norm(row, &self.emb_norm, self.eps);
+            }
+        }
+        Ok(())
+    }
+
+    /// One encoder layer, `scratch.x` in and out.
+    fn layer(&self, layer: &Layer, seqs: &[Seq<'_>], tokens: usize, scratch: &mut Scratch) {
+        let (h, i) = (self.hidden, self.intermediate);
+        let x = &mut scratch.x[..tokens * h];
+        let qkv = sized(&mut scratch.qkv, tokens * 3 * h);
+        self.linear(x, &layer.qkv, qkv, false, &mut scratch.apack);
+        add_bias(qkv, &layer.qkv.bias);
+        let ctx = sized(&mut scratch.ctx, tokens * h);
+        let mut start = 0;
+        for seq in seqs {
+            let len = seq.ids.len();
+            let rows = &qkv[start * 3 * h..];
+            self.attention(
+                rows,
+                len,
+                &mut ctx[start * h..],
+                AttentionScratch {
+                    scores: &mut scratch.scores,
+                    apack: &mut scratch.apack,
+                    keys: &mut scratch.keys,
+                    values: &mut scratch.values,
+                },
+            );
+            start += len;
+        }
+        // sum = x + bias + ctx·W, then x = norm(sum): bias and residual in the same pass.
+        let sum = sized(&mut scratch.sum, tokens * h);
+        residual_with_bias(sum, x, &layer.attn_out.bias);
+        self.linear(ctx, &layer.attn_out, sum, true, &mut scratch.apack);
+        for (out, row) in x.chunks_exact_mut(h).zip(sum.chunks_exact(h)) {
+            out.copy_from_slice(row);
+            layer_norm(out, &layer.attn_norm, self.eps);
+        }
+        let up = sized(&mut scratch.up, tokens * i);
+        self.linear(x, &layer.up, up, false, &mut scratch.apack);
+        for row in up.chunks_exact_mut(i) {
+            for (v, &b) in row.iter_mut().zip(&layer.up.bias) {
+                *v = gelu(*v + b);
+            }
+        }
+        residual_with_bias(sum, x, &layer.down.bias);
+        self.linear(up, &layer.down, sum, true, &mut scratch.apack);
+        for (out, row) in x.chunks_exact_mut(h).zip(sum.chunks_exact(h)) {
+            out.copy_from_slice(row);
+            layer_norm(out, &layer.out_norm, self.eps);
+        }
+    }
+
+    /// Self-attention of one sequence of `len` tokens whose rows start `qkv` (`3·hidden` wide:
+    /// queries, keys, values), every head, into the first `len` rows of `ctx` (`hidden` wide).
+    fn attention(&self, qkv: &[f32], len: usize, ctx: &mut [f32], s: AttentionScratch<'_>) {
+        if len == 0 {
+            return;
+        }
+        let h = self.hidden;
+        let d = h / self.heads;
+        let scale = 1.0 / (d as f32).sqrt();
+        let scores = sized(s.scores, len * len);
+        for head in 0..self.heads {
+            let (q, k, v) = (head * d, h + head * d, 2 * h + head * d);
+            // scores = q·kᵀ / √d (keys transposed: d × len), softmax per row, then · values.
+            s.keys.pack(d, len, |i, t| qkv[t * 3 * h + k + i]);
+            s.values.pack(len, d, |t, i| qkv[t * 3 * h + v + i]);
+            matmul(self.isa, scores, len, len, &qkv[q..], 3 * h, s.keys, false, scale, s.apack);
+            for row in scores.chunks_exact_mut(len) {
+                softmax(row);
+            }
+            let out = &mut ctx[head * d..];
+            matmul(self.isa, out, h, len, scores, len, s.values, false, 1.0, s.apack);
+        }
+    }
+
+    /// `out (+)= x·W` for the rows of `x`.
+    fn linear(
+        &self,
+        x: &[f32],
+        w: &Linear,
+        out: &mut [f32],
+        accumulate: bool,
+        apack: &mut Vec<f32>,
+    ) {
+        let (k, n) = (w.weight.k, w.weight.n);
+        let rows = x.len() / k;
+        matmul(self.isa, out, n, rows, x, k, &w.weight, accumulate, 1.0, apack);
+    }
+}
+
+/// The parts of [`Scratch`] attention uses (the rest is borrowed by the layer meanwhile).
+struct AttentionScratch<'a> {
+    scores: &'a mut Vec<f32>,
+    apack: &'a mut Vec<f32>,
+    keys: &'a mut Packed,
+    values: &'a mut Packed,
+}
+
+/// Decodes little-endian F32, F16 or BF16 tensor bytes to F32.
+fn to_f32(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
+    match dtype {
+        Dtype::F32 => Some(
+            data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        ),
+        Dtype::F16 => Some(
+            data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        ),
+        Dtype::BF16 => Some(
+            data.chunks_exact(2)
+                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+fn add_bias(rows: &mut [f32], bias: &[f32]) {
+    for row in rows.chunks_exact_mut(bias.len()) {
+        for (v, &b) in row.iter_mut().zip(bias) {
+            *v += b;
+        }
+    }
+}
+
+/// `sum = x + bias` row by row.
+fn residual_with_bias(sum: &mut [f32], x: &[f32], bias: &[f32]) {
+    for (s, xr) in sum.chunks_exact_mut(bias.len()).zip(x.chunks_exact(bias.len())) {
+        for ((s, &x), &b) in s.iter_mut().zip(xr).zip(bias) {
+            *s = x + b;
+        }
+    }
+}
+
+/// Columns per packed panel of a right operand, and rows per kernel tile: a 6 × 16 tile is 12
+/// AVX2 accumulators, two loads of the right operand and six broadcasts per step of the inner
+/// dimension (the shape of BLIS's Haswell kernel).
+const NR: usize = 16;
+const MR: usize = 6;
+/// Rows of the left operand packed at a time (kept in L2 while every panel passes by), and the
+/// block of the inner dimension (a panel's block, `KC × NR` floats, stays in L1).
+const MC: usize = 72;
+const KC: usize = 384;
+
+/// A right operand (`k × n`) packed for [`matmul`]: its columns in panels of [`NR`], each panel
+/// `k × NR` row-major and contiguous, zero past column `n`.
+#[derive(Default)]
+struct Packed {
+    data: Vec<f32>,
+    k: usize,
+    n: usize,
+}
+
+impl Packed {
+    /// Packs the matrix whose element `(row, col)` is `at(row, col)`, reusing the allocation.
+    fn pack(&mut self, k: usize, n: usize, at: impl Fn(usize, usize) -> f32) {
+        let panels = n.div_ceil(NR);
+        self.data.clear();
+        self.data.resize(panels * k * NR, 0.0);
+        for p in 0..panels {
+            let cols = NR.min(n - p * NR);
+            for (kk, row) in
+                self.data[p * k * NR..(p + 1) * k * NR].chunks_exact_mut(NR).enumerate()
+            {
+                for (c, v) in row[..cols].iter_mut().enumerate() {
+                    *v = at(kk, p * NR + c);
+                }
+            }
+        }
+        self.k = k;
+        self.n = n;
+    }
+
+    fn new(k: usize, n: usize, at: impl Fn(usize, usize) -> f32) -> Self {
+        let mut packed = Packed::default();
+        packed.pack(k, n, at);
+        packed
+    }
+
+    /// Rows `k0..k1` of panel `p`.
+    fn panel(&self, p: usize, k0: usize, k1: usize) -> &[[f32; NR]] {
+        self.data[(p * self.k + k0) * NR..(p * self.k + k1) * NR].as_chunks::<NR>().0
+    }
+}
+
+/// A kernel tile's result: `MR` rows of `NR` columns.
+type Tile = [[f32; NR]; MR];
+
+/// `dst = scale · lhs·rhs`, or `dst += scale · lhs·rhs` when `accumulate`, on this thread:
+/// `rows` rows, `rhs.n` columns, row `r` of `dst` at `dst[r·dst_stride..]` and of `lhs` (with
+/// `rhs.k` columns) at `lhs[r·lhs_stride..]`. `apack` is scratch for the packed left operand.
+#[allow(clippy::too_many_arguments)] // one product's shape; a struct would only rename them
+fn matmul(
+    isa: Isa,
+    dst: &mut [f32],
+    dst_stride: usize,
+    rows: usize,
+    lhs: &[f32],
+    lhs_stride: usize,
+    rhs: &Packed,
+    accumulate: bool,
+    scale: f32,
+    apack: &mut Vec<f32>,
+) {
+    let p = Product { dst_stride, rows, lhs, lhs_stride, rhs, accumulate, scale };
+    match isa {
+        // The whole product, kernel inlined, compiles with AVX2 and FMA on.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2(s) => s.vectorize(|| p.run(dst, apack, |a, b| tile_avx2(s, a, b))),
+        Isa::Portable => p.run(dst, apack, tile_portable),
+    }
+}
+
+/// The operands of one [`matmul`].
+struct Product<'a> {
+    dst_stride: usize,
+    rows: usize,
+    lhs: &'a [f32],
+    lhs_stride: usize,
+    rhs: &'a Packed,
+    accumulate: bool,
+    scale: f32,
+}
+
+impl Product<'_> {
+    #[inline(always)]
+    fn run(
+        &self,
+        dst: &mut [f32],
+        apack: &mut Vec<f32>,
+        tile: impl Fn(&[[f32; MR]], &[[f32; NR]]) -> Tile,
+    ) {
+        let (k, n, rows) = (self.rhs.k, self.rhs.n, self.rows);
+        for k0 in (0..k.max(1)).step_by(KC) {
+            let k1 = (k0 + KC).min(k);
+            let kc = k1 - k0;
+            let add = self.accumulate || k0 > 0;
+            for i0 in (0..rows).step_by(MC) {
+                let mc = MC.min(rows - i0);
+                let blocks = mc.div_ceil(MR);
+                // Left operand rows i0.., columns k0..k1, as [block][k][MR] (zero-padded rows).
+                apack.clear();
+                apack.resize(blocks * kc * MR, 0.0);
+                for r in 0..mc {
+                    let src = &self.lhs[(i0 + r) * self.lhs_stride + k0..][..kc];
+                    let (block, lane) = (r / MR, r % MR);
+                    for (kk, &v) in src.iter().enumerate() {
+                        apack[(block * kc + kk) * MR + lane] = v;
+                    }
+                }
+                for p in 0..n.div_ceil(NR) {
+                    let panel = self.rhs.panel(p, k0, k1);
+                    let cols = NR.min(n - p * NR);
+                    for block in 0..blocks {
+                        let a = apack[block * kc * MR..(block + 1) * kc * MR].as_chunks::<MR>().0;
+                        let t = tile(a, panel);
+                        let r0 = i0 + block * MR;
+                        for (r, t) in t.iter().enumerate().take(MR.min(rows - r0)) {
+                            let out = &mut dst[(r0 + r) * self.dst_stride + p * NR..][..cols];
+                            for (o, &v) in out.iter_mut().zip(t) {
+                                *o = if add { self.scale.mul_add(v, *o) } else { self.scale * v };
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One 6 × 16 tile: `Σ_k a[k][r] · b[k][c]` with AVX2 FMAs in 12 accumulators.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn tile_avx2(s: pulp::x86::V3, a: &[[f32; MR]], b: &[[f32; NR]]) -> Tile {
+    let zero = s.splat_f32x8(0.0);
+    let mut acc = [[zero; 2]; MR];
+    for (a, b) in a.iter().zip(b) {
+        let b: [pulp::f32x8; 2] = bytemuck::cast(*b);
+        for (acc, &a) in acc.iter_mut().zip(a) {
+            let a = s.splat_f32x8(a);
+            acc[0] = s.mul_add_f32x8(a, b[0], acc[0]);
+            acc[1] = s.mul_add_f32x8(a, b[1], acc[1]);
+        }
+    }
+    acc.map(bytemuck::cast)
+}
+
+/// [`tile_avx2`] for any CPU.
+fn tile_portable(a: &[[f32; MR]], b: &[[f32; NR]]) -> Tile {
+    let mut acc = [[0.0f32; NR]; MR];
+    for (a, b) in a.iter().zip(b) {
+        for (acc, &a) in acc.iter_mut().zip(a) {
+            for (acc, &b) in acc.iter_mut().zip(b) {
+                *acc += a * b;
+            }
+        }
+    }
+    acc
+}
+
+/// In-place layer norm of one row: `(x − mean) / √(var + eps) · weight + bias`.
+fn layer_norm(row: &mut [f32], norm: &Norm, eps: f32) {
+    let n = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / n;
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let inv = 1.0 / (var + eps).sqrt();
+    for ((v, &w), &b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
+        *v = (*v - mean) * inv * w + b;
+    }
+}
+
+/// In-place softmax of one row, shifted by its maximum so `exp` never overflows.
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in row.iter_mut() {
+        *v = exp_approx(*v - max);
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    for v in row.iter_mut() {
+        *v *= inv;
+    }
+}
+
+/// Exact (erf) GELU: `x/2 · (1 + erf(x/√2))`.
+#[inline(always)]
+pub(crate) fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf_approx(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// `erf(x)` for f32 as a rational function of `x` (the approximation Eigen and XLA use for
+/// single precision), evaluated in f64: absolute error under 1e-7 over the whole line (in f32
+/// arithmetic it reaches 4.5e-7 near |x| = 4), no branches, so loops over it vectorise. Beyond
+/// ±4, erf is ±1 in f32.
+#[inline(always)]
+pub(crate) fn erf_approx(x: f32) -> f32 {
+    let x = f64::from(x).clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let mut p = x2.mul_add(-2.726_142_258_013_06e-10, 2.770_681_424_959_02e-8);
+    p = x2.mul_add(p, -2.101_024_020_825_08e-6);
+    p = x2.mul_add(p, -5.692_506_394_623_46e-5);
+    p = x2.mul_add(p, -7.349_906_303_268_55e-4);
+    p = x2.mul_add(p, -2.954_599_808_540_25e-3);
+    p = x2.mul_add(p, -1.609_603_332_624_15e-2);
+    let mut q = x2.mul_add(-1.456_607_184_649_96e-5, -2.133_740_552_789_05e-4);
+    q = x2.mul_add(q, -1.682_826_974_382_03e-3);
+    q = x2.mul_add(q, -7.373_329_167_204_68e-3);
+    q = x2.mul_add(q, -1.426_473_905_141_89e-2);
+    (x * p / q) as f32
+}
+
+/// `exp(x)` for f32 in the softmax's range (`x ≤ 0`; anything below −87 gives 0): Cephes'
+/// range reduction `x = n·ln2 + r` with a degree-6 polynomial for `e^r`, scaled by `2^n`
+/// through the exponent bits. Relative error about 2e-7, no branches.
+#[inline(always)]
+pub(crate) fn exp_approx(x: f32) -> f32 {
+    let x = x.clamp(-87.0, 88.0);
+    let n = (x * std::f32::consts::LOG2_E).round();
+    // ln 2 split in two so `x − n·ln2` stays exact for |n| up to 128.
+    let r = n.mul_add(-0.693_359_4, x);
+    let r = n.mul_add(2.121_944_4e-4, r);
+    let mut p = r.mul_add(1.987_569_1e-4, 1.398_199_9e-3);
+    p = r.mul_add(p, 8.333_452e-3);
+    p = r.mul_add(p, 4.166_579_6e-2);
+    p = r.mul_add(p, 1.666_666_5e-1);
+    p = r.mul_add(p, 0.5);
+    let e = (r * r).mul_add(p, r) + 1.0;
+    // 2^n for n in -126..=127 as exponent bits.
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    e * scale
+}
+
+#[cfg(test)]
+#[path = "bert_tests.rs"]
+mod tests;
