@@ -49,6 +49,15 @@ pub struct GenStats {
 const CONSTRAINED_TOP: usize = 256;
 /// Tokens sampled from in constrained mode when temperature > 0.
 const CONSTRAINED_K: usize = 40;
+/// A tool call whose last tokens are one run of tokens repeated back to back at least
+/// [`LOOP_REPEATS`] times and at least [`LOOP_SPAN`] tokens in all is looping (a search
+/// pattern of `parse_date.*?function.*?` written until the token budget ran out): the token
+/// that would start the next copy is not allowed. Text asked for as repeated ("ok" on ten
+/// lines) stays well under the span.
+const LOOP_REPEATS: usize = 4;
+const LOOP_SPAN: usize = 32;
+/// Longest run looked for.
+const LOOP_MAX_PERIOD: usize = 64;
 const TOP_K: usize = 64;
 
 /// Generates an answer for `prompt`, calling `emit` with each event. Stops early, without an
@@ -76,6 +85,8 @@ pub fn generate(
     let mut call: Option<(Matcher, String)> =
         tools.filter(|t| t.forced).map(|t| (Matcher::new(t.grammar.clone()), String::new()));
     let mut generated = 0usize;
+    // The tokens of the tool call being written (for the loop check).
+    let mut call_tokens: Vec<u32> = Vec::new();
 
     let reason = loop {
         if cancelled() {
@@ -89,7 +100,15 @@ pub fn generate(
             let token = if generated + closing >= budget {
                 None
             } else {
-                pick_constrained(&logits, matcher, &model.texts, params.temperature, &mut rng)
+                let banned = loop_continuation(&call_tokens);
+                pick_constrained(
+                    &logits,
+                    matcher,
+                    &model.texts,
+                    banned,
+                    params.temperature,
+                    &mut rng,
+                )
             };
             let Some(token) = token else {
                 for c in completion.chars() {
@@ -103,6 +122,7 @@ pub fn generate(
                 matcher.feed(c);
             }
             fed.push_str(piece);
+            call_tokens.push(token);
             generated += 1;
             if matcher.is_done() {
                 break emit_call(tools, matcher, fed, emit);
@@ -199,17 +219,37 @@ fn next_call_id() -> String {
     format!("call_{:x}{:04x}", t & 0xffff_ffff, n & 0xffff)
 }
 
-/// Picks the model's favourite token among those the grammar allows (or samples among the
-/// best allowed ones when temperature > 0). `None` only if no token at all is allowed.
+/// The token that would start another copy of the run of tokens `tokens` ends with, when
+/// they end with that run repeated back to back [`LOOP_REPEATS`] times or more and
+/// [`LOOP_SPAN`] tokens or more in all (the shortest such run).
+fn loop_continuation(tokens: &[u32]) -> Option<u32> {
+    let n = tokens.len();
+    (1..=LOOP_MAX_PERIOD.min(n / LOOP_REPEATS)).find_map(|period| {
+        let copies = LOOP_REPEATS.max(LOOP_SPAN.div_ceil(period));
+        let span = copies * period;
+        if span > n {
+            return None;
+        }
+        let tail = &tokens[n - span..];
+        let run = &tail[span - period..];
+        tail.chunks_exact(period).all(|c| c == run).then(|| run[0])
+    })
+}
+
+/// Picks the model's favourite token among those the grammar allows, `banned` excepted (or
+/// samples among the best allowed ones when temperature > 0). `None` only if no token at all
+/// is allowed.
 fn pick_constrained(
     logits: &[f32],
     matcher: &Matcher,
     texts: &[Option<Box<str>>],
+    banned: Option<u32>,
     temperature: f32,
     rng: &mut Rng,
 ) -> Option<u32> {
     let allowed = |t: u32| {
-        texts.get(t as usize).and_then(|s| s.as_deref()).is_some_and(|s| matcher.accepts(s))
+        Some(t) != banned
+            && texts.get(t as usize).and_then(|s| s.as_deref()).is_some_and(|s| matcher.accepts(s))
     };
     let order = top_indices(logits, CONSTRAINED_TOP);
     let want = if temperature <= 0.0 { 1 } else { CONSTRAINED_K };
@@ -425,6 +465,35 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_that_loops_may_not_start_another_copy() {
+        // `parse_date.*?function.*?` as 8 tokens, 4 copies: 32 tokens, looping.
+        let run = [10, 11, 12, 13, 14, 15, 16, 17];
+        let mut tokens = vec![1, 2, 3];
+        for _ in 0..3 {
+            tokens.extend(run);
+        }
+        assert_eq!(loop_continuation(&tokens), None, "3 copies are not yet a loop");
+        tokens.extend(run);
+        assert_eq!(loop_continuation(&tokens), Some(10));
+        // Had a fifth copy started anyway, the loop is the run shifted by one token.
+        tokens.push(10);
+        assert_eq!(loop_continuation(&tokens), Some(11));
+        // A different token breaks it.
+        tokens.push(99);
+        assert_eq!(loop_continuation(&tokens), None);
+        // One token repeated: 32 times is a loop, 31 not.
+        let same = vec![7; 31];
+        assert_eq!(loop_continuation(&same), None);
+        assert_eq!(loop_continuation(&[same, vec![7]].concat()), Some(7));
+        // Short text asked for as repeated ("ok\n" ten times, 2 tokens each) is left alone.
+        let ok: Vec<u32> = [5, 6].repeat(10);
+        assert_eq!(loop_continuation(&ok), None);
+        assert_eq!(loop_continuation(&[]), None);
+        // Four copies of a 2-token run only count once they span 32 tokens (16 copies).
+        assert_eq!(loop_continuation(&[5, 6].repeat(16)), Some(5));
+    }
 
     #[test]
     fn text_stream_holds_back_a_possible_tool_call_and_partial_utf8() {
