@@ -33,7 +33,8 @@ pub enum ToolChoice {
     /// For models too small to decide to use a tool by themselves (SmolLM2-135M almost never
     /// does), so that they still look before they answer about the user's files. A message
     /// asking to edit a file it names ("fix the typo in README.md") gets a first call to
-    /// `file_read`, when offered: look before changing.
+    /// `file_read` and, once the file was read, a second that changes it (`file_write` for a
+    /// short file, `apply_patch` for a long one), when those tools are offered.
     FirstThenAuto,
 }
 
@@ -99,15 +100,78 @@ fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
 
 /// The tool a forced first call of an edit is limited to.
 const READ_TOOL: &str = "file_read";
+/// The tools that make an edit.
+const WRITE_TOOL: &str = "file_write";
+const PATCH_TOOL: &str = "apply_patch";
+/// A file read whose text is at most this many characters is rewritten whole (`file_write`)
+/// by the forced second call of an edit; a longer one is patched.
+const REWRITE_CHARS: usize = 3000;
 
-/// Whether the user's latest message (not one of ARIA's notes) asks to edit a file it names
-/// and `file_read` is offered: a small model that changes a file it has not seen writes a
-/// patch against text it imagines (`port = 8088` as the hunk's first line) or replaces the
-/// file with a guess, so its forced first call reads the file.
-fn reads_before_editing(request: &ChatRequest) -> bool {
-    request.tools.iter().any(|t| t.name == READ_TOOL)
-        && last_user_message(request)
-            .is_some_and(|m| !aria_api::is_aria_note(m) && aria_api::asks_to_edit_a_named_file(m))
+/// Where a small model's edit of a named file stands: an embedded model that changes a file it
+/// has not seen writes a patch against text it imagines (`port = 8088` as the hunk's first
+/// line) or replaces the file with a guess, and once it has read the file it explains the
+/// change instead of making it. So its first call reads the file and its second makes the
+/// change: a short file rewritten whole (what a small model copies best), a long one patched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EditStep {
+    /// Not an edit of a named file, or past its first two calls: the model chooses.
+    Free,
+    /// The first call: `file_read`.
+    Read,
+    /// The file was read (this many characters): the change.
+    Write { chars: usize },
+}
+
+impl EditStep {
+    /// Whether a call of `tool` may be written at this step.
+    fn allows(self, tool: &str, offered: &[aria_api::ToolSpec]) -> bool {
+        let offers = |name: &str| offered.iter().any(|t| t.name == name);
+        match self {
+            EditStep::Free => true,
+            EditStep::Read => tool == READ_TOOL,
+            EditStep::Write { chars } => {
+                let rewrite = (chars <= REWRITE_CHARS && offers(WRITE_TOOL)) || !offers(PATCH_TOOL);
+                tool == if rewrite { WRITE_TOOL } else { PATCH_TOOL }
+            }
+        }
+    }
+}
+
+/// The step of an edit `request` is at (see [`EditStep`]): the user's latest message (not one
+/// of ARIA's notes) asks to edit a file it names, `file_read` and a tool that changes files
+/// are offered, and since that message there is nothing (the read comes next) or exactly one
+/// `file_read` call whose result is not an error (the change comes next).
+fn edit_step(request: &ChatRequest) -> EditStep {
+    let offers = |name: &str| request.tools.iter().any(|t| t.name == name);
+    let asks = last_user_message(request)
+        .is_some_and(|m| !aria_api::is_aria_note(m) && aria_api::asks_to_edit_a_named_file(m));
+    if !asks || !offers(READ_TOOL) || !(offers(WRITE_TOOL) || offers(PATCH_TOOL)) {
+        return EditStep::Free;
+    }
+    let start = request.messages.iter().rposition(|m| m.role == aria_api::Role::User);
+    let since = start.map_or(&request.messages[..], |i| &request.messages[i + 1..]);
+    match since {
+        [] => EditStep::Read,
+        [call, result]
+            if call.role == aria_api::Role::Assistant
+                && call.tool_calls.len() == 1
+                && call.tool_calls[0].name == READ_TOOL
+                && result.role == aria_api::Role::Tool =>
+        {
+            let body = tool_output_body(&result.content);
+            let failed = ["error:", "refused:"].iter().any(|p| body.trim_start().starts_with(p));
+            if failed { EditStep::Free } else { EditStep::Write { chars: body.chars().count() } }
+        }
+        _ => EditStep::Free,
+    }
+}
+
+/// A tool result without the fence ARIA puts around tool output (`<<tool_output id=…>>`).
+fn tool_output_body(content: &str) -> &str {
+    match content.strip_prefix("<<tool_output id=").and_then(|rest| rest.split_once(">>\n")) {
+        Some((_, body)) => body.rsplit_once("\n<</tool_output").map_or(body, |(body, _)| body),
+        None => content,
+    }
 }
 
 /// Whether a tool has answered since the user last spoke.
@@ -211,10 +275,11 @@ impl LocalChatProvider {
                 ToolChoice::Auto => false,
                 ToolChoice::Required => true,
                 ToolChoice::FirstThenAuto => {
-                    !tool_result_since_last_user_message(request)
+                    let first = !tool_result_since_last_user_message(request)
                         && last_user_message(request).is_some_and(|m| {
                             aria_api::refers_to_files(m) || names_a_tool(m, &request.tools)
-                        })
+                        });
+                    first || matches!(edit_step(request), EditStep::Write { .. })
                 }
             };
         if forced { "<tool_call>\n" } else { "" }
@@ -253,13 +318,17 @@ impl LocalChatProvider {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<GenStats, LocalError> {
         let prefix = self.assistant_prefix(request);
-        // The grammar allows what the prompt shows; a forced first call that starts an edit of
-        // a named file may only read it.
+        // The grammar allows what the prompt shows; the forced calls of an edit of a named file
+        // read it, then change it.
         let shown = shown_tools(request);
         let forced = prefix.starts_with(TOOL_CALL_OPEN);
-        let read_first = forced && reads_before_editing(request);
+        let step = if forced && self.options.tool_choice == ToolChoice::FirstThenAuto {
+            edit_step(request)
+        } else {
+            EditStep::Free
+        };
         let allowed: Vec<&aria_api::ToolSpec> =
-            shown.iter().filter(|t| !read_first || t.name == READ_TOOL).collect();
+            shown.iter().filter(|t| step.allows(&t.name, &request.tools)).collect();
         let offer = (!request.tools.is_empty()).then(|| ToolsOffer {
             grammar: Arc::new(ToolGrammar::new(
                 allowed.iter().map(|t| (t.name.as_str(), &t.parameters)),

@@ -242,6 +242,20 @@ fn first_then_auto_forces_a_first_call_only_for_a_message_about_files() {
     assert!(provider.render_prompt(&after).unwrap().text.ends_with("<|im_start|>assistant\n"));
 }
 
+/// [`tools`] and two that change files.
+fn edit_tools() -> Vec<ToolSpec> {
+    let spec = |name: &str, key: &str| ToolSpec {
+        name: name.into(),
+        description: format!("{name} a file."),
+        parameters: json!({"type": "object", "properties": {key: {"type": "string"}},
+            "required": [key], "additionalProperties": false}),
+    };
+    let mut tools = tools();
+    tools.push(spec("file_write", "content"));
+    tools.push(spec("apply_patch", "patch"));
+    tools
+}
+
 /// A forced first call that starts an edit of a named file reads it: the grammar allows only
 /// `file_read` (SmolLM2 picks the other tools for these messages when it may).
 #[test]
@@ -249,7 +263,7 @@ fn first_then_auto_reads_a_file_before_editing_it() {
     let provider = chat()
         .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
     let first_call = |prompt: &str| {
-        let req = ChatRequest { max_tokens: Some(48), ..request(prompt, tools()) };
+        let req = ChatRequest { max_tokens: Some(48), ..request(prompt, edit_tools()) };
         let (events, _) = provider.generate_blocking(&req).unwrap();
         calls(&events).into_iter().next().map(|c| c.name)
     };
@@ -261,13 +275,60 @@ fn first_then_auto_reads_a_file_before_editing_it() {
     ] {
         assert_eq!(first_call(prompt).as_deref(), Some("file_read"), "{prompt}");
     }
-    // Without file_read among the tools, any tool may come first.
-    let mut req = request("Fix the typo 'wether' in weather.md.", tools());
+    // Without file_read among the tools, any tool may come first (a change here).
+    let mut req = request("Fix the typo 'wether' in weather.md.", edit_tools());
     req.tools.retain(|t| t.name != "file_read");
     req.max_tokens = Some(48);
     let (events, _) = provider.generate_blocking(&req).unwrap();
     assert!(calls(&events).iter().all(|c| c.name != "file_read"));
     assert_eq!(calls(&events).len(), 1);
+}
+
+/// Once the file is read, the forced second call of an edit changes it: a short file is
+/// rewritten whole, a long one patched; a read that failed leaves the model free.
+#[test]
+fn first_then_auto_changes_the_file_it_read() {
+    let provider = chat()
+        .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
+    let tools = edit_tools();
+    let task = "Change the port in config.toml from 8088 to 9090.";
+    let after_read = |result: &str| {
+        let mut req = ChatRequest { max_tokens: Some(64), ..request(task, tools.clone()) };
+        req.messages.push(Message::assistant(
+            "",
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "file_read".into(),
+                arguments: "{\"path\": \"config.toml\"}".into(),
+            }],
+        ));
+        req.messages.push(Message::tool_result("c1", result));
+        req
+    };
+    let first = |req: &ChatRequest| {
+        let (events, _) = provider.generate_blocking(req).unwrap();
+        calls(&events).into_iter().next().map(|c| c.name)
+    };
+    let fenced = |body: &str| format!("<<tool_output id=ab12>>\n{body}\n<</tool_output id=ab12>>");
+    let short = fenced("[server]\nport = 8088\n");
+    assert_eq!(first(&after_read(&short)).as_deref(), Some("file_write"));
+    let long = fenced(&format!("[server]\nport = 8088\n{}", "# padding line\n".repeat(250)));
+    assert_eq!(first(&after_read(&long)).as_deref(), Some("apply_patch"));
+    // A failed read: no forced call (the model may say the file is missing).
+    let forced = |req: &ChatRequest| {
+        provider.render_prompt(req).unwrap().text.ends_with("<|im_start|>assistant\n<tool_call>\n")
+    };
+    assert!(forced(&after_read(&short)));
+    assert!(!forced(&after_read(&fenced("error: config.toml does not exist"))));
+    assert!(!forced(&after_read("refused: outside the roots")));
+    // After the change (a second call), the model answers freely.
+    let mut done = after_read(&short);
+    done.messages.push(Message::assistant(
+        "",
+        vec![ToolCall { id: "c2".into(), name: "file_write".into(), arguments: "{}".into() }],
+    ));
+    done.messages.push(Message::tool_result("c2", "Replaced config.toml"));
+    assert!(!forced(&done));
 }
 
 #[test]
