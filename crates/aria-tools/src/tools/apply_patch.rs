@@ -126,6 +126,15 @@ fn prepare(guard: &PathGuard, mut file: FilePatch) -> Result<Prepared, ToolError
         }
     };
     let applied = apply_file(&old, &file).map_err(|e| ToolError::failed(e.to_string()))?;
+    // A hunk whose '+' lines repeat its '-' lines applies and changes nothing: a model that
+    // wrote one believes it made its change (and a run asked for a change would end `done`).
+    if file.change == Change::Modify && applied.text == old {
+        return Err(ToolError::failed(format!(
+            "the patch changes nothing in {}: its '+' lines are the same as the lines they \
+             replace. Write the '+' lines as the file should read after the change",
+            file.path
+        )));
+    }
     let after = (file.change != Change::Delete).then_some(applied.text);
     Ok(Prepared {
         planned: Planned { target, before, after },

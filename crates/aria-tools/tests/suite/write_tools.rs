@@ -216,6 +216,24 @@ async fn apply_patch_modifies_creates_and_deletes() {
     );
 }
 
+/// Issue #18: a small model "renamed" a function with a hunk whose '+' line repeated its '-'
+/// line; it applied, changed nothing and the run ended `done`. Such a patch fails and says why.
+#[tokio::test]
+async fn a_patch_that_changes_nothing_fails() {
+    let fx = fixture();
+    let path = fx.root.join("a/b.txt");
+    fs::write(&path, "def multiply(a, b):\n    return a * b\n").unwrap();
+    let ino = fs::metadata(&path).unwrap().ino();
+    let patch = "--- a/a/b.txt\n+++ b/a/b.txt\n@@ -1,2 +1,2 @@\n def multiply(a, b):\n-    return a * b\n+    return a * b\n";
+    let m = failed(call(&patch_tool(&fx), json!({ "patch": patch })).await);
+    assert!(m.contains("changes nothing in a/b.txt") && m.contains("'+' lines"), "{m}");
+    assert_eq!(fs::metadata(&path).unwrap().ino(), ino);
+    // The same hunk with a real change applies.
+    let patch = patch.replace("+    return a * b", "+    return b * a");
+    call(&patch_tool(&fx), json!({ "patch": patch })).await.unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "def multiply(a, b):\n    return b * a\n");
+}
+
 #[tokio::test]
 async fn apply_patch_dry_run_reports_counts_and_changes_nothing() {
     let fx = fixture();
