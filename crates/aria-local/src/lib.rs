@@ -6,8 +6,8 @@
 //! chat model behind the ordinary [`aria_api::Provider`] trait ([`LocalChatProvider`], built on
 //! candle's `quantized_llama`), and a sentence embedder ([`LocalEmbedder`], ARIA's own BERT
 //! forward pass). It does not own configuration, progress bars or the decision of when to pull:
-//! `aria-cli` calls [`pull`] with a callback and decides what to print. It does not validate tool arguments for
-//! the agent either; the loop does that for every provider alike.
+//! `aria-cli` calls [`pull`] with a callback and decides what to print. It does not validate
+//! tool arguments for the agent either; the loop does that for every provider alike.
 //!
 //! The design decision to know is **constrained tool calls**. When a request offers tools, the
 //! model is told about them in Hermes/Qwen style and may answer in text or open `<tool_call>`.
