@@ -98,6 +98,34 @@ fn request_before(messages: &[Message]) -> Option<&str> {
     Some(text.char_indices().nth(400).map_or(text, |(cut, _)| &text[..cut]))
 }
 
+/// The tools whose success means files changed.
+const CHANGE_TOOLS: [&str; 2] = ["apply_patch", "file_write"];
+
+/// Whether `results` answer calls (the last message of `before`) that were all changes of
+/// files, and none of them failed or was refused.
+fn changed_files(before: &[Message], results: &[Message]) -> bool {
+    let Some(call) = before.last() else { return false };
+    call.role == Role::Assistant
+        && !call.tool_calls.is_empty()
+        && call.tool_calls.iter().all(|c| CHANGE_TOOLS.contains(&c.name.as_str()))
+        && results.iter().all(|r| !tool_failed(&r.content))
+}
+
+/// Whether a tool result says the call failed or was refused (ARIA writes `error: …` and
+/// `refused: …`, inside the fence it puts around tool output).
+pub(crate) fn tool_failed(content: &str) -> bool {
+    let body = tool_output_body(content).trim_start();
+    body.starts_with("error:") || body.starts_with("refused:")
+}
+
+/// A tool result without the fence ARIA puts around tool output (`<<tool_output id=…>>`).
+pub(crate) fn tool_output_body(content: &str) -> &str {
+    match content.strip_prefix("<<tool_output id=").and_then(|rest| rest.split_once(">>\n")) {
+        Some((_, body)) => body.rsplit_once("\n<</tool_output").map_or(body, |(body, _)| body),
+        None => content,
+    }
+}
+
 /// `tool` as an embedded model is shown it: the first sentence of its description and of each
 /// parameter's description; only the required parameters when there are any, else all but
 /// booleans and numbers.
@@ -308,6 +336,7 @@ pub fn render(
             }
             Role::Tool => {
                 // Consecutive tool results share one user turn, as in Qwen's template.
+                let start = i;
                 let mut content = String::new();
                 while i < messages.len() && messages[i].role == Role::Tool {
                     if !content.is_empty() {
@@ -320,8 +349,15 @@ pub fn render(
                 }
                 // Small models lose the question behind a tool result and explain how they
                 // would get it instead: the request is restated after the results.
+                // After a change that succeeded, they explained how to make it: they are asked
+                // what they changed.
                 if let Some(request) = request_before(&messages[..i]) {
-                    content.push_str("\n\nWith these results, answer my request: ");
+                    content.push_str(if changed_files(&messages[..start], &messages[start..i]) {
+                        "\n\nWith these results, tell me in one sentence what you changed for my \
+                         request: "
+                    } else {
+                        "\n\nWith these results, answer my request: "
+                    });
                     content.push_str(request);
                 }
                 b.turn("user", &content)?;

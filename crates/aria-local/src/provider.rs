@@ -158,19 +158,15 @@ fn edit_step(request: &ChatRequest) -> EditStep {
                 && call.tool_calls[0].name == READ_TOOL
                 && result.role == aria_api::Role::Tool =>
         {
-            let body = tool_output_body(&result.content);
-            let failed = ["error:", "refused:"].iter().any(|p| body.trim_start().starts_with(p));
-            if failed { EditStep::Free } else { EditStep::Write { chars: body.chars().count() } }
+            if crate::prompt::tool_failed(&result.content) {
+                EditStep::Free
+            } else {
+                EditStep::Write {
+                    chars: crate::prompt::tool_output_body(&result.content).chars().count(),
+                }
+            }
         }
         _ => EditStep::Free,
-    }
-}
-
-/// A tool result without the fence ARIA puts around tool output (`<<tool_output id=…>>`).
-fn tool_output_body(content: &str) -> &str {
-    match content.strip_prefix("<<tool_output id=").and_then(|rest| rest.split_once(">>\n")) {
-        Some((_, body)) => body.rsplit_once("\n<</tool_output").map_or(body, |(body, _)| body),
-        None => content,
     }
 }
 

@@ -331,6 +331,36 @@ fn first_then_auto_changes_the_file_it_read() {
     assert!(!forced(&done));
 }
 
+/// After a change that succeeded the model is asked what it changed (it explained how to make
+/// the change it had just made); after a failed one, or a read, to answer the request.
+#[test]
+fn after_a_change_the_model_is_asked_what_it_changed() {
+    let provider = chat();
+    let task = "Change the port in config.toml from 8088 to 9090.";
+    let after = |name: &str, result: &str| {
+        let mut req = request(task, edit_tools());
+        req.messages.push(Message::assistant(
+            "",
+            vec![ToolCall { id: "c1".into(), name: name.into(), arguments: "{}".into() }],
+        ));
+        req.messages.push(Message::tool_result("c1", result));
+        provider.render_prompt(&req).unwrap().text
+    };
+    let asked = format!("tell me in one sentence what you changed for my request: {task}");
+    let fenced = |body: &str| format!("<<tool_output id=ab12>>\n{body}\n<</tool_output id=ab12>>");
+    assert!(after("file_write", &fenced("Replaced config.toml (1 line changed)")).contains(&asked));
+    assert!(after("apply_patch", "Applied the patch to 1 file").contains(&asked));
+    for (name, result) in [
+        ("apply_patch", fenced("error: the hunk does not match")),
+        ("file_write", "refused: outside the roots".to_owned()),
+        ("file_read", fenced("port = 8088")),
+    ] {
+        let text = after(name, &result);
+        assert!(!text.contains(&asked), "{name}: {result}");
+        assert!(text.contains(&format!("answer my request: {task}")), "{name}: {result}");
+    }
+}
+
 #[test]
 fn the_request_is_restated_after_tool_results_but_not_arias_own_notes() {
     let provider = chat();
