@@ -352,11 +352,11 @@ impl Visitor<'_> {
             return;
         }
         if sink.count == 0 {
-            if size <= SHOWN_WHOLE_BYTES && self.local.out.unmatched_texts.len() < SHOWN_WHOLE_FILES
+            if size <= SHOWN_WHOLE_BYTES
+                && self.local.out.unmatched_texts.len() < SHOWN_WHOLE_FILES
+                && let Some(text) = whole_text(&file, size)
             {
-                if let Some(text) = whole_text(&file, size) {
-                    self.local.out.unmatched_texts.push((Arc::from(shown), text));
-                }
+                self.local.out.unmatched_texts.push((Arc::from(shown), text));
             }
             return;
         }
