@@ -33,8 +33,8 @@ pub enum ToolChoice {
     /// For models too small to decide to use a tool by themselves (SmolLM2-135M almost never
     /// does), so that they still look before they answer about the user's files. A message
     /// asking to edit a file it names ("fix the typo in README.md") gets a first call to
-    /// `file_read` and, once the file was read, a second that changes it (`file_write` for a
-    /// short file, `apply_patch` for a long one), when those tools are offered.
+    /// `file_read` and, once the file was read, a second that changes it (`apply_patch`, or
+    /// `file_write` when no patch tool is offered).
     FirstThenAuto,
 }
 
@@ -103,23 +103,22 @@ const READ_TOOL: &str = "file_read";
 /// The tools that make an edit.
 const WRITE_TOOL: &str = "file_write";
 const PATCH_TOOL: &str = "apply_patch";
-/// A file read whose text is at most this many characters is rewritten whole (`file_write`)
-/// by the forced second call of an edit; a longer one is patched.
-const REWRITE_CHARS: usize = 3000;
 
 /// Where a small model's edit of a named file stands: an embedded model that changes a file it
 /// has not seen writes a patch against text it imagines (`port = 8088` as the hunk's first
 /// line) or replaces the file with a guess, and once it has read the file it explains the
 /// change instead of making it. So its first call reads the file and its second makes the
-/// change: a short file rewritten whole (what a small model copies best), a long one patched.
+/// change with `apply_patch` (`file_write` only when no patch tool is offered): a small model
+/// asked to rewrite a file whole for "add a line" writes only the new line, losing the rest,
+/// while a patch that does not match the file changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EditStep {
     /// Not an edit of a named file, or past its first two calls: the model chooses.
     Free,
     /// The first call: `file_read`.
     Read,
-    /// The file was read (this many characters): the change.
-    Write { chars: usize },
+    /// The file was read: the change.
+    Write,
 }
 
 impl EditStep {
@@ -129,10 +128,7 @@ impl EditStep {
         match self {
             EditStep::Free => true,
             EditStep::Read => tool == READ_TOOL,
-            EditStep::Write { chars } => {
-                let rewrite = (chars <= REWRITE_CHARS && offers(WRITE_TOOL)) || !offers(PATCH_TOOL);
-                tool == if rewrite { WRITE_TOOL } else { PATCH_TOOL }
-            }
+            EditStep::Write => tool == if offers(PATCH_TOOL) { PATCH_TOOL } else { WRITE_TOOL },
         }
     }
 }
@@ -161,9 +157,7 @@ fn edit_step(request: &ChatRequest) -> EditStep {
             if crate::prompt::tool_failed(&result.content) {
                 EditStep::Free
             } else {
-                EditStep::Write {
-                    chars: crate::prompt::tool_output_body(&result.content).chars().count(),
-                }
+                EditStep::Write
             }
         }
         _ => EditStep::Free,
@@ -275,7 +269,7 @@ impl LocalChatProvider {
                         && last_user_message(request).is_some_and(|m| {
                             aria_api::refers_to_files(m) || names_a_tool(m, &request.tools)
                         });
-                    first || matches!(edit_step(request), EditStep::Write { .. })
+                    first || edit_step(request) == EditStep::Write
                 }
             };
         if forced { "<tool_call>\n" } else { "" }

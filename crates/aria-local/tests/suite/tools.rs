@@ -284,16 +284,17 @@ fn first_then_auto_reads_a_file_before_editing_it() {
     assert_eq!(calls(&events).len(), 1);
 }
 
-/// Once the file is read, the forced second call of an edit changes it: a short file is
-/// rewritten whole, a long one patched; a read that failed leaves the model free.
+/// Once the file is read, the forced second call of an edit changes it with a patch (a file
+/// rewritten whole by a small model lost everything but the new line), or with `file_write`
+/// when no patch tool is offered; a read that failed leaves the model free.
 #[test]
 fn first_then_auto_changes_the_file_it_read() {
     let provider = chat()
         .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
     let tools = edit_tools();
     let task = "Change the port in config.toml from 8088 to 9090.";
-    let after_read = |result: &str| {
-        let mut req = ChatRequest { max_tokens: Some(64), ..request(task, tools.clone()) };
+    let after_read_with = |result: &str, tools: &[ToolSpec]| {
+        let mut req = ChatRequest { max_tokens: Some(64), ..request(task, tools.to_vec()) };
         req.messages.push(Message::assistant(
             "",
             vec![ToolCall {
@@ -305,15 +306,17 @@ fn first_then_auto_changes_the_file_it_read() {
         req.messages.push(Message::tool_result("c1", result));
         req
     };
+    let after_read = |result: &str| after_read_with(result, &tools);
     let first = |req: &ChatRequest| {
         let (events, _) = provider.generate_blocking(req).unwrap();
         calls(&events).into_iter().next().map(|c| c.name)
     };
     let fenced = |body: &str| format!("<<tool_output id=ab12>>\n{body}\n<</tool_output id=ab12>>");
     let short = fenced("[server]\nport = 8088\n");
-    assert_eq!(first(&after_read(&short)).as_deref(), Some("file_write"));
-    let long = fenced(&format!("[server]\nport = 8088\n{}", "# padding line\n".repeat(250)));
-    assert_eq!(first(&after_read(&long)).as_deref(), Some("apply_patch"));
+    assert_eq!(first(&after_read(&short)).as_deref(), Some("apply_patch"));
+    let mut no_patch = tools.clone();
+    no_patch.retain(|t| t.name != "apply_patch");
+    assert_eq!(first(&after_read_with(&short, &no_patch)).as_deref(), Some("file_write"));
     // A failed read: no forced call (the model may say the file is missing).
     let forced = |req: &ChatRequest| {
         provider.render_prompt(req).unwrap().text.ends_with("<|im_start|>assistant\n<tool_call>\n")
