@@ -6,8 +6,10 @@ Prints, and asserts nothing:
     serves (start-up done; the daemon has given back what only start-up needed), split into
     anonymous memory (heap, stacks, relocated data) and file-backed pages (the executable's
     code and read-only data, shared libraries) from /proc/PID/smaps_rollup; and again after the
-    first periodic status collection (`[server] status_interval_secs`, 15 s by default), which
-    maps the code it runs back in: the figure an idle daemon stays at,
+    first periodic status collection (`[server] status_interval_secs`, 15 s by default): the
+    figure an idle daemon stays at; with the highest reading in between (sampled every 20 ms:
+    a collection maps the code it runs back in until the daemon gives it back after it),
+  * RSS after the work below, and again once the next idle status collection is past,
   * requests/s for GET /api/v1/health (wrk when installed, else a Python client, which is
     client-bound and says so),
   * time to the first SSE `text` event of a message, next to the model's own time to its first
@@ -182,6 +184,8 @@ def main():
     ap.add_argument("--idle", type=float, default=17.0,
                     help="seconds after start-up for the second idle reading, past the first "
                          "periodic status collection (0: skip it)")
+    ap.add_argument("--after", type=float, default=17.0,
+                    help="seconds to wait after the streams for the last idle reading (0: skip)")
     args = ap.parse_args()
     if not Path(args.bin).exists():
         raise SystemExit(f"{args.bin} is missing: run `cargo build --release` first")
@@ -199,9 +203,13 @@ def main():
             print(f"idle RSS, no model loaded, 1 s after start-up: {rss_split(proc.pid)} "
                   f"(goal <= 15 MB)")
             if args.idle > 1:
-                time.sleep(max(0.0, started + args.idle - time.time()))
+                peak = 0
+                while time.time() < started + args.idle:
+                    peak = max(peak, rss_kib(proc.pid))
+                    time.sleep(0.02)
                 print(f"idle RSS {args.idle:.0f} s after start-up (after a periodic status "
-                      f"collection): {rss_split(proc.pid)}")
+                      f"collection): {rss_split(proc.pid)}; highest reading in between "
+                      f"{peak / 1024:.1f} MiB")
 
             rps, how, errors = health_rps(address, args.seconds)
             print(f"GET /api/v1/health: {rps:,.0f} requests/s ({how}, {args.seconds} s, "
@@ -241,6 +249,10 @@ def main():
                   f"{len(failed)} did not, in {wall:.2f} s; RSS {rss_kib(proc.pid) / 1024:.1f} MiB")
             for r in failed[:3]:
                 print(f"  e.g. {r!r}")
+            if args.after > 0:
+                time.sleep(args.after)
+                print(f"idle again, {args.after:.0f} s after the streams (past the next status "
+                      f"collection): {rss_split(proc.pid)}")
         finally:
             proc.terminate()
             proc.wait(timeout=30)

@@ -587,7 +587,12 @@ fn recent_log_errors(path: &Path) -> Vec<String> {
 
 /// Collects every `interval` until `stop`. A collection that panics is logged and the next
 /// one goes on: the collector is its own failure domain.
-pub async fn run(gw: Arc<Gateway>, interval: Duration, stop: CancellationToken) {
+///
+/// `when_idle` runs (on the blocking pool) after a collection that found no run in flight:
+/// the daemon gives back there what the collection and earlier work left mapped
+/// (`aria_sandbox::release_unused_memory`), so an idle daemon's memory does not creep up
+/// between requests.
+pub async fn run(gw: Arc<Gateway>, interval: Duration, stop: CancellationToken, when_idle: fn()) {
     loop {
         let task = tokio::spawn({
             let gw = gw.clone();
@@ -597,6 +602,9 @@ pub async fn run(gw: Arc<Gateway>, interval: Duration, stop: CancellationToken) 
         });
         if let Err(e) = task.await {
             tracing::error!(error = %e, "the status collection failed; trying again next time");
+        }
+        if gw.runs.active() == 0 {
+            let _ = tokio::task::spawn_blocking(when_idle).await;
         }
         tokio::select! {
             () = stop.cancelled() => return,

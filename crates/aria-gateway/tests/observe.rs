@@ -238,3 +238,32 @@ async fn the_status_page_is_served_with_its_assets() {
     let (status, kind, _) = get_root(&h, "/ui/status.js").await;
     assert_eq!((status, kind.starts_with("text/javascript")), (StatusCode::OK, true));
 }
+
+static IDLE_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn count_idle() {
+    IDLE_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+#[tokio::test]
+async fn the_collector_gives_back_memory_after_each_idle_collection() {
+    let h = Harness::start(vec![Turn::text("ok")]).await;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(aria_gateway::status::run(
+        h.gateway.clone(),
+        std::time::Duration::from_millis(20),
+        stop.clone(),
+        count_idle,
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while IDLE_CALLS.load(std::sync::atomic::Ordering::SeqCst) < 3 {
+        assert!(std::time::Instant::now() < deadline, "when_idle was not called 3 times");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    stop.cancel();
+    task.await.expect("the collector stops when told");
+    // Every call came after a collection: the status it keeps is filled in.
+    let (status, body) = json_root(&h, "/status").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["checks"].as_array().is_some_and(|c| !c.is_empty()), "{body}");
+}

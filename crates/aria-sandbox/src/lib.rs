@@ -36,7 +36,7 @@ mod seccomp;
 mod spec;
 
 pub use beneath::{BeneathDir, EntryStat, OpenMode, open_beneath};
-pub use memory::release_startup_memory;
+pub use memory::release_unused_memory;
 pub use mounts::is_system_path;
 pub use protect::{KernelSupport, Protection, Protections, RunFacts};
 pub use run::{Captured, ExitInfo, Outcome, Running, Sandbox};

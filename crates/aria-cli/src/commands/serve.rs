@@ -334,6 +334,7 @@ async fn run_daemon(
             gateway.clone(),
             Duration::from_secs(config.server.status_interval_secs),
             scheduler_stop.clone(),
+            aria_sandbox::release_unused_memory,
         ),
         tracing::info_span!("status"),
     ));
@@ -351,7 +352,7 @@ async fn run_daemon(
     // first go (their first round takes milliseconds): give back what only start-up needed.
     tokio::spawn(async {
         tokio::time::sleep(SETTLE).await;
-        let _ = tokio::task::spawn_blocking(aria_sandbox::release_startup_memory).await;
+        let _ = tokio::task::spawn_blocking(aria_sandbox::release_unused_memory).await;
     });
     let signal = wait_for_signal().await;
     eprintln!(
