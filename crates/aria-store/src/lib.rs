@@ -102,7 +102,8 @@ pub use memory::{
 };
 pub use memory_index::Residence;
 pub use memory_search::{
-    CANDIDATES, Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, fts_query,
+    CANDIDATES, Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, TextCandidates,
+    fts_query,
 };
 pub use notifications::StoredNotification;
 pub use outbox::{ChannelChat, OutboxItem, OutboxKind, OutboxState};

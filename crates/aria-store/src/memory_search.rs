@@ -151,6 +151,31 @@ impl<'a> MemoryQuery<'a> {
     }
 }
 
+/// The BM25 candidates of one query, computed ahead ([`Store::memory_text_candidates`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextCandidates {
+    key: TextKey,
+    rids: Vec<i64>,
+}
+
+/// What the BM25 candidates depend on.
+#[derive(Debug, Clone, PartialEq)]
+struct TextKey {
+    text: String,
+    filter: MemoryFilter,
+    n: usize,
+}
+
+impl TextKey {
+    fn of(query: &MemoryQuery<'_>) -> TextKey {
+        TextKey {
+            text: query.text.to_owned(),
+            filter: query.filter.clone(),
+            n: query.candidates.max(query.limit),
+        }
+    }
+}
+
 /// One result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryHit {
@@ -188,14 +213,54 @@ pub(crate) enum IndexDelta {
 impl Store {
     /// Searches memories. See the module docs for the fusion; `query.mode` picks the retrievers.
     pub fn memory_search(&self, query: &MemoryQuery<'_>) -> Result<Vec<MemoryHit>, StoreError> {
+        self.search(query, None)
+    }
+
+    /// The BM25 half of `query`, on its own: run it while the query's vector is being
+    /// embedded, then hand it to [`Store::memory_search_with_text`] with the vector (a search
+    /// through the daemon overlaps the two instead of doing one after the other).
+    pub fn memory_text_candidates(
+        &self,
+        query: &MemoryQuery<'_>,
+    ) -> Result<TextCandidates, StoreError> {
+        let conn = self.conn();
+        let n = query.candidates.max(query.limit);
+        Ok(TextCandidates {
+            key: TextKey::of(query),
+            rids: text_candidates(&conn, query.text, &query.filter, n)?,
+        })
+    }
+
+    /// [`Store::memory_search`] with its BM25 half computed ahead by
+    /// [`Store::memory_text_candidates`]. Candidates computed for another text, filter or
+    /// candidate count are not used: the BM25 half then runs again here, so the result is
+    /// always the same as `memory_search`'s.
+    pub fn memory_search_with_text(
+        &self,
+        query: &MemoryQuery<'_>,
+        text: TextCandidates,
+    ) -> Result<Vec<MemoryHit>, StoreError> {
+        let ahead = (text.key == TextKey::of(query)).then_some(text.rids);
+        self.search(query, ahead)
+    }
+
+    fn search(
+        &self,
+        query: &MemoryQuery<'_>,
+        ahead: Option<Vec<i64>>,
+    ) -> Result<Vec<MemoryHit>, StoreError> {
         let n = query.candidates.max(query.limit);
         let conn = self.conn();
         let wants_text = query.mode != SearchMode::Vector;
-        // BM25 runs on this thread while other threads scan the vectors.
+        // BM25 runs on this thread while other threads scan the vectors (unless it ran ahead).
         let mut text: Option<Result<Vec<i64>, StoreError>> = None;
+        let mut ahead = ahead;
         let mut run_text = || {
             if wants_text {
-                text = Some(text_candidates(&conn, query.text, &query.filter, n));
+                text = Some(match ahead.take() {
+                    Some(rids) => Ok(rids),
+                    None => text_candidates(&conn, query.text, &query.filter, n),
+                });
             }
         };
         let vector = match (query.mode, query.embedding) {

@@ -146,6 +146,41 @@ fn hybrid_ranks_a_memory_found_by_both_retrievers_first() {
 }
 
 #[test]
+fn bm25_computed_ahead_gives_the_same_hits_and_is_not_reused_for_another_query() {
+    let store = store();
+    add(&store, "quarterly budget spreadsheet budget budget", None);
+    add(&store, "money plan for the next three months", Some(&[1.0, 0.0, 0.0]));
+    add(&store, "the budget for next quarter", Some(&[0.9, 0.3, 0.0]));
+    add(&store, "a plan for the garden", Some(&[0.2, 0.9, 0.1]));
+    let q = Embedding { model: M, vector: &[1.0, 0.0, 0.0] };
+    for mode in [SearchMode::Hybrid, SearchMode::Text, SearchMode::Vector] {
+        let mut query = MemoryQuery::new("budget plan", Some(q), 3);
+        query.mode = mode;
+        let ahead = store.memory_text_candidates(&query).unwrap();
+        assert_eq!(
+            store.memory_search_with_text(&query, ahead).unwrap(),
+            store.memory_search(&query).unwrap(),
+            "{mode:?}"
+        );
+    }
+    // Candidates of another text, filter or depth are not taken for this query's.
+    let mut query = MemoryQuery::new("budget", Some(q), 3);
+    let other_text = store.memory_text_candidates(&MemoryQuery::new("garden", None, 3)).unwrap();
+    let expected = store.memory_search(&query).unwrap();
+    assert_eq!(store.memory_search_with_text(&query, other_text).unwrap(), expected);
+    let mut narrower = query.clone();
+    narrower.filter.kinds = vec![MemoryKind::Preference];
+    let other_filter = store.memory_text_candidates(&narrower).unwrap();
+    assert_eq!(store.memory_search_with_text(&query, other_filter).unwrap(), expected);
+    let mut shallower = query.clone();
+    shallower.candidates = 1;
+    shallower.limit = 1;
+    let other_depth = store.memory_text_candidates(&shallower).unwrap();
+    query.limit = 3;
+    assert_eq!(store.memory_search_with_text(&query, other_depth).unwrap(), expected);
+}
+
+#[test]
 fn filters_on_status_kind_and_categories_apply_to_both_retrievers() {
     let store = store();
     let mut pref = NewMemory::new("likes green tea");

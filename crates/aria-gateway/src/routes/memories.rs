@@ -304,6 +304,13 @@ async fn search(
     };
     // The query's vector, from the embedder the daemon keeps loaded: no per-search model load.
     let embedder = gw.services.embedder.clone().filter(|_| mode != SearchMode::Text);
+    // BM25 needs no vector: on another core while the query is embedded, not after it.
+    let text = (mode == SearchMode::Hybrid && embedder.is_some()).then(|| {
+        let (store, q) = (gw.store.clone(), q.to_owned());
+        tokio::task::spawn_blocking(move || {
+            store.memory_text_candidates(&MemoryQuery::new(&q, None, limit))
+        })
+    });
     let vector = match &embedder {
         Some(embedder) => match embedder.embed(&[q.to_owned()]).await {
             Ok(mut vectors) => vectors.pop(),
@@ -323,6 +330,12 @@ async fn search(
         }
         None => None,
     };
+    // Candidates that failed (or a task that did not finish) are looked for again below, where
+    // an error is reported as any search error is.
+    let text = match text {
+        Some(task) => task.await.ok().and_then(Result::ok),
+        None => None,
+    };
     let q = q.to_owned();
     let store = gw.store.clone();
     let (hits, lists) = blocking("searching memories", move || {
@@ -333,7 +346,10 @@ async fn search(
         let mut search = MemoryQuery::new(&q, embedding, limit);
         search.mode = mode;
         let lists = search.lists();
-        let hits = store.memory_search(&search)?;
+        let hits = match text {
+            Some(text) => store.memory_search_with_text(&search, text)?,
+            None => store.memory_search(&search)?,
+        };
         Ok((hits, lists))
     })
     .await?;
