@@ -2,6 +2,8 @@
 //! `aria memories import` and `reindex` do), for several batch sizes and worker counts, the
 //! default plan marked. Prints figures; asserts nothing.
 //!
+//! Then one short query at a time (what a memory search embeds), p50/p95 milliseconds.
+//!
 //! `ARIA_BENCH_DOCS=N` documents (default 256); `ARIA_BENCH_CORPUS=FILE.jsonl` takes the texts
 //! from a BEIR corpus (`title` + `text`) instead of the built-in generated ones;
 //! `ARIA_BENCH_MODELS_DIR` as in the `local` bench.
@@ -115,4 +117,32 @@ fn main() {
             if plan == default { "  (default)" } else { "" }
         );
     }
+    one_query_at_a_time(&embedder);
+}
+
+/// What a memory search embeds: one query of a few words, alone, with idle time between
+/// queries, as in a daemon between searches. Milliseconds per query, p50 and p95.
+fn one_query_at_a_time(embedder: &LocalEmbedder) {
+    const QUERIES: [&str; 5] = [
+        "when is the dentist appointment",
+        "wing boundary layer transition",
+        "favourite editor",
+        "what did I say about the project budget last week",
+        "flight",
+    ];
+    let rounds = 100;
+    let mut times = Vec::with_capacity(rounds);
+    for i in 0..rounds {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let query = vec![QUERIES[i % QUERIES.len()].to_owned()];
+        let t = Instant::now();
+        embedder.embed(&query).expect("embed a query");
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "one query (1-10 words) at a time, 20 ms apart: p50 {:.2} ms, p95 {:.2} ms",
+        times[rounds / 2],
+        times[rounds * 95 / 100 - 1]
+    );
 }

@@ -365,74 +365,8 @@ impl Bert {
     ) {
         let (k, n) = (w.weight.k, w.weight.n);
         let rows = x.len() / k;
-        let panels = n.div_ceil(NR);
-        let parts = candle_core::utils::get_num_threads().min(panels / MIN_PANELS_PER_PART);
-        if rows > SPLIT_ROWS || parts < 2 {
-            matmul(self.isa, out, n, rows, x, k, &w.weight, accumulate, 1.0, apack);
-            return;
-        }
-        // A few rows (a search query): the product is as long as reading the weights, which
-        // one core does at a fraction of the machine's bandwidth: split it over the cores.
-        split_product(self.isa, out, rows, x, &w.weight, accumulate, parts);
+        matmul(self.isa, out, n, rows, x, k, &w.weight, accumulate, 1.0, apack);
     }
-}
-
-/// `out (+)= x·w` for `rows` rows, the column panels of `w` cut into `parts` ranges computed
-/// side by side on the cores (candle's barrier pool), each into its own buffer. The same tiles
-/// over the same inner blocks as one [`matmul`], so the result is the same to the bit.
-fn split_product(
-    isa: Isa,
-    out: &mut [f32],
-    rows: usize,
-    x: &[f32],
-    w: &Packed,
-    accumulate: bool,
-    parts: usize,
-) {
-    let (k, n) = (w.k, w.n);
-    let panels = n.div_ceil(NR);
-    let per = panels.div_ceil(parts.max(1));
-    let pieces: Vec<std::sync::Mutex<Vec<f32>>> =
-        (0..parts).map(|_| std::sync::Mutex::new(Vec::new())).collect();
-    let existing: &[f32] = out;
-    candle_core::utils::barrier_pool().execute_chunked(parts, |range| {
-        let mut apack = Vec::new();
-        for part in range {
-            let span = (part * per).min(panels)..((part + 1) * per).min(panels);
-            let cols = (span.end * NR).min(n).saturating_sub(span.start * NR);
-            let mut piece = vec![0.0f32; rows * cols];
-            if accumulate && cols > 0 {
-                for (r, row) in piece.chunks_exact_mut(cols).enumerate() {
-                    row.copy_from_slice(&existing[r * n + span.start * NR..][..cols]);
-                }
-            }
-            let panels = Panels { span, n };
-            matmul_panels(isa, &mut piece, cols, rows, x, k, w, panels, accumulate, &mut apack);
-            *pieces[part].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = piece;
-        }
-    });
-    for (part, piece) in pieces.into_iter().enumerate() {
-        let piece = piece.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let start = (part * per).min(panels) * NR;
-        let cols = (((part + 1) * per).min(panels) * NR).min(n).saturating_sub(start);
-        if cols == 0 {
-            continue;
-        }
-        for (r, row) in piece.chunks_exact(cols).enumerate() {
-            out[r * n + start..][..cols].copy_from_slice(row);
-        }
-    }
-}
-
-/// At most this many rows (tokens) make [`Bert::linear`] split one product over the cores.
-const SPLIT_ROWS: usize = 32;
-/// Column panels each core takes at least when a product is split.
-const MIN_PANELS_PER_PART: usize = 4;
-
-/// A range of a right operand's column panels, and its full column count.
-struct Panels {
-    span: std::ops::Range<usize>,
-    n: usize,
 }
 
 /// The parts of [`Scratch`] attention uses (the rest is borrowed by the layer meanwhile).
@@ -548,30 +482,13 @@ fn matmul(
     scale: f32,
     apack: &mut Vec<f32>,
 ) {
-    let span = 0..rhs.n.div_ceil(NR);
-    let p = Product { dst_stride, rows, lhs, lhs_stride, rhs, span, accumulate, scale };
-    p.on(isa, dst, apack);
-}
-
-/// [`matmul`] (scale 1) of the column panels `panels.span` only, into `dst` whose column 0 is
-/// the first column of the first of those panels.
-#[allow(clippy::too_many_arguments)] // as `matmul`
-fn matmul_panels(
-    isa: Isa,
-    dst: &mut [f32],
-    dst_stride: usize,
-    rows: usize,
-    lhs: &[f32],
-    lhs_stride: usize,
-    rhs: &Packed,
-    panels: Panels,
-    accumulate: bool,
-    apack: &mut Vec<f32>,
-) {
-    debug_assert_eq!(panels.n, rhs.n);
-    let span = panels.span;
-    let p = Product { dst_stride, rows, lhs, lhs_stride, rhs, span, accumulate, scale: 1.0 };
-    p.on(isa, dst, apack);
+    let p = Product { dst_stride, rows, lhs, lhs_stride, rhs, accumulate, scale };
+    match isa {
+        // The whole product, kernel inlined, compiles with AVX2 and FMA on.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2(s) => s.vectorize(|| p.run(dst, apack, |a, b| tile_avx2(s, a, b))),
+        Isa::Portable => p.run(dst, apack, tile_portable),
+    }
 }
 
 /// The operands of one [`matmul`].
@@ -581,22 +498,11 @@ struct Product<'a> {
     lhs: &'a [f32],
     lhs_stride: usize,
     rhs: &'a Packed,
-    /// The right operand's column panels computed (`dst` starts at the first one's column).
-    span: std::ops::Range<usize>,
     accumulate: bool,
     scale: f32,
 }
 
 impl Product<'_> {
-    fn on(&self, isa: Isa, dst: &mut [f32], apack: &mut Vec<f32>) {
-        match isa {
-            // The whole product, kernel inlined, compiles with AVX2 and FMA on.
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2(s) => s.vectorize(|| self.run(dst, apack, |a, b| tile_avx2(s, a, b))),
-            Isa::Portable => self.run(dst, apack, tile_portable),
-        }
-    }
-
     #[inline(always)]
     fn run(
         &self,
@@ -605,7 +511,6 @@ impl Product<'_> {
         tile: impl Fn(&[[f32; MR]], &[[f32; NR]]) -> Tile,
     ) {
         let (k, n, rows) = (self.rhs.k, self.rhs.n, self.rows);
-        let col0 = self.span.start * NR;
         for k0 in (0..k.max(1)).step_by(KC) {
             let k1 = (k0 + KC).min(k);
             let kc = k1 - k0;
@@ -623,7 +528,7 @@ impl Product<'_> {
                         apack[(block * kc + kk) * MR + lane] = v;
                     }
                 }
-                for p in self.span.clone() {
+                for p in 0..n.div_ceil(NR) {
                     let panel = self.rhs.panel(p, k0, k1);
                     let cols = NR.min(n - p * NR);
                     for block in 0..blocks {
@@ -631,8 +536,7 @@ impl Product<'_> {
                         let t = tile(a, panel);
                         let r0 = i0 + block * MR;
                         for (r, t) in t.iter().enumerate().take(MR.min(rows - r0)) {
-                            let at = (r0 + r) * self.dst_stride + p * NR - col0;
-                            let out = &mut dst[at..][..cols];
+                            let out = &mut dst[(r0 + r) * self.dst_stride + p * NR..][..cols];
                             for (o, &v) in out.iter_mut().zip(t) {
                                 *o = if add { self.scale.mul_add(v, *o) } else { self.scale * v };
                             }

@@ -255,39 +255,3 @@ fn gelu_matches_the_exact_definition() {
         assert!((f64::from(gelu(x)) - want).abs() < 1e-6, "gelu({x})");
     }
 }
-
-/// Values in [-1, 1) from a fixed-seed generator.
-fn noise(seed: u64, n: usize) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
-
-#[test]
-fn a_product_split_over_the_cores_equals_the_one_thread_product_to_the_bit() {
-    let isa = Isa::detect();
-    // 9 panels with a partial last one (n = 137), several inner blocks (k = 400 > KC), rows
-    // below and above one kernel tile.
-    for (rows, k, n) in [(1, 32, 64), (5, 400, 137), (7, 24, 137), (13, 64, 96)] {
-        let w = noise(1, k * n);
-        let packed = Packed::new(k, n, |r, c| w[r * n + c]);
-        let x = noise(2, rows * k);
-        for accumulate in [false, true] {
-            let start = noise(3, rows * n);
-            let mut one = start.clone();
-            matmul(isa, &mut one, n, rows, &x, k, &packed, accumulate, 1.0, &mut Vec::new());
-            for parts in [2, 3, 4] {
-                let mut split = start.clone();
-                split_product(isa, &mut split, rows, &x, &packed, accumulate, parts);
-                let same = one.iter().zip(&split).all(|(a, b)| a.to_bits() == b.to_bits());
-                assert!(same, "rows {rows}, k {k}, n {n}, accumulate {accumulate}, {parts} parts");
-            }
-        }
-    }
-}
