@@ -169,8 +169,15 @@ fn parse_file(lines: &[Raw<'_>], start: usize) -> Result<(FilePatch, usize), Par
     let mut i = start + 2;
     let mut hunks: Vec<Hunk> = Vec::new();
     while let Some(line) = lines.get(i).filter(|l| l.text.starts_with("@@")) {
-        let mut hunk = hunk_header(line.text, i + 1)?;
-        i = hunk_body(lines, i + 1, &mut hunk, &path)?;
+        let header = hunk_header(line.text, i + 1)?;
+        let mut hunk = header.clone();
+        i = match hunk_body(lines, i + 1, &mut hunk, &path) {
+            Ok(next) => next,
+            Err(strict) => {
+                hunk = header;
+                recount(lines, i + 1, &mut hunk).ok_or(strict)?
+            }
+        };
         hunks.push(hunk);
     }
     if hunks.is_empty() {
@@ -372,6 +379,68 @@ fn hunk_body(
         return Err(err(i + 1, hunk, why));
     }
     Ok(i)
+}
+
+/// Reads the body of `hunk` from line index `i` when its header's counts do not fit it, as
+/// `git apply --recount` does: every line that starts with ' ', '-' or '+' (or is empty: a
+/// context line whose space was trimmed) up to the next hunk or file header belongs to it,
+/// and the counts are taken from those lines. Models and hand edits often get the counts wrong
+/// (`@@ -1,2 +1,2 @@` over two context lines, one removed and one added); the lines themselves
+/// still have to match the file where the hunk is applied, so nothing is guessed beyond the
+/// counts. Empty lines at the end are separators, not context. `None` (the strict error then
+/// stands) when the lines found change nothing, or when a `\ No newline` marker comes first.
+fn recount(lines: &[Raw<'_>], mut i: usize, hunk: &mut Hunk) -> Option<usize> {
+    hunk.lines.clear();
+    while let Some(raw) = lines.get(i) {
+        let text = raw.text;
+        let next_file = text.starts_with("--- ")
+            && lines.get(i + 1).is_some_and(|l| l.text.starts_with("+++ "));
+        if text.starts_with("@@") || text.starts_with("diff ") || next_file || text == "-- " {
+            break;
+        }
+        let kind = match text.as_bytes().first() {
+            Some(b' ') | None => LineKind::Context,
+            Some(b'-') => LineKind::Remove,
+            Some(b'+') => LineKind::Add,
+            Some(b'\\') => {
+                mark_no_newline(hunk).ok()?;
+                i += 1;
+                continue;
+            }
+            Some(_) => break,
+        };
+        let body = text.get(1..).unwrap_or("");
+        hunk.lines.push(HunkLine {
+            kind,
+            text: body.to_owned(),
+            crlf: raw.crlf,
+            no_newline: false,
+        });
+        i += 1;
+    }
+    while hunk
+        .lines
+        .last()
+        .is_some_and(|l| l.kind == LineKind::Context && l.text.is_empty() && !l.no_newline)
+    {
+        hunk.lines.pop();
+    }
+    let count = |kind: LineKind| hunk.lines.iter().filter(|l| l.kind == kind).count();
+    let (context, removed, added) =
+        (count(LineKind::Context), count(LineKind::Remove), count(LineKind::Add));
+    if removed + added == 0 {
+        return None;
+    }
+    hunk.old_len = context + removed;
+    hunk.new_len = context + added;
+    // `@@ -0,0 …` is a creation's header: it cannot have old lines, whatever the body says.
+    if hunk.old_start == 0 && hunk.old_len != 0 {
+        return None;
+    }
+    if hunk.new_start == 0 && hunk.new_len != 0 {
+        return None;
+    }
+    Some(i)
 }
 
 /// A line right after a complete hunk that would be part of it if the counts were larger (the

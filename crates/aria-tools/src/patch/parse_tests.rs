@@ -141,10 +141,43 @@ fn removed_lines_that_look_like_headers_are_hunk_lines() {
 fn text_after_the_hunks_is_ignored_unless_it_looks_like_more_hunk_lines() {
     let mail = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n-- \n2.43.0\n\nthanks\n";
     assert_eq!(parse(mail).unwrap().files[0].counts(), (1, 1));
-    for extra in [" c\n", "+c\n", "-c\n"] {
+    // More hunk lines than the header counts: the hunk is read with the counts of its lines.
+    for (extra, counts) in [(" c\n", (2, 2)), ("+c\n", (1, 2)), ("-c\n", (2, 1))] {
         let patch = format!("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n{extra}");
-        assert!(matches!(err(&patch), ParseError::HunkBody { line: 6, .. }), "{extra:?}");
+        let hunk = &parse(&patch).unwrap().files[0].hunks[0];
+        assert_eq!((hunk.old_len, hunk.new_len), counts, "{extra:?}");
+        assert_eq!(hunk.lines.len(), 3, "{extra:?}");
     }
+}
+
+#[test]
+fn a_hunk_whose_header_miscounts_its_lines_is_read_with_their_counts() {
+    // What a 1.5B model wrote for "change the port from 8088 to 9090": two context lines, one
+    // removed, one added, under a header that counts two old and two new lines.
+    let model = "diff --git a/config.toml b/config.toml\n--- a/config.toml\n+++ b/config.toml\n\
+                 @@ -1,2 +1,2 @@\n [server]\n host = \"127.0.0.1\"\n-port = 8088\n+port = 9090\n";
+    let hunk = &parse(model).unwrap().files[0].hunks[0];
+    assert_eq!((hunk.old_start, hunk.old_len, hunk.new_start, hunk.new_len), (1, 3, 1, 3));
+    assert_eq!(hunk.lines[2], hl(LineKind::Remove, "port = 8088"));
+    // Counts too large, with the next hunk and the next file after it; a blank separator line
+    // at the end of a hunk is not a context line.
+    let two = "--- a/f\n+++ b/f\n@@ -1,9 +1,9 @@\n a\n-b\n+c\n\n@@ -20,1 +20,1 @@\n-x\n+y\n\
+               --- a/g\n+++ b/g\n@@ -1,5 +1,5 @@\n-p\n+q\n";
+    let p = parse(two).unwrap();
+    let f = &p.files[0];
+    assert_eq!(
+        f.hunks.iter().map(|h| (h.old_len, h.new_len)).collect::<Vec<_>>(),
+        [(2, 2), (1, 1)]
+    );
+    assert_eq!((p.files[1].path.as_str(), p.files[1].hunks[0].old_len), ("g", 1));
+    // A `\ No newline` marker still attaches to the line before it.
+    let marker =
+        parse("--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n-a\n+b\n\\ No newline at end of file\n").unwrap();
+    assert!(marker.files[0].hunks[0].lines[1].no_newline);
+    // A creation keeps a creation's header.
+    assert!(
+        err("--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n a\n+b\n").to_string().contains("line 4")
+    );
 }
 
 #[test]
@@ -164,13 +197,14 @@ fn malformed_patches_name_the_line_and_the_rule() {
         ("--- a/f\n+++ b/f\n@@ -0,2 +1 @@\n", "is not a hunk header"),
         ("@@ -1 +1 @@\n-a\n+b\n", "line 1: a hunk header comes before"),
         ("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n", "the patch ends with 1 old and 1 new lines"),
+        // Wrong counts and no change in the lines there are: the strict reading's error.
         (
-            "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n a\n-b\n",
-            "line 5: in the hunk @@ -1,1 +1,1 @@ of f: \"-b\" comes after the last line the header counts",
+            "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n a\n b\n",
+            "line 5: in the hunk @@ -1,1 +1,1 @@ of f: \" b\" comes after the last line the header counts",
         ),
         (
-            "--- a/f\n+++ b/f\n@@ -1,1 +1,2 @@\n-a\n-b\n",
-            "line 5: in the hunk @@ -1,1 +1,2 @@ of f: \"-b\" is one line more",
+            "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\nxb\n",
+            "line 5: in the hunk @@ -1,3 +1,3 @@ of f: \"xb\" is not a hunk line",
         ),
         (
             "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\nxa\n",
