@@ -12,6 +12,7 @@
 
 mod chat;
 mod embed;
+mod fence;
 mod journal;
 mod message;
 mod policy;
@@ -24,6 +25,9 @@ pub use chat::{
     ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError,
 };
 pub use embed::{EmbedError, Embedder, check_batch as check_embed_batch, cosine};
+pub use fence::{
+    CHANGE_TOOLS, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, fence, tool_failed, untrusted_body,
+};
 pub use journal::{
     AuditEvent, AuditSink, HistorySummary, Journal, JournalError, MessageMeta, NewSession,
     SessionRecord, TraceKind, TraceRecord,

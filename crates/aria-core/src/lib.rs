@@ -59,9 +59,10 @@ pub use memory_extract::{
 };
 pub use memory_policy::{Conversation, DEFAULT_RECALL_MIN_SIMILARITY, relevant, unjustified};
 pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
+// The fence's reader lives in aria-api with its writer; re-exported for the front ends.
+pub use aria_api::untrusted_body;
 pub use output::{
     Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, strip_markers,
-    untrusted_body,
 };
 pub use persona::{MAX_RESTYLE_BYTES, Persona, Restyled, check_rewrite, restyle, restyle_request};
 pub use plan::{

@@ -50,17 +50,8 @@ impl UntrustedFence {
     /// defused.
     pub fn wrap(&self, text: &str) -> String {
         let body = defuse(text);
-        format!("<<tool_output id={id}>>\n{body}\n<</tool_output id={id}>>", id = self.id)
+        aria_api::fence(&self.id, &body)
     }
-}
-
-/// The content of a block made by [`UntrustedFence::wrap`] (whatever its id), or `None` if
-/// `text` is not exactly one such block. For front ends that show tool results to a person.
-pub fn untrusted_body(text: &str) -> Option<&str> {
-    let rest = text.strip_prefix("<<tool_output id=")?;
-    let (id, rest) = rest.split_once(">>\n")?;
-    let body = rest.strip_suffix(&format!("\n<</tool_output id={id}>>"))?;
-    Some(body)
 }
 
 /// `text` without any tool-output marker (`<<tool_output id=…>>`, `<</tool_output id=…>>`, with
@@ -233,6 +224,7 @@ mod strip_tests {
 mod tests {
     use super::*;
     use aria_api::NoRedact;
+    use aria_api::untrusted_body;
 
     #[derive(Debug)]
     struct HideKey;

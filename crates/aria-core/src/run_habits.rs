@@ -116,7 +116,7 @@ impl Run<'_> {
             .specs()
             .into_iter()
             .map(|t| t.name)
-            .filter(|n| crate::tool_select::CHANGE_TOOLS.contains(&n.as_str()))
+            .filter(|n| aria_api::CHANGE_TOOLS.contains(&n.as_str()))
             .map(|n| format!("`{n}`"))
             .collect();
         (!names.is_empty()).then(|| names.join(" or "))
@@ -154,7 +154,7 @@ impl Run<'_> {
             .rev()
             .take_while(|m| m.role != Role::User)
             .find(|m| m.role == Role::Tool)
-            .map(|m| crate::output::untrusted_body(&m.content).unwrap_or(&m.content).trim_start())
+            .map(|m| aria_api::untrusted_body(&m.content).unwrap_or(&m.content).trim_start())
             .is_some_and(|result| NOTHING.iter().any(|p| result.starts_with(p)))
     }
 

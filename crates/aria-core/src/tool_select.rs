@@ -21,7 +21,7 @@ use aria_api::{Embedder, ToolSpec, cosine};
 /// Offered whatever the message says: most tasks read or find files first.
 pub const CORE_TOOLS: [&str; 3] = ["file_read", "file_list", "file_search"];
 /// Offered as well when the message asks for a change to files.
-pub const CHANGE_TOOLS: [&str; 2] = ["apply_patch", "file_write"];
+pub use aria_api::CHANGE_TOOLS;
 /// Each word a message shares with a tool adds this much to its cosine similarity.
 const WORD_WEIGHT: f32 = 0.05;
 

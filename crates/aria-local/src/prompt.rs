@@ -98,32 +98,14 @@ fn request_before(messages: &[Message]) -> Option<&str> {
     Some(text.char_indices().nth(400).map_or(text, |(cut, _)| &text[..cut]))
 }
 
-/// The tools whose success means files changed.
-const CHANGE_TOOLS: [&str; 2] = ["apply_patch", "file_write"];
-
 /// Whether `results` answer calls (the last message of `before`) that were all changes of
 /// files, and none of them failed or was refused.
 fn changed_files(before: &[Message], results: &[Message]) -> bool {
     let Some(call) = before.last() else { return false };
     call.role == Role::Assistant
         && !call.tool_calls.is_empty()
-        && call.tool_calls.iter().all(|c| CHANGE_TOOLS.contains(&c.name.as_str()))
-        && results.iter().all(|r| !tool_failed(&r.content))
-}
-
-/// Whether a tool result says the call failed or was refused (ARIA writes `error: …` and
-/// `refused: …`, inside the fence it puts around tool output).
-pub(crate) fn tool_failed(content: &str) -> bool {
-    let body = tool_output_body(content).trim_start();
-    body.starts_with("error:") || body.starts_with("refused:")
-}
-
-/// A tool result without the fence ARIA puts around tool output (`<<tool_output id=…>>`).
-pub(crate) fn tool_output_body(content: &str) -> &str {
-    match content.strip_prefix("<<tool_output id=").and_then(|rest| rest.split_once(">>\n")) {
-        Some((_, body)) => body.rsplit_once("\n<</tool_output").map_or(body, |(body, _)| body),
-        None => content,
-    }
+        && call.tool_calls.iter().all(|c| aria_api::CHANGE_TOOLS.contains(&c.name.as_str()))
+        && results.iter().all(|r| !aria_api::tool_failed(&r.content))
 }
 
 /// `tool` as an embedded model is shown it: the first sentence of its description and of each

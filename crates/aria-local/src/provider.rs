@@ -98,11 +98,8 @@ fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
         .any(|word| tools.iter().any(|t| t.name == word))
 }
 
-/// The tool a forced first call of an edit is limited to.
-const READ_TOOL: &str = "file_read";
-/// The tools that make an edit.
-const WRITE_TOOL: &str = "file_write";
-const PATCH_TOOL: &str = "apply_patch";
+/// The tool a forced first call of an edit is limited to, and the tools that make an edit.
+use aria_api::{PATCH_TOOL, READ_FILE_TOOL as READ_TOOL, WRITE_FILE_TOOL as WRITE_TOOL};
 
 /// Where a small model's edit of a named file stands: an embedded model that changes a file it
 /// has not seen writes a patch against text it imagines (`port = 8088` as the hunk's first
@@ -154,11 +151,7 @@ fn edit_step(request: &ChatRequest) -> EditStep {
                 && call.tool_calls[0].name == READ_TOOL
                 && result.role == aria_api::Role::Tool =>
         {
-            if crate::prompt::tool_failed(&result.content) {
-                EditStep::Free
-            } else {
-                EditStep::Write
-            }
+            if aria_api::tool_failed(&result.content) { EditStep::Free } else { EditStep::Write }
         }
         _ => EditStep::Free,
     }
@@ -236,7 +229,7 @@ impl LocalChatProvider {
 
     /// The prompt a request turns into (what the model sees).
     pub fn render_prompt(&self, request: &ChatRequest) -> Result<Prompt, LocalError> {
-        let prefix = self.assistant_prefix(request);
+        let prefix = self.assistant_prefix(request, self.edit_step(request));
         let model = self.lock();
         render(&model.vocab, model.style, &request.messages, &shown_tools(request), prefix)
     }
@@ -259,7 +252,17 @@ impl LocalChatProvider {
         Ok((events, stats))
     }
 
-    fn assistant_prefix(&self, request: &ChatRequest) -> &'static str {
+    /// Where an edit of a named file stands, with the tool choice that forces its steps.
+    fn edit_step(&self, request: &ChatRequest) -> EditStep {
+        if self.options.tool_choice == ToolChoice::FirstThenAuto {
+            edit_step(request)
+        } else {
+            EditStep::Free
+        }
+    }
+
+    /// `edit`: [`Self::edit_step`] of the request (asked once per request).
+    fn assistant_prefix(&self, request: &ChatRequest, edit: EditStep) -> &'static str {
         let forced = !request.tools.is_empty()
             && match self.options.tool_choice {
                 ToolChoice::Auto => false,
@@ -269,7 +272,7 @@ impl LocalChatProvider {
                         && last_user_message(request).is_some_and(|m| {
                             aria_api::refers_to_files(m) || names_a_tool(m, &request.tools)
                         });
-                    first || edit_step(request) == EditStep::Write
+                    first || edit == EditStep::Write
                 }
             };
         if forced { "<tool_call>\n" } else { "" }
@@ -307,16 +310,13 @@ impl LocalChatProvider {
         emit: &mut dyn FnMut(ChatEvent) -> bool,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<GenStats, LocalError> {
-        let prefix = self.assistant_prefix(request);
+        let edit = self.edit_step(request);
+        let prefix = self.assistant_prefix(request, edit);
         // The grammar allows what the prompt shows; the forced calls of an edit of a named file
         // read it, then change it.
         let shown = shown_tools(request);
         let forced = prefix.starts_with(TOOL_CALL_OPEN);
-        let step = if forced && self.options.tool_choice == ToolChoice::FirstThenAuto {
-            edit_step(request)
-        } else {
-            EditStep::Free
-        };
+        let step = if forced { edit } else { EditStep::Free };
         let allowed: Vec<&aria_api::ToolSpec> =
             shown.iter().filter(|t| step.allows(&t.name, &request.tools)).collect();
         let offer = (!request.tools.is_empty()).then(|| ToolsOffer {
