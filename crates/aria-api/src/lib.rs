@@ -26,7 +26,8 @@ pub use chat::{
 };
 pub use embed::{EmbedError, Embedder, check_batch as check_embed_batch, cosine};
 pub use fence::{
-    CHANGE_TOOLS, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, fence, tool_failed, untrusted_body,
+    CHANGE_TOOLS, EDIT_FILE_TOOL, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, fence, tool_failed,
+    untrusted_body,
 };
 pub use journal::{
     AuditEvent, AuditSink, HistorySummary, Journal, JournalError, MessageMeta, NewSession,

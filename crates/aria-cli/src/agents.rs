@@ -211,8 +211,10 @@ pub fn allows(profile: &AgentProfile, tool: ToolKind<'_>) -> bool {
             "all" => true,
             // Reading the web is its own group: what leaves in a URL is a way out.
             "read" => tool.tier == Tier::Read && tool.mcp_server.is_none() && !web(tool.name),
-            "files" => ["file_read", "file_list", "file_search", "file_write", "apply_patch"]
-                .contains(&tool.name),
+            "files" => {
+                ["file_read", "file_list", "file_search"].contains(&tool.name)
+                    || aria_api::CHANGE_TOOLS.contains(&tool.name)
+            }
             "git" => ["git_status", "git_diff", "git_log", "git_commit"].contains(&tool.name),
             "shell" => ["shell_execute", "python_run"].contains(&tool.name),
             "profiles" => tool.profile,
@@ -267,7 +269,9 @@ mod tests {
         assert!(!allows(&researcher, kind("shell_execute", Tier::Irreversible)));
         assert_eq!(researcher.mode, Some(ApprovalMode::ReadOnly));
         let coder = named("coder");
-        for tool in ["file_write", "apply_patch", "git_commit", "shell_execute", "python_run"] {
+        for tool in
+            ["file_write", "file_edit", "apply_patch", "git_commit", "shell_execute", "python_run"]
+        {
             assert!(allows(&coder, kind(tool, Tier::RecoverableWrite)), "{tool}");
         }
         let run_tests = ToolKind { profile: true, ..kind("run_tests", Tier::Read) };

@@ -124,6 +124,7 @@ async fn the_core_file_tools_are_always_offered_and_the_change_tools_when_asked(
     let mut tools = registry();
     tools.push(spec("file_search", "Search files for a pattern."));
     tools.push(spec("file_write", "Write a whole text file."));
+    tools.push(spec("file_edit", "Replace exact text in a file."));
     tools.push(spec("python_run", "Run a Python script in a sandbox and summarise its output."));
     tools.push(spec("run_tests", "Run the project's tests and summarise the failures."));
     let s = ToolSelection::new(4, None);
@@ -132,13 +133,15 @@ async fn the_core_file_tools_are_always_offered_and_the_change_tools_when_asked(
     for core in CORE_TOOLS {
         assert!(offered.contains(&core), "{offered:?}");
     }
-    assert!(!offered.contains(&"apply_patch") && !offered.contains(&"file_write"), "{offered:?}");
+    for change in CHANGE_TOOLS {
+        assert!(!offered.contains(&change), "{offered:?}");
+    }
     let got = s.select("rename multiply to mul in calc.py", &tools, &[]).await;
     let offered = names(&got);
     for tool in CORE_TOOLS.iter().chain(&CHANGE_TOOLS) {
         assert!(offered.contains(tool), "{offered:?}");
     }
-    assert_eq!(offered.len(), 6, "the core and change tools and one ranked: {offered:?}");
+    assert_eq!(offered.len(), 7, "the core and change tools and one ranked: {offered:?}");
 }
 
 #[tokio::test]

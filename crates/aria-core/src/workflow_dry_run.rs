@@ -168,6 +168,11 @@ fn shown(tool: &str, args: &Value) -> String {
             format!("write {path} ({} bytes):\n{content}", content.len())
         }
         ("apply_patch", _, _, Some(patch), _) => format!("apply this patch:\n{patch}"),
+        ("file_edit", Some(path), _, _, _) if field("old").is_some() => format!(
+            "in {path}, replace:\n{}\nwith:\n{}",
+            field("old").unwrap_or_default(),
+            field("new").unwrap_or_default()
+        ),
         ("shell_execute", _, _, _, Some(command)) => format!("run: {command}"),
         _ => serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string()),
     };

@@ -99,15 +99,16 @@ fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
 }
 
 /// The tool a forced first call of an edit is limited to, and the tools that make an edit.
-use aria_api::{PATCH_TOOL, READ_FILE_TOOL as READ_TOOL, WRITE_FILE_TOOL as WRITE_TOOL};
+use aria_api::{CHANGE_TOOLS, READ_FILE_TOOL as READ_TOOL};
 
 /// Where a small model's edit of a named file stands: an embedded model that changes a file it
 /// has not seen writes a patch against text it imagines (`port = 8088` as the hunk's first
 /// line) or replaces the file with a guess, and once it has read the file it explains the
 /// change instead of making it. So its first call reads the file and its second makes the
-/// change with `apply_patch` (`file_write` only when no patch tool is offered): a small model
-/// asked to rewrite a file whole for "add a line" writes only the new line, losing the rest,
-/// while a patch that does not match the file changes nothing.
+/// change, with the first offered of `file_edit` (copy the text, give it changed: nothing to
+/// count), `apply_patch` (its hunk counts are where a small model's patches fail) and
+/// `file_write` (a small model asked to rewrite a file whole for "add a line" writes only the
+/// new line, losing the rest). A text or patch that does not match the file changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EditStep {
     /// Not an edit of a named file, or past its first two calls: the model chooses.
@@ -125,7 +126,7 @@ impl EditStep {
         match self {
             EditStep::Free => true,
             EditStep::Read => tool == READ_TOOL,
-            EditStep::Write => tool == if offers(PATCH_TOOL) { PATCH_TOOL } else { WRITE_TOOL },
+            EditStep::Write => CHANGE_TOOLS.iter().find(|name| offers(name)) == Some(&tool),
         }
     }
 }
@@ -138,7 +139,7 @@ fn edit_step(request: &ChatRequest) -> EditStep {
     let offers = |name: &str| request.tools.iter().any(|t| t.name == name);
     let asks = last_user_message(request)
         .is_some_and(|m| !aria_api::is_aria_note(m) && aria_api::asks_to_edit_a_named_file(m));
-    if !asks || !offers(READ_TOOL) || !(offers(WRITE_TOOL) || offers(PATCH_TOOL)) {
+    if !asks || !offers(READ_TOOL) || !CHANGE_TOOLS.iter().any(|name| offers(name)) {
         return EditStep::Free;
     }
     let start = request.messages.iter().rposition(|m| m.role == aria_api::Role::User);

@@ -11,6 +11,7 @@ use crate::guard::path::PathGuard;
 use crate::guard::ssrf::SsrfPolicy;
 use crate::profiles::Profiles;
 use crate::tools::apply_patch::ApplyPatch;
+use crate::tools::file_edit::FileEdit;
 use crate::tools::file_list::FileList;
 use crate::tools::file_read::FileRead;
 use crate::tools::file_search::FileSearch;
@@ -32,6 +33,7 @@ const BUILTINS: &[(&str, Make)] = &[
     (FileList::NAME, |g| Arc::new(FileList::new(Arc::clone(g)))),
     (FileSearch::NAME, |g| Arc::new(FileSearch::new(Arc::clone(g)))),
     (FileWrite::NAME, |g| Arc::new(FileWrite::new(Arc::clone(g)))),
+    (FileEdit::NAME, |g| Arc::new(FileEdit::new(Arc::clone(g)))),
     (ApplyPatch::NAME, |g| Arc::new(ApplyPatch::new(Arc::clone(g)))),
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
     (SystemInfo::NAME, |g| Arc::new(SystemInfo::new(Arc::clone(g)))),
@@ -98,6 +100,7 @@ mod tests {
         ("file_list", r#"{"path": "."}"#, Tier::Read),
         ("file_search", r#"{"pattern": "fn main", "path": "."}"#, Tier::Read),
         ("file_write", r#"{"path": "a.txt", "content": "x"}"#, Tier::RecoverableWrite),
+        ("file_edit", r#"{"path": "a.txt", "old": "x", "new": "y"}"#, Tier::RecoverableWrite),
         ("apply_patch", r#"{"patch": "--- a/a\n+++ b/a\n"}"#, Tier::RecoverableWrite),
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
         ("system_info", r#"{}"#, Tier::Read),

@@ -284,9 +284,10 @@ fn first_then_auto_reads_a_file_before_editing_it() {
     assert_eq!(calls(&events).len(), 1);
 }
 
-/// Once the file is read, the forced second call of an edit changes it with a patch (a file
-/// rewritten whole by a small model lost everything but the new line), or with `file_write`
-/// when no patch tool is offered; a read that failed leaves the model free.
+/// Once the file is read, the forced second call of an edit changes it with `file_edit` when it
+/// is offered, else with a patch (a file rewritten whole by a small model lost everything but
+/// the new line), or with `file_write` when neither is; a read that failed leaves the model
+/// free.
 #[test]
 fn first_then_auto_changes_the_file_it_read() {
     let provider = chat()
@@ -314,6 +315,16 @@ fn first_then_auto_changes_the_file_it_read() {
     let fenced = |body: &str| format!("<<tool_output id=ab12>>\n{body}\n<</tool_output id=ab12>>");
     let short = fenced("[server]\nport = 8088\n");
     assert_eq!(first(&after_read(&short)).as_deref(), Some("apply_patch"));
+    // With file_edit offered, the change is a file_edit (nothing to count or rewrite whole).
+    let mut with_edit = tools.clone();
+    with_edit.push(ToolSpec {
+        name: "file_edit".into(),
+        description: "file_edit a file.".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"},
+            "old": {"type": "string"}, "new": {"type": "string"}},
+            "required": ["path", "old", "new"], "additionalProperties": false}),
+    });
+    assert_eq!(first(&after_read_with(&short, &with_edit)).as_deref(), Some("file_edit"));
     let mut no_patch = tools.clone();
     no_patch.retain(|t| t.name != "apply_patch");
     assert_eq!(first(&after_read_with(&short, &no_patch)).as_deref(), Some("file_write"));

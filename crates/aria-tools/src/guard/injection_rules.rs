@@ -277,7 +277,7 @@ pub(crate) const RULES: &[Rule] = &[
     // --- Tool calls behind the user's back --------------------------------------------------------
     Rule {
         kind: ToolRequest,
-        pattern: r"(?i)(?-u:\b)(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?`?(?:shell_execute|file_write|apply_patch|python_run|web_fetch|file_read|file_list|file_search|system_info)`?\s+(?:tool|function)(?-u:\b)",
+        pattern: r"(?i)(?-u:\b)(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?`?(?:shell_execute|file_write|file_edit|apply_patch|python_run|web_fetch|file_read|file_list|file_search|system_info)`?\s+(?:tool|function)(?-u:\b)",
     },
     Rule {
         kind: ToolRequest,

@@ -2,6 +2,7 @@
 //! [`crate::registry`].
 
 pub mod apply_patch;
+pub mod file_edit;
 pub mod file_list;
 pub mod file_read;
 pub mod file_search;

@@ -230,6 +230,7 @@ async fn registry_lists_exactly_the_builtin_tools() {
             "file_list",
             "file_search",
             "file_write",
+            "file_edit",
             "apply_patch",
             "shell_execute",
             "system_info",

@@ -1,3 +1,4 @@
+mod file_edit;
 mod file_search;
 mod file_tools;
 mod fixture;
