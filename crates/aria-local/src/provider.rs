@@ -75,9 +75,17 @@ pub struct LocalChatProvider {
     last_stats: Arc<Mutex<Option<GenStats>>>,
 }
 
-/// The request's tools as the embedded model is shown them (and may call them).
+/// The request's tools as the embedded model is shown them (and may call them): briefly, and
+/// without `file_edit` when `apply_patch` or `file_write` is there (an embedded model's
+/// `file_edit` applies, and for "add a line" it replaced a line: see [`FORCED_CHANGE`]).
 fn shown_tools(request: &ChatRequest) -> Vec<aria_api::ToolSpec> {
-    request.tools.iter().map(crate::prompt::brief_tool).collect()
+    let other_change = request.tools.iter().any(|t| FORCED_CHANGE.contains(&t.name.as_str()));
+    request
+        .tools
+        .iter()
+        .filter(|t| !(other_change && t.name == aria_api::EDIT_FILE_TOOL))
+        .map(crate::prompt::brief_tool)
+        .collect()
 }
 
 /// The text of the request's latest user message.
@@ -99,16 +107,21 @@ fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
 }
 
 /// The tool a forced first call of an edit is limited to, and the tools that make an edit.
-use aria_api::{CHANGE_TOOLS, READ_FILE_TOOL as READ_TOOL};
+use aria_api::{PATCH_TOOL, READ_FILE_TOOL as READ_TOOL, WRITE_FILE_TOOL};
+
+/// The tools a forced change may use, the first one offered: a patch, else a whole-file write.
+/// Not `file_edit`: told to "add the line 'bread' at the end", the 1.5B model gave the last
+/// line as `old` and only the new line as `new` (or the whole file as `old`), so the edit
+/// applied and a line was lost; a patch that does not match the file changes nothing.
+const FORCED_CHANGE: [&str; 2] = [PATCH_TOOL, WRITE_FILE_TOOL];
 
 /// Where a small model's edit of a named file stands: an embedded model that changes a file it
 /// has not seen writes a patch against text it imagines (`port = 8088` as the hunk's first
 /// line) or replaces the file with a guess, and once it has read the file it explains the
 /// change instead of making it. So its first call reads the file and its second makes the
-/// change, with the first offered of `file_edit` (copy the text, give it changed: nothing to
-/// count), `apply_patch` (its hunk counts are where a small model's patches fail) and
-/// `file_write` (a small model asked to rewrite a file whole for "add a line" writes only the
-/// new line, losing the rest). A text or patch that does not match the file changes nothing.
+/// change with `apply_patch` (`file_write` only when no patch tool is offered): a small model
+/// asked to rewrite a file whole for "add a line" writes only the new line, losing the rest,
+/// while a patch that does not match the file changes nothing (see [`FORCED_CHANGE`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EditStep {
     /// Not an edit of a named file, or past its first two calls: the model chooses.
@@ -126,7 +139,7 @@ impl EditStep {
         match self {
             EditStep::Free => true,
             EditStep::Read => tool == READ_TOOL,
-            EditStep::Write => CHANGE_TOOLS.iter().find(|name| offers(name)) == Some(&tool),
+            EditStep::Write => FORCED_CHANGE.iter().find(|name| offers(name)) == Some(&tool),
         }
     }
 }
@@ -139,7 +152,7 @@ fn edit_step(request: &ChatRequest) -> EditStep {
     let offers = |name: &str| request.tools.iter().any(|t| t.name == name);
     let asks = last_user_message(request)
         .is_some_and(|m| !aria_api::is_aria_note(m) && aria_api::asks_to_edit_a_named_file(m));
-    if !asks || !offers(READ_TOOL) || !CHANGE_TOOLS.iter().any(|name| offers(name)) {
+    if !asks || !offers(READ_TOOL) || !FORCED_CHANGE.iter().any(|name| offers(name)) {
         return EditStep::Free;
     }
     let start = request.messages.iter().rposition(|m| m.role == aria_api::Role::User);

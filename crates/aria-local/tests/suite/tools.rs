@@ -284,10 +284,10 @@ fn first_then_auto_reads_a_file_before_editing_it() {
     assert_eq!(calls(&events).len(), 1);
 }
 
-/// Once the file is read, the forced second call of an edit changes it with `file_edit` when it
-/// is offered, else with a patch (a file rewritten whole by a small model lost everything but
-/// the new line), or with `file_write` when neither is; a read that failed leaves the model
-/// free.
+/// Once the file is read, the forced second call of an edit changes it with a patch (a file
+/// rewritten whole by a small model lost everything but the new line; its `file_edit` of "add
+/// a line" replaced a line), or with `file_write` when no patch tool is offered; a read that
+/// failed leaves the model free.
 #[test]
 fn first_then_auto_changes_the_file_it_read() {
     let provider = chat()
@@ -315,7 +315,8 @@ fn first_then_auto_changes_the_file_it_read() {
     let fenced = |body: &str| format!("<<tool_output id=ab12>>\n{body}\n<</tool_output id=ab12>>");
     let short = fenced("[server]\nport = 8088\n");
     assert_eq!(first(&after_read(&short)).as_deref(), Some("apply_patch"));
-    // With file_edit offered, the change is a file_edit (nothing to count or rewrite whole).
+    // With file_edit offered too, the change is still a patch (a small model's file_edit of
+    // "add a line" replaced the last line instead of keeping it).
     let mut with_edit = tools.clone();
     with_edit.push(ToolSpec {
         name: "file_edit".into(),
@@ -324,7 +325,13 @@ fn first_then_auto_changes_the_file_it_read() {
             "old": {"type": "string"}, "new": {"type": "string"}},
             "required": ["path", "old", "new"], "additionalProperties": false}),
     });
-    assert_eq!(first(&after_read_with(&short, &with_edit)).as_deref(), Some("file_edit"));
+    assert_eq!(first(&after_read_with(&short, &with_edit)).as_deref(), Some("apply_patch"));
+    // And the embedded model is not shown file_edit beside a patch tool, so it cannot call it.
+    let prompt = provider.render_prompt(&after_read_with(&short, &with_edit)).unwrap().text;
+    assert!(!prompt.contains("file_edit"), "{prompt}");
+    with_edit.retain(|t| t.name != "apply_patch" && t.name != "file_write");
+    let prompt = provider.render_prompt(&after_read_with(&short, &with_edit)).unwrap().text;
+    assert!(prompt.contains("file_edit"), "the only change tool is shown");
     let mut no_patch = tools.clone();
     no_patch.retain(|t| t.name != "apply_patch");
     assert_eq!(first(&after_read_with(&short, &no_patch)).as_deref(), Some("file_write"));

@@ -43,11 +43,11 @@ impl FileEdit {
         let spec = ToolSpec {
             name: FileEdit::NAME.to_owned(),
             description: format!(
-                "Change part of an existing text file inside {}: the exact text `old` (copied \
-                 from the file, whole lines with their indentation) is replaced by `new`. `old` \
-                 must occur exactly once; add a neighbouring line to make it unique. To add a \
-                 line, give the line before it as `old` and that line plus the new one as \
-                 `new`. Secrets files and files that configure ARIA or git are refused.",
+                "Replace text in an existing file inside {}: `old` is removed and `new` written \
+                 in its place, so to add a line give the line before it as `old` and that line \
+                 plus the new one as `new`. `old` is copied exactly from the file (whole lines, \
+                 same indentation) and must occur once; add a neighbouring line to make it \
+                 unique. Secrets files and files that configure ARIA or git are refused.",
                 roots_sentence(&guard)
             ),
             parameters: json!({
@@ -59,11 +59,11 @@ impl FileEdit {
                     },
                     "old": {
                         "type": "string",
-                        "description": "The text to replace, exactly as it is in the file."
+                        "description": "The lines to replace, copied exactly from the file."
                     },
                     "new": {
                         "type": "string",
-                        "description": "The text to put in its place."
+                        "description": "What replaces them, including the lines of old to keep."
                     }
                 },
                 "required": ["path", "old", "new"],
