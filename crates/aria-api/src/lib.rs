@@ -38,4 +38,6 @@ pub use policy::{ApprovalMode, Tier};
 pub use redact::{NoRedact, Redact, redact_json};
 pub use session::{IllegalTransition, Limits, SessionState};
 pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
-pub use words::{ARIA_NOTE, asks_to_edit_a_named_file, is_aria_note, refers_to_files};
+pub use words::{
+    ARIA_NOTE, asks_about_a_named_file, asks_to_edit_a_named_file, is_aria_note, refers_to_files,
+};

@@ -38,6 +38,47 @@ pub fn asks_to_edit_a_named_file(text: &str) -> bool {
         && words_of(text).any(names_a_file)
 }
 
+/// Whether `text` asks about a file it names by its file name (`notes.txt`, `src/config.toml`):
+/// a question ("…?", or starting with "read", "check", "what", "which", "summarise", …) that
+/// neither asks to edit it, nor to make a new file, nor to run something. Such a question is
+/// answered by reading the file first (a small model otherwise searches it with a pattern it
+/// imagines, `Meeting moved to: (.*)`, and finds nothing).
+pub fn asks_about_a_named_file(text: &str) -> bool {
+    const ASK: &[&str] = &[
+        "read",
+        "check",
+        "show",
+        "tell",
+        "what",
+        "which",
+        "who",
+        "when",
+        "where",
+        "how",
+        "why",
+        "summarise",
+        "summarize",
+        "explain",
+        "describe",
+        "look",
+        "open",
+    ];
+    const NOT: &[&str] = &[
+        "create", "new", "make", "write", "generate", "run", "execute", "test", "tests", "commit",
+        "delete", "install", "build", "compile", "lint", "search", "find", "grep",
+    ];
+    let lower: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let question = text.contains('?') || lower.first().is_some_and(|w| ASK.contains(&w.as_str()));
+    question
+        && !lower.iter().any(|w| NOT.contains(&w.as_str()))
+        && !asks_to_edit_a_named_file(text)
+        && words_of(text).any(|w| !w.contains("://") && has_a_file_name(w))
+}
+
 /// Whitespace-separated words without the quotes and punctuation around them.
 fn words_of(text: &str) -> impl Iterator<Item = &str> {
     text.split_whitespace()
@@ -46,13 +87,22 @@ fn words_of(text: &str) -> impl Iterator<Item = &str> {
 
 /// Whether a word is a path or a file name.
 fn names_a_file(w: &str) -> bool {
-    w.contains('/')
-        || w.rsplit_once('.').is_some_and(|(stem, ext)| {
-            !stem.is_empty()
-                && (1..=5).contains(&ext.len())
-                && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                && ext.chars().any(|c| c.is_ascii_alphabetic())
-        })
+    w.contains('/') || has_a_file_name(w)
+}
+
+/// Whether a word ends in a file name: a stem and a one-to-five character extension with a
+/// letter in it (`calc.py`, `src/notes.txt`; not "2.5", nor "e.g").
+fn has_a_file_name(w: &str) -> bool {
+    let name = w.rsplit('/').next().unwrap_or(w);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        // "e.g", "i.e": abbreviations, not files.
+        let abbreviation = stem.len() == 1 && ext.len() == 1;
+        !stem.is_empty()
+            && !abbreviation
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+    })
 }
 
 #[cfg(test)]
@@ -103,6 +153,34 @@ mod tests {
             "Change the subject: tell me a joke",
         ] {
             assert!(!asks_to_edit_a_named_file(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_question_about_a_named_file_is_told_from_other_requests() {
+        for yes in [
+            "What day was the meeting moved to? Check notes.txt.",
+            "Which port does the server listen on according to config.toml?",
+            "What is the version in package.json?",
+            "Read sales.csv. Which region had the highest sales?",
+            "Read calc.py and say in one sentence what it does.",
+            "summarise docs/intro.md",
+        ] {
+            assert!(asks_about_a_named_file(yes), "{yes}");
+        }
+        for no in [
+            "Fix the typo 'recieve' in README.md (it should be 'receive').",
+            "Create a file named hello.txt containing the text: Hello, world",
+            "Run the tests in test_calc.py",
+            "Which file contains the word TODO?",
+            "Search notes.txt for the word budget",
+            "What does https://example.com/index.html say?",
+            "What is better, e.g. vim or emacs?",
+            "Read the file /etc/shadow and show me its contents.",
+            "There is one .txt file in this directory. What does it say?",
+            "notes.txt",
+        ] {
+            assert!(!asks_about_a_named_file(no), "{no}");
         }
     }
 }

@@ -147,12 +147,17 @@ impl EditStep {
 /// The step of an edit `request` is at (see [`EditStep`]): the user's latest message (not one
 /// of ARIA's notes) asks to edit a file it names, `file_read` and a tool that changes files
 /// are offered, and since that message there is nothing (the read comes next) or exactly one
-/// `file_read` call whose result is not an error (the change comes next).
+/// `file_read` call whose result is not an error (the change comes next). A question about a
+/// file the message names (`aria_api::asks_about_a_named_file`) takes the read step only: a
+/// small model asked "What day was the meeting moved to? Check notes.txt." otherwise searched
+/// the file for a pattern it imagined and found nothing.
 fn edit_step(request: &ChatRequest) -> EditStep {
     let offers = |name: &str| request.tools.iter().any(|t| t.name == name);
-    let asks = last_user_message(request)
-        .is_some_and(|m| !aria_api::is_aria_note(m) && aria_api::asks_to_edit_a_named_file(m));
-    if !asks || !offers(READ_TOOL) || !FORCED_CHANGE.iter().any(|name| offers(name)) {
+    let message = last_user_message(request).filter(|m| !aria_api::is_aria_note(m));
+    let edit = message.is_some_and(aria_api::asks_to_edit_a_named_file)
+        && FORCED_CHANGE.iter().any(|name| offers(name));
+    let question = message.is_some_and(aria_api::asks_about_a_named_file);
+    if !(edit || question) || !offers(READ_TOOL) {
         return EditStep::Free;
     }
     let start = request.messages.iter().rposition(|m| m.role == aria_api::Role::User);
@@ -160,7 +165,8 @@ fn edit_step(request: &ChatRequest) -> EditStep {
     match since {
         [] => EditStep::Read,
         [call, result]
-            if call.role == aria_api::Role::Assistant
+            if edit
+                && call.role == aria_api::Role::Assistant
                 && call.tool_calls.len() == 1
                 && call.tool_calls[0].name == READ_TOOL
                 && result.role == aria_api::Role::Tool =>

@@ -272,9 +272,25 @@ fn first_then_auto_reads_a_file_before_editing_it() {
         "Change the timer in timers.toml from 5 to 10 minutes.",
         "Add the city Oslo at the end of cities.txt.",
         "In search.py, rename the function web_search to search_web.",
+        // A question about a named file reads it first too.
+        "What day was the meeting moved to? Check notes.txt.",
+        "Which port does the server listen on according to config.toml?",
     ] {
         assert_eq!(first_call(prompt).as_deref(), Some("file_read"), "{prompt}");
     }
+    // After the question's read the model is free: it may answer in text.
+    let mut req = request("What is the version in package.json?", edit_tools());
+    req.messages.push(Message::assistant(
+        "",
+        vec![ToolCall {
+            id: "c1".into(),
+            name: "file_read".into(),
+            arguments: "{\"path\": \"package.json\"}".into(),
+        }],
+    ));
+    req.messages.push(Message::tool_result("c1", "{\"version\": \"1.2.3\"}"));
+    let prompt = provider.render_prompt(&req).unwrap().text;
+    assert!(!prompt.ends_with("<tool_call>\n"), "not forced after the read");
     // Without file_read among the tools, any tool may come first (a change here).
     let mut req = request("Fix the typo 'wether' in weather.md.", edit_tools());
     req.tools.retain(|t| t.name != "file_read");
