@@ -273,10 +273,20 @@ impl Store {
         let text = text.transpose()?.unwrap_or_default();
         let fused = fuse(&text, &vector, query.limit);
         let rows = rows_by_rid(&conn, fused.iter().map(|f| f.rid))?;
+        // The rows as they are now: one forgotten, archived or re-filed since its candidate list
+        // was made (BM25 computed ahead, a write from another process) is not returned.
+        let keeps = |m: &Memory| {
+            query.filter.keeps(&RowMeta {
+                status: m.status,
+                kind: m.kind,
+                categories: m.categories.clone(),
+                private: m.private,
+            })
+        };
         Ok(fused
             .into_iter()
             .filter_map(|f| {
-                rows.get(&f.rid).map(|m| MemoryHit {
+                rows.get(&f.rid).filter(|m| keeps(m)).map(|m| MemoryHit {
                     memory: m.clone(),
                     score: f.score,
                     text_rank: f.text_rank,

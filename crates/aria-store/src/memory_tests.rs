@@ -172,6 +172,13 @@ fn bm25_computed_ahead_gives_the_same_hits_and_is_not_reused_for_another_query()
     narrower.filter.kinds = vec![MemoryKind::Preference];
     let other_filter = store.memory_text_candidates(&narrower).unwrap();
     assert_eq!(store.memory_search_with_text(&query, other_filter).unwrap(), expected);
+    // A memory forgotten between the BM25 half and the search is not returned.
+    let ahead = store.memory_text_candidates(&query).unwrap();
+    let first = expected[0].memory.id.clone();
+    store.memory_forget(&first, Writer::USER).unwrap();
+    let hits = store.memory_search_with_text(&query, ahead).unwrap();
+    assert!(hits.iter().all(|h| h.memory.id != first), "{hits:?}");
+    let expected = store.memory_search(&query).unwrap();
     let mut shallower = query.clone();
     shallower.candidates = 1;
     shallower.limit = 1;

@@ -395,7 +395,15 @@ fn recount(lines: &[Raw<'_>], mut i: usize, hunk: &mut Hunk) -> Option<usize> {
         let text = raw.text;
         let next_file = text.starts_with("--- ")
             && lines.get(i + 1).is_some_and(|l| l.text.starts_with("+++ "));
-        if text.starts_with("@@") || text.starts_with("diff ") || next_file || text == "-- " {
+        if text.starts_with("@@") || text.starts_with("diff ") || next_file {
+            break;
+        }
+        if text == "-- " {
+            // A mail signature ends the patch, unless more changes follow (then it is the
+            // removed line "- ", and where the hunk ends is a guess: refuse).
+            if changes_follow(lines, i + 1) {
+                return None;
+            }
             break;
         }
         let kind = match text.as_bytes().first() {
@@ -407,6 +415,9 @@ fn recount(lines: &[Raw<'_>], mut i: usize, hunk: &mut Hunk) -> Option<usize> {
                 i += 1;
                 continue;
             }
+            // Text that is no hunk line: the end of the patch, unless changes follow (a
+            // context line that lost its leading space: the rest would be dropped; refuse).
+            Some(_) if changes_follow(lines, i + 1) => return None,
             Some(_) => break,
         };
         let body = text.get(1..).unwrap_or("");
@@ -441,6 +452,23 @@ fn recount(lines: &[Raw<'_>], mut i: usize, hunk: &mut Hunk) -> Option<usize> {
         return None;
     }
     Some(i)
+}
+
+/// Whether a line from index `i` on, before the next hunk or file header, adds or removes a
+/// line: then the text before it is inside a hunk, not after it.
+fn changes_follow(lines: &[Raw<'_>], i: usize) -> bool {
+    for (j, raw) in lines.iter().enumerate().skip(i) {
+        let text = raw.text;
+        let next_file = text.starts_with("--- ")
+            && lines.get(j + 1).is_some_and(|l| l.text.starts_with("+++ "));
+        if text.starts_with("@@") || text.starts_with("diff ") || next_file {
+            return false;
+        }
+        if text.starts_with(['+', '-']) && text != "-- " {
+            return true;
+        }
+    }
+    false
 }
 
 /// A line right after a complete hunk that would be part of it if the counts were larger (the

@@ -174,6 +174,15 @@ fn a_hunk_whose_header_miscounts_its_lines_is_read_with_their_counts() {
     let marker =
         parse("--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n-a\n+b\n\\ No newline at end of file\n").unwrap();
     assert!(marker.files[0].hunks[0].lines[1].no_newline);
+    // A line that is no hunk line with more changes after it: where the hunk ends is a guess,
+    // so the strict error stands (reading up to it would drop the changes after it).
+    let lost_space = "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\nc\n-d\n+D\n";
+    assert!(matches!(err(lost_space), ParseError::HunkBody { .. }));
+    let dash_item = "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n a\n-x\n-- \n-y\n+z\n";
+    assert!(matches!(err(dash_item), ParseError::HunkBody { .. }));
+    // Text after the last change, with no change after it, still ends the hunk.
+    let note = "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n a\n-b\n+c\nThis renames b.\n";
+    assert_eq!(parse(note).unwrap().files[0].hunks[0].lines.len(), 3);
     // A creation keeps a creation's header.
     assert!(
         err("--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n a\n+b\n").to_string().contains("line 4")

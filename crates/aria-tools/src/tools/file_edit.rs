@@ -112,16 +112,33 @@ fn arguments(args: &Value) -> Result<Edit, ToolError> {
     Ok(edit)
 }
 
-/// `text` with `old` replaced by `new` where it occurs exactly once. A file with `\r\n` line
-/// endings takes `old` and `new` written with `\n` (as a model writes them) in its own endings.
+/// Where `needle` starts in `text`, overlapping occurrences included (`}\n}\n` occurs twice in
+/// `}\n}\n}\n`): "exactly once" has to mean it.
+fn occurrences(text: &str, needle: &str) -> Vec<usize> {
+    let mut places = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find(needle)) {
+        let at = from + found;
+        places.push(at);
+        // On to the next character after this occurrence's start.
+        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    places
+}
+
+/// `text` with `old` replaced by `new` where it occurs exactly once. When `old` as given is not
+/// there and the file has `\r\n` line endings, `old` and `new` written with `\n` (as a model
+/// writes them) are taken in the file's endings.
 fn replace_once(text: &str, old: &str, new: &str) -> Result<String, String> {
-    let crlf = text.contains("\r\n") && !old.contains("\r\n");
-    let (old, new) = if crlf {
-        (old.replace('\n', "\r\n"), new.replace('\n', "\r\n"))
+    let mut places = occurrences(text, old);
+    let (old, new) = if places.is_empty() && text.contains("\r\n") && !old.contains("\r\n") {
+        let crlf = |s: &str| s.replace("\r\n", "\n").replace('\n', "\r\n");
+        let old = crlf(old);
+        places = occurrences(text, &old);
+        (old, crlf(new))
     } else {
         (old.to_owned(), new.to_owned())
     };
-    let places: Vec<usize> = text.match_indices(&old).map(|(at, _)| at).collect();
     let line_of = |at: usize| text[..at].matches('\n').count() + 1;
     match places.as_slice() {
         [at] => Ok(format!("{}{new}{}", &text[..*at], &text[at + old.len()..])),
@@ -245,12 +262,20 @@ mod tests {
         assert_eq!(replace_once("port = 8088\n", "8088", "9090").unwrap(), "port = 9090\n");
         let twice = replace_once("a = 1\nb = 2\na = 1\n", "a = 1", "a = 3").unwrap_err();
         assert!(twice.contains("occurs 2 times (at lines 1, 3)"), "{twice}");
+        // Overlapping copies count: `}\n}\n` is in `}\n}\n}\n` twice.
+        let braces = replace_once("}\n}\n}\n", "}\n}\n", "}\n").unwrap_err();
+        assert!(braces.contains("occurs 2 times (at lines 1, 2)"), "{braces}");
+        assert_eq!(occurrences("ééé", "éé"), vec![0, 2]);
     }
 
     #[test]
     fn a_crlf_file_takes_lf_text_in_its_own_line_endings() {
         let text = "one\r\ntwo\r\nthree\r\n";
         assert_eq!(replace_once(text, "one\ntwo\n", "one\n2\n").unwrap(), "one\r\n2\r\nthree\r\n");
+        // `new` already in CRLF is not doubled; text found as given is taken as given.
+        assert_eq!(replace_once(text, "one\n", "1\r\n").unwrap(), "1\r\ntwo\r\nthree\r\n");
+        let mixed = "a\r\nb\nc\n";
+        assert_eq!(replace_once(mixed, "b\nc", "B\nC").unwrap(), "a\r\nB\nC\n");
     }
 
     #[test]
