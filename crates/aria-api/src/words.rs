@@ -30,9 +30,7 @@ pub fn asks_to_edit_a_named_file(text: &str) -> bool {
         "add", "append", "change", "correct", "edit", "fix", "insert", "modify", "patch",
         "refactor", "remove", "rename", "replace", "update",
     ];
-    const MAKE: &[&str] = &["create", "new", "make", "write", "generate"];
-    let lower: Vec<String> =
-        text.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect();
+    let lower = lowercase_words(text);
     lower.iter().any(|w| EDIT.contains(&w.as_str()))
         && !lower.iter().any(|w| MAKE.contains(&w.as_str()))
         && words_of(text).any(names_a_file)
@@ -63,20 +61,27 @@ pub fn asks_about_a_named_file(text: &str) -> bool {
         "look",
         "open",
     ];
-    const NOT: &[&str] = &[
-        "create", "new", "make", "write", "generate", "run", "execute", "test", "tests", "commit",
-        "delete", "install", "build", "compile", "lint", "search", "find", "grep",
+    const OTHER_WORK: &[&str] = &[
+        "run", "execute", "test", "tests", "commit", "delete", "install", "build", "compile",
+        "lint", "search", "find", "grep",
     ];
-    let lower: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let lower = lowercase_words(text);
     let question = text.contains('?') || lower.first().is_some_and(|w| ASK.contains(&w.as_str()));
     question
-        && !lower.iter().any(|w| NOT.contains(&w.as_str()))
+        && !lower.iter().any(|w| MAKE.contains(&w.as_str()) || OTHER_WORK.contains(&w.as_str()))
         && !asks_to_edit_a_named_file(text)
         && words_of(text).any(|w| !w.contains("://") && has_a_file_name(w))
+}
+
+/// Words of making a new file: a request with one of them is not about an existing file.
+const MAKE: &[&str] = &["create", "new", "make", "write", "generate"];
+
+/// The words of `text` (runs of letters and digits), lowercased.
+fn lowercase_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// Whitespace-separated words without the quotes and punctuation around them.

@@ -9,7 +9,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use aria_api::{ChatEvent, ChatRequest, ChatStream, Provider, ProviderError};
+use aria_api::{
+    ChatEvent, ChatRequest, ChatStream, PATCH_TOOL, Provider, ProviderError,
+    READ_FILE_TOOL as READ_TOOL, WRITE_FILE_TOOL,
+};
 use futures::StreamExt;
 
 use crate::engine::ChatModel;
@@ -105,9 +108,6 @@ fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .any(|word| tools.iter().any(|t| t.name == word))
 }
-
-/// The tool a forced first call of an edit is limited to, and the tools that make an edit.
-use aria_api::{PATCH_TOOL, READ_FILE_TOOL as READ_TOOL, WRITE_FILE_TOOL};
 
 /// The tools a forced change may use, the first one offered: a patch, else a whole-file write.
 /// Not `file_edit`: told to "add the line 'bread' at the end", the 1.5B model gave the last

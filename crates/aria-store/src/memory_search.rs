@@ -143,6 +143,12 @@ impl<'a> MemoryQuery<'a> {
         }
     }
 
+    /// How many candidates each retriever contributes: [`MemoryQuery::candidates`], at least
+    /// `limit`.
+    fn depth(&self) -> usize {
+        self.candidates.max(self.limit)
+    }
+
     /// How many ranked lists this search fuses: BM25 unless vectors alone, vectors when the
     /// query has an embedding (a hit first in every list scores `lists / (RRF_K + 1)`).
     pub fn lists(&self) -> usize {
@@ -168,11 +174,7 @@ struct TextKey {
 
 impl TextKey {
     fn of(query: &MemoryQuery<'_>) -> TextKey {
-        TextKey {
-            text: query.text.to_owned(),
-            filter: query.filter.clone(),
-            n: query.candidates.max(query.limit),
-        }
+        TextKey { text: query.text.to_owned(), filter: query.filter.clone(), n: query.depth() }
     }
 }
 
@@ -223,12 +225,9 @@ impl Store {
         &self,
         query: &MemoryQuery<'_>,
     ) -> Result<TextCandidates, StoreError> {
-        let conn = self.conn();
-        let n = query.candidates.max(query.limit);
-        Ok(TextCandidates {
-            key: TextKey::of(query),
-            rids: text_candidates(&conn, query.text, &query.filter, n)?,
-        })
+        let key = TextKey::of(query);
+        let rids = text_candidates(&self.conn(), query.text, &query.filter, key.n)?;
+        Ok(TextCandidates { key, rids })
     }
 
     /// [`Store::memory_search`] with its BM25 half computed ahead by
@@ -247,14 +246,13 @@ impl Store {
     fn search(
         &self,
         query: &MemoryQuery<'_>,
-        ahead: Option<Vec<i64>>,
+        mut ahead: Option<Vec<i64>>,
     ) -> Result<Vec<MemoryHit>, StoreError> {
-        let n = query.candidates.max(query.limit);
+        let n = query.depth();
         let conn = self.conn();
         let wants_text = query.mode != SearchMode::Vector;
         // BM25 runs on this thread while other threads scan the vectors (unless it ran ahead).
         let mut text: Option<Result<Vec<i64>, StoreError>> = None;
-        let mut ahead = ahead;
         let mut run_text = || {
             if wants_text {
                 text = Some(match ahead.take() {
@@ -275,18 +273,11 @@ impl Store {
         let rows = rows_by_rid(&conn, fused.iter().map(|f| f.rid))?;
         // The rows as they are now: one forgotten, archived or re-filed since its candidate list
         // was made (BM25 computed ahead, a write from another process) is not returned.
-        let keeps = |m: &Memory| {
-            query.filter.keeps(&RowMeta {
-                status: m.status,
-                kind: m.kind,
-                categories: m.categories.clone(),
-                private: m.private,
-            })
-        };
         Ok(fused
             .into_iter()
             .filter_map(|f| {
-                rows.get(&f.rid).filter(|m| keeps(m)).map(|m| MemoryHit {
+                let row = rows.get(&f.rid).filter(|m| query.filter.keeps(&RowMeta::from(*m)));
+                row.map(|m| MemoryHit {
                     memory: m.clone(),
                     score: f.score,
                     text_rank: f.text_rank,

@@ -393,9 +393,7 @@ fn recount(lines: &[Raw<'_>], mut i: usize, hunk: &mut Hunk) -> Option<usize> {
     hunk.lines.clear();
     while let Some(raw) = lines.get(i) {
         let text = raw.text;
-        let next_file = text.starts_with("--- ")
-            && lines.get(i + 1).is_some_and(|l| l.text.starts_with("+++ "));
-        if text.starts_with("@@") || text.starts_with("diff ") || next_file {
+        if starts_a_section(lines, i) {
             break;
         }
         if text == "-- " {
@@ -454,14 +452,25 @@ fn recount(lines: &[Raw<'_>], mut i: usize, hunk: &mut Hunk) -> Option<usize> {
     Some(i)
 }
 
+/// Whether line `i` starts the next hunk (`@@`) or the next file (`diff …`, or a `---` line
+/// followed by a `+++` line).
+fn starts_a_section(lines: &[Raw<'_>], i: usize) -> bool {
+    let Some(text) = lines.get(i).map(|l| l.text) else { return false };
+    text.starts_with("@@") || text.starts_with("diff ") || file_headers_at(lines, i)
+}
+
+/// Whether line `i` and the next are a file's `---` / `+++` headers.
+fn file_headers_at(lines: &[Raw<'_>], i: usize) -> bool {
+    lines.get(i).is_some_and(|l| l.text.starts_with("--- "))
+        && lines.get(i + 1).is_some_and(|l| l.text.starts_with("+++ "))
+}
+
 /// Whether a line from index `i` on, before the next hunk or file header, adds or removes a
 /// line: then the text before it is inside a hunk, not after it.
 fn changes_follow(lines: &[Raw<'_>], i: usize) -> bool {
     for (j, raw) in lines.iter().enumerate().skip(i) {
         let text = raw.text;
-        let next_file = text.starts_with("--- ")
-            && lines.get(j + 1).is_some_and(|l| l.text.starts_with("+++ "));
-        if text.starts_with("@@") || text.starts_with("diff ") || next_file {
+        if starts_a_section(lines, j) {
             return false;
         }
         if text.starts_with(['+', '-']) && text != "-- " {
@@ -474,10 +483,8 @@ fn changes_follow(lines: &[Raw<'_>], i: usize) -> bool {
 /// A line right after a complete hunk that would be part of it if the counts were larger (the
 /// next file's `---`/`+++` headers and a mail signature's `-- ` are not).
 fn looks_like_hunk_line(lines: &[Raw<'_>], i: usize, text: &str) -> bool {
-    let next_file =
-        text.starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.text.starts_with("+++ "));
     let hunkish = text.starts_with([' ', '-', '+']);
-    hunkish && !next_file && text != "-- "
+    hunkish && !file_headers_at(lines, i) && text != "-- "
 }
 
 fn mark_no_newline(hunk: &mut Hunk) -> Result<(), String> {

@@ -194,18 +194,18 @@ fn run(guard: &PathGuard, edit: Edit, dry_run: bool) -> Result<ToolOutput, ToolE
         )
     })?;
     let before = observe(guard, &target, DEFAULT_MAX_READ_BYTES).map_err(write_error)?;
-    let Some(old_text) = before.text.clone() else {
+    let Some(old_text) = before.text.as_deref() else {
         let why = before.unreadable.clone().unwrap_or_else(|| "it is not a file".to_owned());
         return Err(ToolError::failed(format!(
             "{} cannot be edited as text: {why}",
             target.path().display()
         )));
     };
-    let new_text = replace_once(&old_text, &edit.old, &edit.new)
+    let new_text = replace_once(old_text, &edit.old, &edit.new)
         .map_err(|why| ToolError::failed(format!("{}: {why}", target.path().display())))?;
-    let (added, removed) = line_counts(&old_text, &new_text);
+    let (added, removed) = line_counts(old_text, &new_text);
     let shown = target.path().display().to_string();
-    let diff = unified_diff(Some(&old_text), Some(&new_text), &shown);
+    let diff = unified_diff(Some(old_text), Some(&new_text), &shown);
     let mut diff_lines: Vec<&str> = diff.lines().collect();
     let cut = diff_lines.len().saturating_sub(MAX_DIFF_LINES);
     diff_lines.truncate(MAX_DIFF_LINES);
