@@ -81,14 +81,32 @@ pub struct LocalChatProvider {
 /// The request's tools as the embedded model is shown them (and may call them): briefly, and
 /// without `file_edit` when `apply_patch` or `file_write` is there (an embedded model's
 /// `file_edit` applies, and for "add a line" it replaced a line: see [`FORCED_CHANGE`]).
+/// `apply_patch` asks for its optional `path` too: small models leave out the `---`/`+++`
+/// lines (`@@ -1,2 +1,3 @@` and the lines), and with `path` such a patch still names its file.
 fn shown_tools(request: &ChatRequest) -> Vec<aria_api::ToolSpec> {
     let other_change = request.tools.iter().any(|t| FORCED_CHANGE.contains(&t.name.as_str()));
     request
         .tools
         .iter()
         .filter(|t| !(other_change && t.name == aria_api::EDIT_FILE_TOOL))
-        .map(crate::prompt::brief_tool)
+        .map(|t| match t.name == aria_api::PATCH_TOOL {
+            true => crate::prompt::brief_tool(&requiring(t, "path")),
+            false => crate::prompt::brief_tool(t),
+        })
         .collect()
+}
+
+/// `tool` with its parameter `name` (when it has one) required.
+fn requiring(tool: &aria_api::ToolSpec, name: &str) -> aria_api::ToolSpec {
+    let mut tool = tool.clone();
+    let has = tool.parameters.pointer(&format!("/properties/{name}")).is_some();
+    if let (true, Some(required)) =
+        (has, tool.parameters.get_mut("required").and_then(|r| r.as_array_mut()))
+        && !required.iter().any(|r| r == name)
+    {
+        required.push(name.into());
+    }
+    tool
 }
 
 /// The text of the request's latest user message.

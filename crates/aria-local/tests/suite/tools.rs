@@ -414,3 +414,36 @@ fn the_request_is_restated_after_tool_results_but_not_arias_own_notes() {
         "</tool_response>\n\nWith these results, answer my request: What is in notes.txt?";
     assert_eq!(text.matches(restated).count(), 2, "{text}");
 }
+
+/// `apply_patch`'s optional `path` is required of an embedded model: small models write bare
+/// `@@` hunks without `---`/`+++` lines, and with `path` such a patch still names its file.
+#[test]
+fn embedded_models_name_the_file_they_patch() {
+    let provider = chat()
+        .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
+    let mut tools = edit_tools();
+    let patch = tools.iter_mut().find(|t| t.name == "apply_patch").unwrap();
+    patch.parameters = json!({"type": "object", "properties": {"patch": {"type": "string"},
+        "path": {"type": "string"}}, "required": ["patch"], "additionalProperties": false});
+    let mut req = ChatRequest {
+        max_tokens: Some(96),
+        ..request("Add the line 'bread' at the end of shopping.txt.", tools)
+    };
+    req.messages.push(Message::assistant(
+        "",
+        vec![ToolCall {
+            id: "c1".into(),
+            name: "file_read".into(),
+            arguments: "{\"path\": \"shopping.txt\"}".into(),
+        }],
+    ));
+    req.messages.push(Message::tool_result(
+        "c1",
+        "<<tool_output id=ab12>>\nmilk\neggs\n<</tool_output id=ab12>>",
+    ));
+    let (events, _) = provider.generate_blocking(&req).unwrap();
+    let call = calls(&events).into_iter().next().expect("a forced change");
+    assert_eq!(call.name, "apply_patch");
+    let args: Value = serde_json::from_str(&call.arguments).unwrap();
+    assert!(args["path"].is_string() && args["patch"].is_string(), "{args}");
+}

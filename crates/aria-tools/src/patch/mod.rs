@@ -26,7 +26,7 @@ mod parse_tests;
 
 pub use apply::{Applied, ApplyError, apply_file};
 pub use diff::{MAX_EDIT_DISTANCE, line_counts, unified_diff};
-pub use parse::{ParseError, parse};
+pub use parse::{ParseError, parse, parse_for};
 
 /// Largest patch `apply_patch` accepts (50 KB).
 pub const MAX_PATCH_BYTES: usize = 50 * 1024;

@@ -31,9 +31,13 @@ pub enum ParseError {
     )]
     BadHunkHeader { line: usize, text: String },
     #[error(
-        "line {line}: a hunk header comes before any `--- a/PATH` / `+++ b/PATH` file header; name the file first"
+        "line {line}: a hunk header comes before any `--- a/PATH` / `+++ b/PATH` file header; name the file first (or give apply_patch the file as \"path\")"
     )]
     HunkOutsideFile { line: usize },
+    #[error(
+        "\"path\" is {path}, but the patch's headers name {named}; leave \"path\" out or make it one of those files"
+    )]
+    PathNotInPatch { path: String, named: String },
     #[error("line {line}: in the hunk {header} of {path}: {why}")]
     HunkBody { line: usize, path: String, header: String, why: String },
     #[error(
@@ -85,6 +89,13 @@ fn raw_lines(text: &str) -> Vec<Raw<'_>> {
 
 /// Parses and validates a whole unified diff. Nothing about the file system is checked here.
 pub fn parse(text: &str) -> Result<Patch, ParseError> {
+    parse_for(text, None)
+}
+
+/// [`parse`], with the file that hunks before any `---`/`+++` headers change (`apply_patch`'s
+/// `path`): a patch of bare `@@` hunks is a patch of `path`. A patch with headers must name
+/// `path` among its files.
+pub fn parse_for(text: &str, path: Option<&str>) -> Result<Patch, ParseError> {
     if text.len() > MAX_PATCH_BYTES {
         return Err(ParseError::TooLarge { bytes: text.len(), limit: MAX_PATCH_BYTES });
     }
@@ -116,7 +127,15 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             i = next;
             continue;
         } else if line.starts_with("@@") {
-            return Err(ParseError::HunkOutsideFile { line: i + 1 });
+            match path {
+                Some(path) if files.is_empty() && git.is_none() => {
+                    let (file, next) = parse_hunks(&lines, i, clean(path), Change::Modify, None)?;
+                    files.push(file);
+                    i = next;
+                    continue;
+                }
+                _ => return Err(ParseError::HunkOutsideFile { line: i + 1 }),
+            }
         }
         i += 1;
     }
@@ -132,7 +151,21 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             return Err(ParseError::Duplicate { path: f.path.clone() });
         }
     }
+    if let Some(path) = path.map(clean) {
+        let named = |f: &FilePatch| {
+            clean(&f.path) == path || f.alternative.as_deref().is_some_and(|a| clean(a) == path)
+        };
+        if !files.iter().any(named) {
+            let named = files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ");
+            return Err(ParseError::PathNotInPatch { path: path.to_owned(), named });
+        }
+    }
     Ok(Patch { files })
+}
+
+/// A path as written, without a leading `./`.
+fn clean(path: &str) -> &str {
+    path.strip_prefix("./").unwrap_or(path)
 }
 
 fn is_binary_notice(line: &str) -> bool {
@@ -166,12 +199,27 @@ fn parse_file(lines: &[Raw<'_>], start: usize) -> Result<(FilePatch, usize), Par
     };
     let new = header_path(new_line.text, "+++ ", start + 2)?;
     let (path, change, alternative) = file_identity(&old, &new, start + 1)?;
-    let mut i = start + 2;
+    let (file, next) = parse_hunks(lines, start + 2, &path, change, alternative)?;
+    if file.hunks.is_empty() {
+        return Err(ParseError::NoHunks { line: start + 1, path });
+    }
+    Ok((file, next))
+}
+
+/// Reads the hunks of one file from line index `i` on (none if line `i` is no hunk header);
+/// returns the file and the index of the first line after them.
+fn parse_hunks(
+    lines: &[Raw<'_>],
+    mut i: usize,
+    path: &str,
+    change: Change,
+    alternative: Option<String>,
+) -> Result<(FilePatch, usize), ParseError> {
     let mut hunks: Vec<Hunk> = Vec::new();
     while let Some(line) = lines.get(i).filter(|l| l.text.starts_with("@@")) {
         let header = hunk_header(line.text, i + 1)?;
         let mut hunk = header.clone();
-        i = match hunk_body(lines, i + 1, &mut hunk, &path) {
+        i = match hunk_body(lines, i + 1, &mut hunk, path) {
             Ok(next) => next,
             Err(strict) => {
                 hunk = header;
@@ -180,11 +228,8 @@ fn parse_file(lines: &[Raw<'_>], start: usize) -> Result<(FilePatch, usize), Par
         };
         hunks.push(hunk);
     }
-    if hunks.is_empty() {
-        return Err(ParseError::NoHunks { line: start + 1, path });
-    }
-    validate(&path, change, &hunks)?;
-    Ok((FilePatch { path, alternative, change, hunks }, i))
+    validate(path, change, &hunks)?;
+    Ok((FilePatch { path: path.to_owned(), alternative, change, hunks }, i))
 }
 
 const DEV_NULL: &str = "/dev/null";
@@ -337,6 +382,10 @@ fn hunk_body(
             }
             // An empty context line whose leading space was trimmed by an editor.
             None if old_left > 0 && new_left > 0 => (LineKind::Context, ""),
+            // A context line that lost its leading space (models write `milk` for ` milk`):
+            // the header says context is still to come, and like every context line it must
+            // match the file where the hunk is applied.
+            Some(_) if old_left > 0 && new_left > 0 => (LineKind::Context, raw.text),
             _ => {
                 let why = format!(
                     "{:?} is not a hunk line, but the header says {old_left} old and {new_left} new lines are still to come; every hunk line starts with ' ', '-' or '+', and the counts in the header must match",

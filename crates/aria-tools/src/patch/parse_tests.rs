@@ -205,19 +205,21 @@ fn malformed_patches_name_the_line_and_the_rule() {
         ("--- a/f\n+++ b/f\n@@ -x +1 @@\n", "line 3: \"@@ -x +1 @@\" is not a hunk header"),
         ("--- a/f\n+++ b/f\n@@ -0,2 +1 @@\n", "is not a hunk header"),
         ("@@ -1 +1 @@\n-a\n+b\n", "line 1: a hunk header comes before"),
+        ("@@ -1 +1 @@\n-a\n+b\n", "or give apply_patch the file as \"path\""),
         ("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n", "the patch ends with 1 old and 1 new lines"),
         // Wrong counts and no change in the lines there are: the strict reading's error.
         (
             "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n a\n b\n",
             "line 5: in the hunk @@ -1,1 +1,1 @@ of f: \" b\" comes after the last line the header counts",
         ),
+        // A bare line is context only while the header still counts context to come.
         (
             "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\nxb\n",
-            "line 5: in the hunk @@ -1,3 +1,3 @@ of f: \"xb\" is not a hunk line",
+            "line 5: in the hunk @@ -1,3 +1,3 @@ of f: the patch ends with 1 old and 1 new lines",
         ),
         (
-            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\nxa\n",
-            "line 4: in the hunk @@ -1,2 +1,2 @@ of f: \"xa\" is not a hunk line",
+            "--- a/f\n+++ b/f\n@@ -2,1 +2,2 @@\n-a\nxa\n+b\n",
+            "line 5: in the hunk @@ -2,1 +2,2 @@ of f: \"xa\" is not a hunk line, but the header says 0 old and 2 new",
         ),
         ("--- a/f\n+++ b/f\n@@ -1 +1 @@\n\\ No newline at end of file\n", "comes before any line"),
         ("--- /dev/null\n+++ /dev/null\n@@ -0,0 +1 @@\n+a\n", "both `---` and `+++` are /dev/null"),
@@ -284,4 +286,49 @@ fn two_different_names_patch_the_one_that_exists_like_gnu_patch() {
     }
     let crlf = parse("--- a/f\r\n+++ b/f\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n").unwrap();
     assert_eq!(crlf.files[0].path, "f");
+}
+
+#[test]
+fn context_lines_that_lost_their_leading_space_count_while_the_header_expects_context() {
+    // What a 1.5B model wrote for "add the line 'bread' at the end of shopping.txt".
+    let model = "--- a/shopping.txt\n+++ b/shopping.txt\n@@ -1,2 +1,3 @@\nmilk\neggs\n+bread";
+    let hunk = &parse(model).unwrap().files[0].hunks[0];
+    assert_eq!(
+        hunk.lines,
+        [hl(LineKind::Context, "milk"), hl(LineKind::Context, "eggs"), hl(LineKind::Add, "bread")]
+    );
+    // The header's counts decide: with no context left to come, a bare line is no hunk line.
+    let done = "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-a\n+b\nThis renames a.\n";
+    assert_eq!(parse(done).unwrap().files[0].hunks[0].lines.len(), 2);
+}
+
+#[test]
+fn hunks_without_file_headers_change_the_path_given_with_them() {
+    let bare = "@@ -1,2 +1,3 @@\n milk\n eggs\n+bread\n";
+    assert!(matches!(err(bare), ParseError::HunkOutsideFile { line: 1 }));
+    for path in ["shopping.txt", "./shopping.txt"] {
+        let p = parse_for(bare, Some(path)).unwrap();
+        assert_eq!(p.files.len(), 1);
+        let f = &p.files[0];
+        assert_eq!(
+            (f.path.as_str(), f.change, f.counts()),
+            ("shopping.txt", Change::Modify, (1, 0))
+        );
+    }
+    // Two hunks, in order, both for the path.
+    let two = "@@ -1 +1 @@\n-a\n+A\n@@ -5 +5 @@\n-e\n+E\n";
+    assert_eq!(parse_for(two, Some("f")).unwrap().files[0].hunks.len(), 2);
+    // With headers, the path must be one of the files they name (either name of a pair).
+    let headed = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+    assert_eq!(parse_for(headed, Some("./f")).unwrap().files[0].path, "f");
+    let renamed = "--- f.orig\n+++ f\n@@ -1 +1 @@\n-a\n+b\n";
+    assert!(parse_for(renamed, Some("f")).is_ok());
+    let other = parse_for(headed, Some("g")).unwrap_err();
+    assert_eq!(other, ParseError::PathNotInPatch { path: "g".into(), named: "f".into() });
+    // Bare hunks first, then a file section: the bare hunks are the path's.
+    let mixed = "@@ -1 +1 @@\n-a\n+b\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n";
+    assert_eq!(parse_for(mixed, Some("f")).unwrap().files.len(), 2);
+    // The hunks still follow every rule (order, counts).
+    let backwards = "@@ -5 +5 @@\n-a\n+b\n@@ -2 +2 @@\n-c\n+d\n";
+    assert!(matches!(parse_for(backwards, Some("f")), Err(ParseError::Overlap { .. })));
 }

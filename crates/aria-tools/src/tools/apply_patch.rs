@@ -1,4 +1,6 @@
-//! `apply_patch {patch}`: applies a unified diff to files inside the roots, all or nothing.
+//! `apply_patch {patch, path?}`: applies a unified diff to files inside the roots, all or
+//! nothing. `path` names the file of a patch written as bare `@@` hunks, without `---`/`+++`
+//! headers.
 //!
 //! Everything is checked before anything is written: the patch is parsed and validated
 //! ([`crate::patch::parse`]), every path is resolved by the path guard (creations with
@@ -18,7 +20,7 @@ use serde_json::{Value, json};
 use crate::guard::path::{PathError, PathGuard};
 use crate::guard::read::DEFAULT_MAX_READ_BYTES;
 use crate::patch::commit::{Planned, commit, observe};
-use crate::patch::{Change, FilePatch, MAX_PATCH_BYTES, apply_file, parse};
+use crate::patch::{Change, FilePatch, MAX_PATCH_BYTES, apply_file, parse_for};
 use crate::tools::file_write::write_error;
 use crate::tools::{blocking, path_error, roots_sentence};
 
@@ -52,6 +54,10 @@ impl ApplyPatch {
                     "patch": {
                         "type": "string",
                         "description": "The unified diff: `--- a/PATH`, `+++ b/PATH`, then `@@ -START,COUNT +START,COUNT @@` hunks."
+                    },
+                    "path": {
+                        "type": "string",
+                        "description": "The file to change, for a patch of `@@` hunks without the `---`/`+++` lines."
                     }
                 },
                 "required": ["patch"],
@@ -62,16 +68,29 @@ impl ApplyPatch {
     }
 }
 
-fn argument(args: &Value) -> Result<String, ToolError> {
-    let usage = "apply_patch takes one string argument, \"patch\": a unified diff";
+/// The arguments: the patch text and the optional `path`.
+fn arguments(args: &Value) -> Result<(String, Option<String>), ToolError> {
+    let usage = "apply_patch takes \"patch\" (a unified diff) and optionally \"path\" (the file, \
+                 when the patch has no `---`/`+++` lines)";
     let Some(map) = args.as_object() else {
         return Err(ToolError::failed(format!("the arguments are not a JSON object; {usage}")));
     };
-    if let Some(unknown) = map.keys().find(|k| k.as_str() != "patch") {
+    if let Some(unknown) = map.keys().find(|k| !matches!(k.as_str(), "patch" | "path")) {
         return Err(ToolError::failed(format!("unknown argument \"{unknown}\"; {usage}")));
     }
+    let path = match map.get("path") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) if !p.trim().is_empty() && !p.contains(['\n', '\r', '\0']) => {
+            Some(p.clone())
+        }
+        Some(_) => {
+            return Err(ToolError::failed(format!(
+                "\"path\" must be a file name on one line; {usage}"
+            )));
+        }
+    };
     match map.get("patch") {
-        Some(Value::String(p)) => Ok(p.clone()),
+        Some(Value::String(p)) => Ok((p.clone(), path)),
         Some(_) => Err(ToolError::failed(format!("\"patch\" must be a string; {usage}"))),
         None => Err(ToolError::failed(format!("the argument \"patch\" is missing; {usage}"))),
     }
@@ -173,9 +192,14 @@ fn summary(prepared: &[Prepared], dry_run: bool) -> String {
     s
 }
 
-fn run(guard: &PathGuard, text: &str, dry_run: bool) -> Result<ToolOutput, ToolError> {
-    let patch =
-        parse(text).map_err(|e| ToolError::failed(format!("the patch was not applied: {e}")))?;
+fn run(
+    guard: &PathGuard,
+    text: &str,
+    path: Option<&str>,
+    dry_run: bool,
+) -> Result<ToolOutput, ToolError> {
+    let patch = parse_for(text, path)
+        .map_err(|e| ToolError::failed(format!("the patch was not applied: {e}")))?;
     let mut prepared = Vec::with_capacity(patch.files.len());
     let mut seen: BTreeMap<PathBuf, String> = BTreeMap::new();
     for file in patch.files {
@@ -221,10 +245,10 @@ impl Tool for ApplyPatch {
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let text = argument(&args)?;
+            let (text, path) = arguments(&args)?;
             let guard = Arc::clone(&self.guard);
             let dry_run = ctx.dry_run;
-            blocking(ApplyPatch::NAME, move || run(&guard, &text, dry_run)).await
+            blocking(ApplyPatch::NAME, move || run(&guard, &text, path.as_deref(), dry_run)).await
         })
     }
 }

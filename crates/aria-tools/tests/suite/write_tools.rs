@@ -40,6 +40,7 @@ fn specs_are_the_public_contract() {
     assert_eq!(w.spec().parameters["required"], json!(["path", "content"]));
     assert_eq!(p.spec().name, "apply_patch");
     assert_eq!(p.spec().parameters["required"], json!(["patch"]));
+    assert_eq!(p.spec().parameters["properties"]["path"]["type"], "string");
     for spec in [w.spec(), p.spec()] {
         assert_eq!(spec.parameters["additionalProperties"], json!(false));
         assert!(spec.description.contains(fx.root.to_str().unwrap()), "{}", spec.description);
@@ -337,4 +338,45 @@ async fn apply_patch_takes_the_forms_other_tools_write() {
     let patch = "--- nope.orig\n+++ nope\n@@ -1 +1 @@\n-a\n+b\n";
     assert!(call(&patch_tool(&fx), json!({ "patch": patch })).await.is_err());
     assert!(!fx.root.join("nope").exists());
+}
+
+/// Issue #18: the 1.5B model wrote `@@ -1,2 +1,3 @@\nmilk\neggs\n+bread` for "add the line
+/// 'bread' at the end of shopping.txt": no file headers, context without its leading space.
+/// With `path` the hunks are that file's; the bare context lines must still match the file.
+#[tokio::test]
+async fn a_headerless_patch_changes_the_path_given_with_it() {
+    let fx = fixture();
+    let p = patch_tool(&fx);
+    let list = fx.root.join("shopping.txt");
+    fs::write(&list, "milk\neggs\n").unwrap();
+    let hunk = "@@ -1,2 +1,3 @@\nmilk\neggs\n+bread";
+    // Without `path`, the error says how to name the file; nothing is written.
+    let msg = failed(call(&p, json!({ "patch": hunk })).await);
+    assert!(msg.contains("give apply_patch the file as \"path\""), "{msg}");
+    assert_eq!(fs::read_to_string(&list).unwrap(), "milk\neggs\n");
+    // Bare context that does not match the file changes nothing either.
+    let wrong = "@@ -1,2 +1,3 @@\nmilk\nham\n+bread";
+    let msg = failed(call(&p, json!({ "patch": wrong, "path": "shopping.txt" })).await);
+    assert!(msg.contains("ham"), "{msg}");
+    assert_eq!(fs::read_to_string(&list).unwrap(), "milk\neggs\n");
+    let out = call(&p, json!({ "patch": hunk, "path": "shopping.txt" })).await.unwrap();
+    assert_eq!(out.content, "Applied the patch to 1 file:\n  M shopping.txt (+1 -0)");
+    assert_eq!(fs::read_to_string(&list).unwrap(), "milk\neggs\nbread\n");
+    // A patch with headers for another file than `path`: refused, nothing written.
+    let headed = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-notes\n+n\n";
+    let msg = failed(call(&p, json!({ "patch": headed, "path": "shopping.txt" })).await);
+    assert!(
+        msg.contains("\"path\" is shopping.txt, but the patch's headers name notes.txt"),
+        "{msg}"
+    );
+    // `path` goes through the path guard like every other name.
+    let outside = json!({ "patch": "@@ -1 +1 @@\n-x\n+y\n", "path": "/etc/hostname" });
+    match call(&p, outside).await {
+        Err(ToolError::Refused { reason }) => assert!(reason.contains("outside"), "{reason}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    for bad in [json!(5), json!(""), json!("a\nb")] {
+        let msg = failed(call(&p, json!({ "patch": hunk, "path": bad })).await);
+        assert!(msg.contains("\"path\" must be a file name on one line"), "{msg}");
+    }
 }
