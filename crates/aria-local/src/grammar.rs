@@ -6,7 +6,9 @@
 //! Supported schema features: `type` (object, string, integer, number, boolean, null, array,
 //! and lists of types), `properties`, `required`, `additionalProperties: false` (objects only get
 //! the declared keys anyway), `items`, `enum`, `const`, `anyOf`/`oneOf` (the branch is chosen by
-//! the first character). Anything else is treated as "any JSON value". The output is compact
+//! the first character), and of a string's `pattern` the literal text after a leading `^`
+//! (`"^--- "`: the string must start so; the rest of the pattern is not enforced). Anything
+//! else is treated as "any JSON value". The output is compact
 //! JSON with one space after `:` and `,`, keys in any order, no duplicates.
 
 use std::sync::Arc;
@@ -28,7 +30,8 @@ const MAX_ITEMS: u16 = 32;
 #[derive(Debug)]
 pub enum Schema {
     Any,
-    Str,
+    /// A string, starting with this text when there is one (ASCII, nothing JSON escapes).
+    Str(Option<Arc<str>>),
     Num {
         integer: bool,
     },
@@ -92,7 +95,9 @@ impl Schema {
 
     fn of_type(t: &str, obj: &serde_json::Map<String, Value>, depth: u8) -> Schema {
         match t {
-            "string" => Schema::Str,
+            "string" => Schema::Str(
+                obj.get("pattern").and_then(Value::as_str).and_then(literal_prefix).map(Arc::from),
+            ),
             "integer" => Schema::Num { integer: true },
             "number" => Schema::Num { integer: false },
             "boolean" => Schema::Lits(Arc::from(vec!["true".to_owned(), "false".to_owned()])),
@@ -125,6 +130,24 @@ impl Schema {
             _ => Schema::Any,
         }
     }
+}
+
+/// The literal text a regular expression anchored with `^` starts with, up to its first
+/// special character (none, or not anchored: `None`). Only printable ASCII that JSON writes
+/// as is, so the matcher can compare it character by character.
+fn literal_prefix(pattern: &str) -> Option<String> {
+    let body = pattern.strip_prefix('^')?;
+    let literal: String = body
+        .chars()
+        .take_while(|c| c.is_ascii_graphic() || *c == ' ')
+        .take_while(|c| !"\\.^$|?*+()[]{}\"".contains(*c))
+        .collect();
+    // A quantifier applies to the character before it, which is then not certain.
+    let literal = match body[literal.len()..].chars().next() {
+        Some('?' | '*' | '{') => literal[..literal.len().saturating_sub(1)].to_owned(),
+        _ => literal,
+    };
+    (!literal.is_empty()).then_some(literal)
 }
 
 /// What the matcher needs to know about the tools on offer.
@@ -191,13 +214,44 @@ enum ArrSt {
 
 #[derive(Debug, Clone)]
 enum Frame {
-    Value { schema: Arc<Schema>, depth: u8 },
-    Fixed { text: &'static str, pos: usize },
-    Str { open: bool, len: usize, esc: Esc },
-    Lit { options: Arc<[String]>, typed: String },
-    Num { st: NumSt, integer: bool, digits: u8 },
-    Obj { schema: Arc<ObjSchema>, used: u64, count: u16, cur: usize, st: ObjSt, depth: u8 },
-    Arr { item: Arc<Schema>, st: ArrSt, count: u16, depth: u8 },
+    Value {
+        schema: Arc<Schema>,
+        depth: u8,
+    },
+    Fixed {
+        text: &'static str,
+        pos: usize,
+    },
+    /// `prefix`: the text the string must start with (see [`Schema::Str`]).
+    Str {
+        open: bool,
+        len: usize,
+        esc: Esc,
+        prefix: Option<Arc<str>>,
+    },
+    Lit {
+        options: Arc<[String]>,
+        typed: String,
+    },
+    Num {
+        st: NumSt,
+        integer: bool,
+        digits: u8,
+    },
+    Obj {
+        schema: Arc<ObjSchema>,
+        used: u64,
+        count: u16,
+        cur: usize,
+        st: ObjSt,
+        depth: u8,
+    },
+    Arr {
+        item: Arc<Schema>,
+        st: ArrSt,
+        count: u16,
+        depth: u8,
+    },
 }
 
 enum Step {
@@ -393,7 +447,9 @@ impl Matcher {
 fn start_frame(schema: &Arc<Schema>, depth: u8, c: char) -> Option<Frame> {
     let nested = depth < MAX_DEPTH;
     match &**schema {
-        Schema::Str if c == '"' => Some(Frame::Str { open: false, len: 0, esc: Esc::None }),
+        Schema::Str(prefix) if c == '"' => {
+            Some(Frame::Str { open: false, len: 0, esc: Esc::None, prefix: prefix.clone() })
+        }
         Schema::Num { integer } if c == '-' || c.is_ascii_digit() => {
             Some(Frame::Num { st: NumSt::Start, integer: *integer, digits: 0 })
         }
@@ -415,7 +471,7 @@ fn start_frame(schema: &Arc<Schema>, depth: u8, c: char) -> Option<Frame> {
         Schema::Any => {
             let free = || Arc::new(ObjSchema { props: Vec::new(), required: 0, free: true });
             match c {
-                '"' => Some(Frame::Str { open: false, len: 0, esc: Esc::None }),
+                '"' => Some(Frame::Str { open: false, len: 0, esc: Esc::None, prefix: None }),
                 '-' | '0'..='9' => Some(Frame::Num { st: NumSt::Start, integer: false, digits: 0 }),
                 't' | 'f' | 'n' => Some(Frame::Lit {
                     options: Arc::from(vec!["true".into(), "false".into(), "null".into()]),
@@ -456,8 +512,15 @@ fn step(frame: &mut Frame, c: char) -> Step {
                 Step::Reject
             }
         }
-        Frame::Str { open, len, esc } => {
-            if *open {
+        Frame::Str { open, len, esc, prefix } => {
+            if let (true, Some(next)) = (*open, prefix_char(prefix.as_deref(), *len)) {
+                // Still inside the required start: only its next character.
+                if c != next {
+                    return Step::Reject;
+                }
+                *len += 1;
+                Step::Ok
+            } else if *open {
                 step_str(len, esc, c)
             } else if c == '"' {
                 *open = true;
@@ -507,6 +570,11 @@ fn step(frame: &mut Frame, c: char) -> Step {
             }
         }
     }
+}
+
+/// Character `at` of a string's required start, while there is one.
+fn prefix_char(prefix: Option<&str>, at: usize) -> Option<char> {
+    prefix.and_then(|p| p.as_bytes().get(at)).map(|b| char::from(*b))
 }
 
 fn step_str(len: &mut usize, esc: &mut Esc, c: char) -> Step {
@@ -669,6 +737,9 @@ fn preferred(frame: &Frame) -> Option<char> {
         Frame::Value { schema, .. } => Some(start_char(schema)),
         Frame::Fixed { text, pos } => text[*pos..].chars().next(),
         Frame::Str { open: false, .. } => Some('"'),
+        Frame::Str { len, prefix: Some(p), .. } if prefix_char(Some(p), *len).is_some() => {
+            prefix_char(Some(p), *len)
+        }
         Frame::Str { esc, .. } => Some(match esc {
             Esc::None => '"',
             Esc::Backslash => 'n',
@@ -726,7 +797,7 @@ fn preferred(frame: &Frame) -> Option<char> {
 fn start_char(schema: &Schema) -> char {
     match schema {
         Schema::Any => 'n',
-        Schema::Str => '"',
+        Schema::Str(_) => '"',
         Schema::Num { .. } => '0',
         Schema::Lits(options) => {
             options.iter().min_by_key(|o| o.len()).and_then(|o| o.chars().next()).unwrap_or('n')

@@ -149,3 +149,35 @@ fn unsupported_schema_parts_fall_back_to_any_value() {
     ));
     assert!(m.is_done());
 }
+
+#[test]
+fn a_string_pattern_anchored_with_a_literal_makes_the_string_start_with_it() {
+    let schema = json!({"type": "object", "properties": {
+        "patch": {"type": "string", "pattern": "^--- "}
+    }, "required": ["patch"], "additionalProperties": false});
+    let g = Arc::new(ToolGrammar::new([("apply_patch", &schema)]));
+    let start = "\n{\"name\": \"apply_patch\", \"arguments\": {\"patch\": \"";
+    let mut m = Matcher::new(Arc::clone(&g));
+    assert!(feed_all(&mut m, start));
+    // Only the required start may come: not the end of the string, not other text.
+    assert!(!m.accepts("\""));
+    assert!(!m.accepts("@@"));
+    assert!(!m.accepts("-- "), "the prefix is followed character by character");
+    assert!(m.accepts("--- a/f\\n+++ b/f\\n@@ -1 +1 @@\\n-a\\n+b\\n\"}}"));
+    // The shortest completion writes the start before closing the string.
+    assert_eq!(m.completion(), "--- \"}}");
+    let mut done = m.clone();
+    assert!(feed_all(&mut done, "--- a/f\"}}") && done.is_done());
+    // Patterns whose start is not a plain literal constrain nothing (or only their literal part).
+    for (pattern, want) in [
+        ("^--- ", Some("--- ")),
+        ("--- ", None),
+        ("^[a-z]+", None),
+        ("^ab*", Some("a")),
+        ("^a\\.b", Some("a")),
+        ("^x{2}", None),
+        ("^say \"hi\"", Some("say ")),
+    ] {
+        assert_eq!(literal_prefix(pattern).as_deref(), want, "{pattern}");
+    }
+}

@@ -81,8 +81,9 @@ pub struct LocalChatProvider {
 /// The request's tools as the embedded model is shown them (and may call them): briefly, and
 /// without `file_edit` when `apply_patch` or `file_write` is there (an embedded model's
 /// `file_edit` applies, and for "add a line" it replaced a line: see [`FORCED_CHANGE`]).
-/// `apply_patch` asks for its optional `path` too: small models leave out the `---`/`+++`
-/// lines (`@@ -1,2 +1,3 @@` and the lines), and with `path` such a patch still names its file.
+/// `apply_patch`'s patch must start with a `--- ` file header: the 1.5B model otherwise often
+/// writes bare `@@` hunks, or the new lines without `+`, and names no file. (Asked for the
+/// optional `path` instead, it wrote the file's new text as the "patch" more often.)
 fn shown_tools(request: &ChatRequest) -> Vec<aria_api::ToolSpec> {
     let other_change = request.tools.iter().any(|t| FORCED_CHANGE.contains(&t.name.as_str()));
     request
@@ -90,21 +91,22 @@ fn shown_tools(request: &ChatRequest) -> Vec<aria_api::ToolSpec> {
         .iter()
         .filter(|t| !(other_change && t.name == aria_api::EDIT_FILE_TOOL))
         .map(|t| match t.name == aria_api::PATCH_TOOL {
-            true => crate::prompt::brief_tool(&requiring(t, "path")),
+            true => crate::prompt::brief_tool(&starting(t, "patch", PATCH_START)),
             false => crate::prompt::brief_tool(t),
         })
         .collect()
 }
 
-/// `tool` with its parameter `name` (when it has one) required.
-fn requiring(tool: &aria_api::ToolSpec, name: &str) -> aria_api::ToolSpec {
+/// How an embedded model's `apply_patch` patch starts (a `pattern` the grammar enforces).
+const PATCH_START: &str = "^--- ";
+
+/// `tool` with its string parameter `name` (when it has one) made to match `pattern`.
+fn starting(tool: &aria_api::ToolSpec, name: &str, pattern: &str) -> aria_api::ToolSpec {
     let mut tool = tool.clone();
-    let has = tool.parameters.pointer(&format!("/properties/{name}")).is_some();
-    if let (true, Some(required)) =
-        (has, tool.parameters.get_mut("required").and_then(|r| r.as_array_mut()))
-        && !required.iter().any(|r| r == name)
+    if let Some(prop) = tool.parameters.pointer_mut(&format!("/properties/{name}"))
+        && let Some(prop) = prop.as_object_mut()
     {
-        required.push(name.into());
+        prop.insert("pattern".into(), pattern.into());
     }
     tool
 }

@@ -415,8 +415,8 @@ fn the_request_is_restated_after_tool_results_but_not_arias_own_notes() {
     assert_eq!(text.matches(restated).count(), 2, "{text}");
 }
 
-/// `apply_patch`'s optional `path` is required of an embedded model: small models write bare
-/// `@@` hunks without `---`/`+++` lines, and with `path` such a patch still names its file.
+/// An embedded model's patch starts with a `--- ` file header (the grammar says so): small
+/// models write bare `@@` hunks, or the new lines without `+`, and name no file.
 #[test]
 fn embedded_models_name_the_file_they_patch() {
     let provider = chat()
@@ -445,5 +445,6 @@ fn embedded_models_name_the_file_they_patch() {
     let call = calls(&events).into_iter().next().expect("a forced change");
     assert_eq!(call.name, "apply_patch");
     let args: Value = serde_json::from_str(&call.arguments).unwrap();
-    assert!(args["path"].is_string() && args["patch"].is_string(), "{args}");
+    let patch = args["patch"].as_str().unwrap_or_default();
+    assert!(patch.starts_with("--- "), "{args}");
 }
