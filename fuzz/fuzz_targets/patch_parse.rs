@@ -1,6 +1,8 @@
 //! Fuzzes the unified diff parser and the hunk applier.
 //!
-//! Invariants checked besides "never crashes": every refusal has a message; a parsed patch
+//! Inputs are parsed with and without `apply_patch`'s `path` (chosen by the first byte).
+//! Invariants checked besides "never crashes": every refusal has a message; with a path, the
+//! patch changes that file; a parsed patch
 //! applies to the text its own hunks describe (or is refused with a reason), and whatever it
 //! produced, a diff from the old to the new text, parsed and applied again, gives exactly the
 //! same new text (checked when the old and new texts share one line-ending style: in a mixed
@@ -9,7 +11,7 @@
 
 #![no_main]
 
-use aria_tools::patch::{Change, FilePatch, LineKind, apply_file, parse, unified_diff};
+use aria_tools::patch::{Change, FilePatch, LineKind, apply_file, parse, parse_for, unified_diff};
 use libfuzzer_sys::fuzz_target;
 
 /// The old text the hunks of `file` describe, hunks placed one after another.
@@ -54,7 +56,9 @@ fn style(text: &str) -> Option<Style> {
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let patch = match parse(text) {
+    // Half the inputs are parsed as `apply_patch` with a `path` (bare `@@` hunks are its file's).
+    let path = (data.first().is_some_and(|b| b % 2 == 1)).then_some("f");
+    let patch = match parse_for(text, path) {
         Ok(p) => p,
         Err(e) => {
             assert!(!e.to_string().is_empty());
@@ -62,6 +66,11 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     assert!(!patch.files.is_empty());
+    if let Some(path) = path {
+        let clean = |p: &str| p.strip_prefix("./").unwrap_or(p).to_owned();
+        let names = |f: &FilePatch| [Some(clean(&f.path)), f.alternative.as_deref().map(clean)];
+        assert!(patch.files.iter().any(|f| names(f).contains(&Some(path.to_owned()))));
+    }
     for file in &patch.files {
         assert!(!file.hunks.is_empty());
         let old = old_text(file);
