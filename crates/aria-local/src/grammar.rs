@@ -212,46 +212,17 @@ enum ArrSt {
     AfterCommaSpace,
 }
 
+/// One open value of the call being matched. A string's `prefix` is the text it must start
+/// with (see [`Schema::Str`]).
 #[derive(Debug, Clone)]
 enum Frame {
-    Value {
-        schema: Arc<Schema>,
-        depth: u8,
-    },
-    Fixed {
-        text: &'static str,
-        pos: usize,
-    },
-    /// `prefix`: the text the string must start with (see [`Schema::Str`]).
-    Str {
-        open: bool,
-        len: usize,
-        esc: Esc,
-        prefix: Option<Arc<str>>,
-    },
-    Lit {
-        options: Arc<[String]>,
-        typed: String,
-    },
-    Num {
-        st: NumSt,
-        integer: bool,
-        digits: u8,
-    },
-    Obj {
-        schema: Arc<ObjSchema>,
-        used: u64,
-        count: u16,
-        cur: usize,
-        st: ObjSt,
-        depth: u8,
-    },
-    Arr {
-        item: Arc<Schema>,
-        st: ArrSt,
-        count: u16,
-        depth: u8,
-    },
+    Value { schema: Arc<Schema>, depth: u8 },
+    Fixed { text: &'static str, pos: usize },
+    Str { open: bool, len: usize, esc: Esc, prefix: Option<Arc<str>> },
+    Lit { options: Arc<[String]>, typed: String },
+    Num { st: NumSt, integer: bool, digits: u8 },
+    Obj { schema: Arc<ObjSchema>, used: u64, count: u16, cur: usize, st: ObjSt, depth: u8 },
+    Arr { item: Arc<Schema>, st: ArrSt, count: u16, depth: u8 },
 }
 
 enum Step {
