@@ -74,6 +74,11 @@ def judge(task: dict, answer: str, code: int, root: Path, before: dict) -> list[
         path = root / name
         if not path.is_file() or text not in path.read_text(errors="replace"):
             problems.append(f"{name} lacks {text!r}")
+    for name, text in task.get("equals", {}).items():
+        path = root / name
+        got = path.read_text(errors="replace") if path.is_file() else None
+        if got is None or got.rstrip() != text.rstrip():
+            problems.append(f"{name} is not the expected text (the rest of the file kept)")
     for name, text in task.get("lacks", {}).items():
         path = root / name
         if path.is_file() and text in path.read_text(errors="replace"):
