@@ -35,6 +35,10 @@ pub enum ParseError {
     )]
     HunkOutsideFile { line: usize },
     #[error(
+        "line {line}: a hunk header comes after text that is no hunk line; a file's hunks must follow one another, with nothing between them"
+    )]
+    StrayHunk { line: usize },
+    #[error(
         "\"path\" is {path}, but the patch's headers name {named}; leave \"path\" out or make it one of those files"
     )]
     PathNotInPatch { path: String, named: String },
@@ -134,7 +138,9 @@ pub fn parse_for(text: &str, path: Option<&str>) -> Result<Patch, ParseError> {
                     i = next;
                     continue;
                 }
-                _ => return Err(ParseError::HunkOutsideFile { line: i + 1 }),
+                // `path` was given: its hunks were read, and text came between them.
+                Some(_) => return Err(ParseError::StrayHunk { line: i + 1 }),
+                None => return Err(ParseError::HunkOutsideFile { line: i + 1 }),
             }
         }
         i += 1;

@@ -328,6 +328,10 @@ fn hunks_without_file_headers_change_the_path_given_with_them() {
     // Bare hunks first, then a file section: the bare hunks are the path's.
     let mixed = "@@ -1 +1 @@\n-a\n+b\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n";
     assert_eq!(parse_for(mixed, Some("f")).unwrap().files.len(), 2);
+    // Text between two bare hunks: the second is a stray hunk, not a missing file header.
+    let stray = "@@ -1 +1 @@\n-a\n+b\nsome words\n@@ -5 +5 @@\n-e\n+E\n";
+    assert_eq!(parse_for(stray, Some("f")), Err(ParseError::StrayHunk { line: 5 }));
+    assert_eq!(parse(stray), Err(ParseError::HunkOutsideFile { line: 1 }));
     // The hunks still follow every rule (order, counts).
     let backwards = "@@ -5 +5 @@\n-a\n+b\n@@ -2 +2 @@\n-c\n+d\n";
     assert!(matches!(parse_for(backwards, Some("f")), Err(ParseError::Overlap { .. })));
