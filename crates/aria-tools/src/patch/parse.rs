@@ -38,10 +38,6 @@ pub enum ParseError {
         "line {line}: a hunk header comes after text that is no hunk line; a file's hunks must follow one another, with nothing between them"
     )]
     StrayHunk { line: usize },
-    #[error(
-        "\"path\" is {path}, but the patch's headers name {named}; leave \"path\" out or make it one of those files"
-    )]
-    PathNotInPatch { path: String, named: String },
     #[error("line {line}: in the hunk {header} of {path}: {why}")]
     HunkBody { line: usize, path: String, header: String, why: String },
     #[error(
@@ -97,8 +93,8 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
 }
 
 /// [`parse`], with the file that hunks before any `---`/`+++` headers change (`apply_patch`'s
-/// `path`): a patch of bare `@@` hunks is a patch of `path`. A patch with headers must name
-/// `path` among its files.
+/// `path`): a patch of bare `@@` hunks is a patch of `path`. Whether a patch with headers names
+/// `path` is the caller's to check, on the resolved files (one file has many spellings).
 pub fn parse_for(text: &str, path: Option<&str>) -> Result<Patch, ParseError> {
     if text.len() > MAX_PATCH_BYTES {
         return Err(ParseError::TooLarge { bytes: text.len(), limit: MAX_PATCH_BYTES });
@@ -155,15 +151,6 @@ pub fn parse_for(text: &str, path: Option<&str>) -> Result<Patch, ParseError> {
     for f in &files {
         if !seen.insert(f.path.as_str()) {
             return Err(ParseError::Duplicate { path: f.path.clone() });
-        }
-    }
-    if let Some(path) = path.map(clean) {
-        let named = |f: &FilePatch| {
-            clean(&f.path) == path || f.alternative.as_deref().is_some_and(|a| clean(a) == path)
-        };
-        if !files.iter().any(named) {
-            let named = files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ");
-            return Err(ParseError::PathNotInPatch { path: path.to_owned(), named });
         }
     }
     Ok(Patch { files })

@@ -214,6 +214,21 @@ fn run(
         }
         prepared.push(p);
     }
+    if let Some(path) = path {
+        // One file, however each names it (`./a.txt`, an absolute path in the headers).
+        let wanted = match guard.resolve_existing_for_write(path) {
+            Err(PathError::NotFound { .. }) => guard.resolve_for_create(path),
+            found => found,
+        }
+        .map_err(|e| path_error(e, "Use file_list to see which files exist."))?;
+        if !seen.contains_key(wanted.path()) {
+            let named = prepared.iter().map(|p| p.file.path.as_str()).collect::<Vec<_>>();
+            return Err(ToolError::failed(format!(
+                "the patch was not applied: \"path\" is {path}, but the patch's headers name {}; leave \"path\" out or make it one of those files",
+                named.join(", ")
+            )));
+        }
+    }
     if !dry_run {
         let plans: Vec<Planned> = prepared.iter().map(|p| p.planned.clone()).collect();
         commit(&plans).map_err(write_error)?;

@@ -369,6 +369,11 @@ async fn a_headerless_patch_changes_the_path_given_with_it() {
         msg.contains("\"path\" is shopping.txt, but the patch's headers name notes.txt"),
         "{msg}"
     );
+    // The same file named two ways (an absolute header, a relative `path`) is one file.
+    let absolute =
+        format!("--- {0}\n+++ {0}\n@@ -3 +3 @@\n-bread\n+rye bread\n", fx.abs("shopping.txt"));
+    call(&p, json!({ "patch": absolute, "path": "./shopping.txt" })).await.unwrap();
+    assert_eq!(fs::read_to_string(&list).unwrap(), "milk\neggs\nrye bread\n");
     // `path` goes through the path guard like every other name.
     let outside = json!({ "patch": "@@ -1 +1 @@\n-x\n+y\n", "path": "/etc/hostname" });
     match call(&p, outside).await {
