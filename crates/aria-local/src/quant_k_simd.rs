@@ -32,18 +32,28 @@ pub(crate) trait SimdBlock {
     /// Whether the format has per-sub-block minimums (`- dmin·m_j`).
     const MINS: bool;
     fn d(&self) -> f32;
+    /// The block's `dmin` (zero without [`Self::MINS`]).
+    fn dmin(&self) -> f32;
+    /// The eight sub-blocks' minimums `m_j` as i16 lanes (zero without [`Self::MINS`]).
+    fn mins(&self, simd: V3) -> __m128i;
     /// Calls `f(j, weights, scales)` for each of the [`SUBS`] sub-blocks in order: `weights`
     /// as 32 bytes, `scales` as 16 i16 lanes for `vpmaddwd` (lane `k` scales weight bytes `2k`
     /// and `2k + 1`). Returns `dmin·m_j` for the eight sub-blocks (zero without [`Self::MINS`]).
     fn visit(&self, simd: V3, f: impl FnMut(usize, __m256i, __m256i)) -> __m256;
 }
 
-/// Q4_K/Q5_K scales: sub-block `j`'s 6-bit scale (byte `j` of `packed`) in all 16 i16 lanes.
+/// Q4_K/Q5_K scales (bytes 0..8 of `packed`) as i16 in both halves, for [`k4_scale`].
 #[inline(always)]
-fn k4_scale(simd: V3, packed: __m128i, j: usize) -> __m256i {
-    // In range: j < 8.
-    let pick = simd.sse2._mm_set1_epi8(j as i8);
-    simd.avx2._mm256_cvtepu8_epi16(simd.ssse3._mm_shuffle_epi8(packed, pick))
+fn k4_scales16(simd: V3, packed: __m128i) -> __m256i {
+    simd.avx2._mm256_broadcastsi128_si256(simd.sse4_1._mm_cvtepu8_epi16(packed))
+}
+
+/// Sub-block `j`'s scale from [`k4_scales16`] in all 16 i16 lanes (one in-lane shuffle).
+#[inline(always)]
+fn k4_scale(simd: V3, scales16: __m256i, j: usize) -> __m256i {
+    // In range: 2j + 1 < 16. One broadcast even where `j` is not a constant.
+    let pick = simd.avx._mm256_set1_epi16(i16::from_le_bytes([2 * j as u8, 2 * j as u8 + 1]));
+    simd.avx2._mm256_shuffle_epi8(scales16, pick)
 }
 
 /// `dmin·m_j` from the minimums in bytes 8..16 of `packed`.
@@ -51,6 +61,12 @@ fn k4_scale(simd: V3, packed: __m128i, j: usize) -> __m256i {
 fn k4_mins(simd: V3, packed: __m128i, dmin: f32) -> __m256 {
     let m = simd.avx2._mm256_cvtepu8_epi32(simd.sse2._mm_srli_si128::<8>(packed));
     simd.avx._mm256_mul_ps(simd.avx._mm256_cvtepi32_ps(m), simd.avx._mm256_set1_ps(dmin))
+}
+
+/// The minimums in bytes 8..16 of `packed` as eight i16 lanes.
+#[inline(always)]
+fn k4_mins_i16(simd: V3, packed: __m128i) -> __m128i {
+    simd.sse4_1._mm_cvtepu8_epi16(simd.sse2._mm_srli_si128::<8>(packed))
 }
 
 #[inline(always)]
@@ -73,14 +89,22 @@ impl SimdBlock for BlockQ4K {
     fn d(&self) -> f32 {
         self.d.to_f32()
     }
+    fn dmin(&self) -> f32 {
+        self.dmin.to_f32()
+    }
+    #[inline(always)]
+    fn mins(&self, simd: V3) -> __m128i {
+        k4_mins_i16(simd, cast(scales_mins_packed(&self.scales)))
+    }
     #[inline(always)]
     fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i)) -> __m256 {
         let sm: __m128i = cast(scales_mins_packed(&self.scales));
+        let sc16 = k4_scales16(simd, sm);
         let qs: [[u8; 32]; 4] = cast(self.qs);
         for (g, packed) in qs.into_iter().enumerate() {
             let packed: __m256i = cast(packed);
             for (j, high) in [(2 * g, false), (2 * g + 1, true)] {
-                f(j, nibbles(simd, packed, high), k4_scale(simd, sm, j));
+                f(j, nibbles(simd, packed, high), k4_scale(simd, sc16, j));
             }
         }
         k4_mins(simd, sm, self.dmin.to_f32())
@@ -93,9 +117,17 @@ impl SimdBlock for BlockQ5K {
     fn d(&self) -> f32 {
         self.d.to_f32()
     }
+    fn dmin(&self) -> f32 {
+        self.dmin.to_f32()
+    }
+    #[inline(always)]
+    fn mins(&self, simd: V3) -> __m128i {
+        k4_mins_i16(simd, cast(scales_mins_packed(&self.scales)))
+    }
     #[inline(always)]
     fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i)) -> __m256 {
         let sm: __m128i = cast(scales_mins_packed(&self.scales));
+        let sc16 = k4_scales16(simd, sm);
         let qs: [[u8; 32]; 4] = cast(self.qs);
         let qh: __m256i = cast(self.qh);
         for (g, packed) in qs.into_iter().enumerate() {
@@ -106,7 +138,7 @@ impl SimdBlock for BlockQ5K {
                 let q = simd
                     .avx2
                     ._mm256_or_si256(nibbles(simd, packed, high), bit_to_16(simd, qh, mask));
-                f(j, q, k4_scale(simd, sm, j));
+                f(j, q, k4_scale(simd, sc16, j));
             }
         }
         k4_mins(simd, sm, self.dmin.to_f32())
@@ -118,6 +150,13 @@ impl SimdBlock for BlockQ6K {
     const MINS: bool = false;
     fn d(&self) -> f32 {
         self.d.to_f32()
+    }
+    fn dmin(&self) -> f32 {
+        0.0
+    }
+    #[inline(always)]
+    fn mins(&self, simd: V3) -> __m128i {
+        simd.sse2._mm_setzero_si128()
     }
     #[inline(always)]
     fn visit(&self, simd: V3, mut f: impl FnMut(usize, __m256i, __m256i)) -> __m256 {

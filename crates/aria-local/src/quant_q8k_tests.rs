@@ -178,15 +178,17 @@ fn only_k_quants_take_q8k_activations() {
 
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn avx2_q8k_products_match_the_portable_kernels_and_ignore_grouping() {
+fn avx2_q8k_products_match_the_portable_kernels_and_prompts_equal_them_bit_for_bit() {
     let Some(s) = pulp::x86::V3::try_new() else {
         eprintln!("skipped: this CPU has no AVX2/FMA, so only the portable kernels ever run");
         return;
     };
     for (dtype, w, kind) in matrices() {
         let nb = w.cols / QK_K;
-        // m = 4 and 9 run the grouped prompt kernels (9: two groups and one row left).
-        for m in [1, 3, 4, 9] {
+        // m = 1 and 3 run a row at a time (generation); from 4 the grouped kernel takes groups
+        // of eight weight rows (the rows past a multiple of eight a row at a time), four
+        // activation rows at once and the rest one by one (9: two groups of four and one).
+        for m in [1, 3, 4, 6, 9] {
             let mut acts = Vec::new();
             super::q8k::quantize_rows_k(&values(m * w.cols, 93), &mut acts);
             let portable = product_with(Isa::Portable, &w, &acts, m);
@@ -194,19 +196,51 @@ fn avx2_q8k_products_match_the_portable_kernels_and_ignore_grouping() {
             let exact = reference(&w, &acts, m);
             for r in 0..w.rows {
                 for i in 0..m {
-                    let act = &acts[i * nb..(i + 1) * nb];
-                    let b = bound(&w, r, act, exact[r * m + i].1);
-                    let (a, p) = (f64::from(fast[r * m + i]), f64::from(portable[r * m + i]));
-                    assert!((a - p).abs() <= 2.0 * b, "{dtype:?} {kind} m={m} {r},{i}: {a} vs {p}");
-                    if m > 1 {
-                        let single = product_with(Isa::Avx2(s), &w, act, 1);
-                        assert_eq!(
-                            fast[r * m + i].to_bits(),
-                            single[r].to_bits(),
-                            "{dtype:?} {r},{i}"
-                        );
+                    let (a, p) = (fast[r * m + i], portable[r * m + i]);
+                    let at = format!("{dtype:?} {kind} m={m} {r},{i}: {a} vs {p}");
+                    if m >= 4 {
+                        assert_eq!(a.to_bits(), p.to_bits(), "{at}");
+                    } else {
+                        let act = &acts[i * nb..(i + 1) * nb];
+                        let b = bound(&w, r, act, exact[r * m + i].1);
+                        assert!((f64::from(a) - f64::from(p)).abs() <= 2.0 * b, "{at}");
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Extreme weights (every quant at its largest, scales at their largest) against activations
+/// at ±127: the grouped kernel's i16 sums of a scale unit stay in range (an overflow would
+/// wrap and differ from the portable kernels' i32 sums).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn grouped_q8k_sums_do_not_overflow_at_the_extremes() {
+    let Some(s) = pulp::x86::V3::try_new() else {
+        eprintln!("skipped: this CPU has no AVX2/FMA");
+        return;
+    };
+    for dtype in [GgmlDType::Q4K, GgmlDType::Q5K, GgmlDType::Q6K] {
+        let (rows, cols) = (16, 2 * QK_K);
+        let bytes = raw_blocks(dtype, rows * cols / QK_K, 5, false);
+        let w = from_raw(dtype, rows, cols, &bytes).1;
+        let m = 5;
+        // All at +1, all at -1 (each quantises to ±127: the largest sums), and mixed.
+        let patterns: [fn(usize) -> f32; 3] =
+            [|_| 1.0, |_| -1.0, |k| if k % 3 == 0 { 1.0 } else { -0.5 }];
+        for (case, pattern) in patterns.iter().enumerate() {
+            let x: Vec<f32> = (0..m * cols).map(pattern).collect();
+            let mut acts = Vec::new();
+            super::q8k::quantize_rows_k(&x, &mut acts);
+            let portable = product_with(Isa::Portable, &w, &acts, m);
+            let fast = product_with(Isa::Avx2(s), &w, &acts, m);
+            for (k, (a, p)) in fast.iter().zip(&portable).enumerate() {
+                assert_eq!(
+                    a.to_bits(),
+                    p.to_bits(),
+                    "{dtype:?} case {case} output {k}: {a} vs {p}"
+                );
             }
         }
     }
