@@ -201,19 +201,44 @@ pub(crate) mod simd {
     use super::gemm::{GROUP, Repack, fill_group};
 
     /// Activation rows from which a task's weight rows are repacked for the grouped kernel
-    /// (`quant_q8k_gemm.rs`): the repacking costs about one row's products.
+    /// (`quant_q8k_gemm.rs`), which pays the repacking once for all of them.
     const GROUPED_FROM: usize = 4;
+
+    /// Sub-block `j`'s weights `q` · its activations, times its `scales`, as eight i32 lanes.
+    #[inline(always)]
+    fn sub_sums<B: Repack>(
+        simd: V3,
+        q: __m256i,
+        scales: __m256i,
+        ab: &ActBlockK,
+        j: usize,
+    ) -> __m256i {
+        let qa: __m256i = cast(*ab.sub(j));
+        let p = if B::SIGNED {
+            let q_abs = simd.avx2._mm256_abs_epi8(q);
+            simd.avx2._mm256_maddubs_epi16(q_abs, simd.avx2._mm256_sign_epi8(qa, q))
+        } else {
+            simd.avx2._mm256_maddubs_epi16(q, qa)
+        };
+        simd.avx2._mm256_madd_epi16(p, scales)
+    }
+
+    /// The exact sum of four i32 lanes.
+    #[inline(always)]
+    fn hsum_i32x4(simd: V3, x: __m128i) -> i32 {
+        let x = simd.sse2._mm_add_epi32(x, simd.sse2._mm_unpackhi_epi64(x, x));
+        let x = simd.sse2._mm_add_epi32(x, simd.sse2._mm_shuffle_epi32::<0b01>(x));
+        simd.sse2._mm_cvtsi128_si32(x)
+    }
 
     /// The exact sum of eight i32 lanes.
     #[inline(always)]
     fn hsum_i32(simd: V3, v: __m256i) -> i32 {
-        let x = simd.sse2._mm_add_epi32(
+        let halves = simd.sse2._mm_add_epi32(
             simd.avx._mm256_castsi256_si128(v),
             simd.avx2._mm256_extracti128_si256::<1>(v),
         );
-        let x = simd.sse2._mm_add_epi32(x, simd.sse2._mm_unpackhi_epi64(x, x));
-        let x = simd.sse2._mm_add_epi32(x, simd.sse2._mm_shuffle_epi32::<0b01>(x));
-        simd.sse2._mm_cvtsi128_si32(x)
+        hsum_i32x4(simd, halves)
     }
 
     /// One weight row · one activation row: per block the exact integer sums, then the
@@ -224,22 +249,12 @@ pub(crate) mod simd {
         for (wb, ab) in w.iter().zip(a) {
             let mut isum = simd.avx._mm256_setzero_si256();
             wb.visit(simd, |j, q, scales| {
-                let qa: __m256i = cast(*ab.sub(j));
-                let p = if B::SIGNED {
-                    let q_abs = simd.avx2._mm256_abs_epi8(q);
-                    simd.avx2._mm256_maddubs_epi16(q_abs, simd.avx2._mm256_sign_epi8(qa, q))
-                } else {
-                    simd.avx2._mm256_maddubs_epi16(q, qa)
-                };
-                isum = simd.avx2._mm256_add_epi32(isum, simd.avx2._mm256_madd_epi16(p, scales));
+                isum = simd.avx2._mm256_add_epi32(isum, sub_sums::<B>(simd, q, scales, ab, j));
             });
             let sumi = hsum_i32(simd, isum) as f32;
             sum += if B::MINS {
                 let sums: __m128i = cast(ab.sums);
-                let prod = simd.sse2._mm_madd_epi16(wb.mins(simd), sums);
-                let x = simd.sse2._mm_add_epi32(prod, simd.sse2._mm_unpackhi_epi64(prod, prod));
-                let x = simd.sse2._mm_add_epi32(x, simd.sse2._mm_shuffle_epi32::<0b01>(x));
-                let summ = simd.sse2._mm_cvtsi128_si32(x) as f32;
+                let summ = hsum_i32x4(simd, simd.sse2._mm_madd_epi16(wb.mins(simd), sums)) as f32;
                 ab.d * (wb.d() * sumi - wb.dmin() * summ)
             } else {
                 ab.d * wb.d() * sumi
@@ -265,14 +280,7 @@ pub(crate) mod simd {
         for (wb, ab) in w.iter().zip(a) {
             let mut isum = avx._mm256_setzero_si256();
             let dm = wb.visit(simd, |j, q, scales| {
-                let qa: __m256i = cast(*ab.sub(j));
-                let p = if B::SIGNED {
-                    let q_abs = avx2._mm256_abs_epi8(q);
-                    avx2._mm256_maddubs_epi16(q_abs, avx2._mm256_sign_epi8(qa, q))
-                } else {
-                    avx2._mm256_maddubs_epi16(q, qa)
-                };
-                isum = avx2._mm256_add_epi32(isum, avx2._mm256_madd_epi16(p, scales));
+                isum = avx2._mm256_add_epi32(isum, sub_sums::<B>(simd, q, scales, ab, j));
             });
             let scale = avx._mm256_set1_ps(wb.d() * ab.d);
             acc = simd.fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(isum), scale, acc);
