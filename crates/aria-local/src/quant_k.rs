@@ -28,6 +28,10 @@ use super::{ActBlock, QK};
 #[path = "quant_k_simd.rs"]
 pub(crate) mod simd;
 
+#[cfg(target_arch = "x86_64")]
+#[path = "quant_q5_0_gemm.rs"]
+mod gemm_q5_0;
+
 /// Weights per K-quant block.
 pub(crate) const QK_K: usize = 256;
 /// 32-weight sub-blocks per K-quant block.
@@ -418,7 +422,10 @@ pub(crate) fn fill_avx2<B: simd::SimdBlock>(
     });
 }
 
-/// [`fill`] with the AVX2 kernels of Q5_0.
+/// [`fill`] with the AVX2 kernels of Q5_0. A prompt (four activation rows or more) runs
+/// groups of eight weight rows through the repacking kernel of `quant_q5_0_gemm.rs` and the
+/// rows past a multiple of eight through the portable [`dot_q5_0`]: the portable kernel's bits
+/// however the rows are grouped. Generation runs the row-at-a-time AVX2 kernel.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn fill_avx2_q5_0(
     s: pulp::x86::V3,
@@ -428,6 +435,25 @@ pub(crate) fn fill_avx2_q5_0(
     acts: &[ActBlock],
     out: &mut [f32],
 ) {
+    use gemm_q5_0::{GROUP, fill_group};
+    let m = acts.len() / nba;
+    if m >= ROWS {
+        s.vectorize(|| {
+            let n = out.len() / m;
+            let rows = &blocks[row0 * nba..(row0 + n) * nba];
+            let grouped = n / GROUP * GROUP;
+            for (g, out) in out[..grouped * m].chunks_exact_mut(GROUP * m).enumerate() {
+                fill_group(s, &rows[g * GROUP * nba..(g + 1) * GROUP * nba], nba, acts, out);
+            }
+            for r in grouped..n {
+                let w = &rows[r * nba..(r + 1) * nba];
+                for (o, act) in out[r * m..(r + 1) * m].iter_mut().zip(acts.chunks_exact(nba)) {
+                    *o = dot_q5_0(w, act);
+                }
+            }
+        });
+        return;
+    }
     s.vectorize(|| {
         let dot = |w: &[BlockQ5_0], a: &[ActBlock], _| simd::dots_q5_0::<1>(s, w, a, nba)[0];
         let dots = |w: &[BlockQ5_0], a: &[ActBlock], _| simd::dots_q5_0::<ROWS>(s, w, a, nba);

@@ -401,6 +401,43 @@ fn avx2_sub_block_sums_equal_the_portable_integer_sums() {
     }
 }
 
+/// Q5_0 weights at -16 and 15 everywhere against activations at ±127: the grouped prompt
+/// kernel's i16 sums of a block stay in range (an overflow would wrap and differ from the
+/// portable kernel's i32 sums).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn grouped_q5_0_sums_do_not_overflow_at_the_extremes() {
+    let Some(s) = avx2() else { return };
+    let (rows, cols, m) = (16, 4 * QK, 5);
+    // Block bytes: d (f16 1.0), qh, qs. qh/qs all zero: every weight -16; all ones: 15 (every
+    // third row).
+    let mut bytes = Vec::new();
+    for k in 0..rows * cols / QK {
+        bytes.extend(f16::ONE.to_bits().to_le_bytes());
+        let fill = if (k / (cols / QK)) % 3 == 0 { 0xFF } else { 0x00 };
+        bytes.extend([fill; 4 + QK / 2]);
+    }
+    let w = from_raw(GgmlDType::Q5_0, rows, cols, &bytes).1;
+    let patterns: [fn(usize) -> f32; 3] =
+        [|_| 1.0, |_| -1.0, |k| if k % 2 == 0 { 1.0 } else { -1.0 }];
+    for (case, pattern) in patterns.iter().enumerate() {
+        let x: Vec<f32> = (0..m * cols).map(pattern).collect();
+        let mut acts = Vec::new();
+        quantize_rows(&x, cols, &mut acts);
+        let portable = product_with(Isa::Portable, &w, &acts, m);
+        let fast = product_with(Isa::Avx2(s), &w, &acts, m);
+        for (k, (a, p)) in fast.iter().zip(&portable).enumerate() {
+            assert_eq!(a.to_bits(), p.to_bits(), "case {case} output {k}: {a} vs {p}");
+        }
+        if case < 2 {
+            // The sums really are at the extreme: rows of -16 against ±127 everywhere.
+            let most = portable.iter().fold(0f32, |a, v| a.max(v.abs()));
+            let extreme = (cols * 16) as f32 * 127.0 * acts[0].d;
+            assert!(most >= extreme * 0.999, "case {case}: {most} < {extreme}");
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn avx2_products_match_the_portable_kernels() {
@@ -419,6 +456,10 @@ fn avx2_products_match_the_portable_kernels() {
                 for i in 0..m {
                     let (terms, _) = magnitudes(&w, r, &acts[i * nba..(i + 1) * nba]);
                     let (a, b) = (fast[r * m + i], portable[r * m + i]);
+                    if dtype == GgmlDType::Q5_0 && m >= 4 {
+                        // Prompts: the grouped kernel computes the portable expression.
+                        assert_eq!(a.to_bits(), b.to_bits(), "{kind} m={m} {r},{i}: {a} vs {b}");
+                    }
                     // The same integer sums and rounded terms, added in two orders.
                     let bound = rounding_bound(&w, terms);
                     assert!(
@@ -435,7 +476,9 @@ fn avx2_products_match_the_portable_kernels() {
 #[test]
 fn avx2_prompt_kernels_give_each_row_exactly_the_single_row_result() {
     let Some(s) = avx2() else { return };
-    for (dtype, w, kind) in matrices() {
+    // Q5_0 prompts run a kernel of their own that equals the portable one to the bit instead
+    // (`avx2_products_match_the_portable_kernels`); its generation kernel rounds otherwise.
+    for (dtype, w, kind) in matrices().into_iter().filter(|(d, ..)| *d != GgmlDType::Q5_0) {
         let m = 9;
         let mut acts = Vec::new();
         quantize_rows(&super::tests::values(m * w.cols, 60), w.cols, &mut acts);
