@@ -414,7 +414,7 @@ fn grouped_q5_0_sums_do_not_overflow_at_the_extremes() {
     let mut bytes = Vec::new();
     for k in 0..rows * cols / QK {
         bytes.extend(f16::ONE.to_bits().to_le_bytes());
-        let fill = if (k / (cols / QK)) % 3 == 0 { 0xFF } else { 0x00 };
+        let fill = if (k / (cols / QK)).is_multiple_of(3) { 0xFF } else { 0x00 };
         bytes.extend([fill; 4 + QK / 2]);
     }
     let w = from_raw(GgmlDType::Q5_0, rows, cols, &bytes).1;
