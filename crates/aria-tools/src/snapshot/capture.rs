@@ -76,9 +76,36 @@ pub(crate) fn private_index(
         index.remove_path(path).map_err(git("record a deleted file"))?;
     }
     for path in &add {
-        index.add_path(path).map_err(git("add a file from the working tree"))?;
+        add_settled(&mut index, workdir, path).map_err(git("add a file from the working tree"))?;
     }
     Ok(index)
+}
+
+/// Adds `path` from the working tree, tolerating another process that writes or removes the
+/// file while the snapshot reads it: libgit2 fails when a file's size changes under its read,
+/// so the read is tried again a few times, and a file gone since the scan is left out of the
+/// snapshot (what the tree now holds). Other failures also get the retries, then are returned.
+fn add_settled(index: &mut Index, workdir: &Path, path: &Path) -> Result<(), git2::Error> {
+    const TRIES: u32 = 4;
+    let mut attempt = 0;
+    loop {
+        let error = match index.add_path(path) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if std::fs::symlink_metadata(workdir.join(path)).is_err() {
+            // Gone: an untracked file stays out; a tracked one is recorded as deleted.
+            return match index.get_path(path, 0) {
+                Some(_) => index.remove_path(path),
+                None => Ok(()),
+            };
+        }
+        attempt += 1;
+        if attempt == TRIES {
+            return Err(error);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
+    }
 }
 
 /// Whether any component of `rel` is a sensitive name (`.env`, `id_rsa`, `.ssh/`, ...).
@@ -309,4 +336,49 @@ pub(crate) fn take(
         files_changed: changed,
         targets,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository with `kept.txt` and `gone.txt` in a private index, then `gone.txt` removed
+    /// from the working tree, as another process might between the scan and the add.
+    fn repo_with_a_removed_file() -> (tempfile::TempDir, Repository, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        for name in ["kept.txt", "gone.txt"] {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        let mut index = Index::new().unwrap();
+        repo.set_index(&mut index).unwrap();
+        for name in ["kept.txt", "gone.txt"] {
+            index.add_path(Path::new(name)).unwrap();
+        }
+        std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
+        (dir, repo, index)
+    }
+
+    #[test]
+    fn a_file_removed_before_it_is_read_is_recorded_as_deleted_or_left_out() {
+        let (dir, _repo, mut index) = repo_with_a_removed_file();
+        // Tracked, now gone: the snapshot records the deletion.
+        add_settled(&mut index, dir.path(), Path::new("gone.txt")).unwrap();
+        assert!(index.get_path(Path::new("gone.txt"), 0).is_none());
+        // Never tracked and gone: nothing to record, no error.
+        add_settled(&mut index, dir.path(), Path::new("never.txt")).unwrap();
+        assert!(index.get_path(Path::new("never.txt"), 0).is_none());
+        // A file that is there is added as usual.
+        std::fs::write(dir.path().join("kept.txt"), "changed").unwrap();
+        add_settled(&mut index, dir.path(), Path::new("kept.txt")).unwrap();
+        assert!(index.get_path(Path::new("kept.txt"), 0).is_some());
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_still_fails_after_the_retries() {
+        let (dir, _repo, mut index) = repo_with_a_removed_file();
+        // A directory where a file is expected exists but is no file: libgit2 refuses it.
+        std::fs::create_dir(dir.path().join("gone.txt")).unwrap();
+        assert!(add_settled(&mut index, dir.path(), Path::new("gone.txt")).is_err());
+    }
 }
