@@ -483,6 +483,43 @@ pub(crate) fn transpose_into(out_t: &[f32], rows: usize, m: usize, out: &mut [f3
     });
 }
 
+/// Activation rows the grouped prompt kernels (`quant_q8k_gemm.rs`, `quant_q5_0_gemm.rs`) take
+/// at once.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const GROUP_ACTS: usize = 4;
+
+/// `out[r * m + i]` for the eight weight rows of a grouped prompt kernel and the `m` activation
+/// rows in `acts` (`nb` blocks each): `dots4` for each [`GROUP_ACTS`] of them, `dots1` for the
+/// rest; lane `r` of each result is weight row `r`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn put_grouped<A>(
+    acts: &[A],
+    nb: usize,
+    out: &mut [f32],
+    dots4: impl Fn(&[A]) -> [std::arch::x86_64::__m256; GROUP_ACTS],
+    dots1: impl Fn(&[A]) -> [std::arch::x86_64::__m256; 1],
+) {
+    let m = acts.len() / nb;
+    let mut put = |i0: usize, sums: &[std::arch::x86_64::__m256]| {
+        for (k, v) in sums.iter().enumerate() {
+            let lanes: [f32; 8] = bytemuck::cast(*v);
+            for (r, x) in lanes.into_iter().enumerate() {
+                out[r * m + i0 + k] = x;
+            }
+        }
+    };
+    let groups = acts.chunks_exact(GROUP_ACTS * nb);
+    let rest = groups.remainder();
+    for (g, group) in groups.enumerate() {
+        put(g * GROUP_ACTS, &dots4(group));
+    }
+    let done = m - rest.len() / nb;
+    for (i, act) in rest.chunks_exact(nb).enumerate() {
+        put(done + i, &dots1(act));
+    }
+}
+
 /// Runs `f(index, chunk)` for the `chunk`-long pieces of `data` across the cores (on the
 /// calling thread when `data` is short: waking the other cores would cost more).
 pub(crate) fn par_chunks_mut<T: Send>(

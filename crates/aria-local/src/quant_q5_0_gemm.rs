@@ -16,13 +16,12 @@ use std::cell::RefCell;
 use bytemuck::cast;
 use pulp::x86::V3;
 
+use super::super::{GROUP_ACTS, put_grouped};
 use super::simd::unpack_q5_0;
 use super::{ActBlock, BlockQ5_0, QK};
 
 /// Weight rows per interleaved group.
 pub(crate) const GROUP: usize = 8;
-/// Activation rows the kernel takes at once.
-const ACTS: usize = 4;
 /// Four-weight chunks per block.
 const CHUNKS: usize = QK / 4;
 
@@ -100,25 +99,9 @@ pub(crate) fn fill_group(
     acts: &[ActBlock],
     out: &mut [f32],
 ) {
-    let m = acts.len() / nb;
     SCRATCH.with_borrow_mut(|packed| {
         repack(simd, rows, nb, packed);
-        let mut put = |i0: usize, sums: &[__m256]| {
-            for (k, v) in sums.iter().enumerate() {
-                let lanes: [f32; GROUP] = cast(*v);
-                for (r, x) in lanes.into_iter().enumerate() {
-                    out[r * m + i0 + k] = x;
-                }
-            }
-        };
-        let groups = acts.chunks_exact(ACTS * nb);
-        let rest = groups.remainder();
-        for (g, group) in groups.enumerate() {
-            put(g * ACTS, &dots::<ACTS>(simd, packed, group));
-        }
-        let done = m - rest.len() / nb;
-        for (i, act) in rest.chunks_exact(nb).enumerate() {
-            put(done + i, &dots::<1>(simd, packed, act));
-        }
+        let dots4 = |group: &[_]| dots::<GROUP_ACTS>(simd, packed, group);
+        put_grouped(acts, nb, out, dots4, |act| dots::<1>(simd, packed, act));
     });
 }

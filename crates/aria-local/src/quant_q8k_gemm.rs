@@ -32,12 +32,11 @@ use pulp::x86::V3;
 
 use super::super::k::simd::SimdBlock;
 use super::super::k::{BlockQ4K, BlockQ5K, BlockQ6K, SUBS, scales_mins};
+use super::super::{GROUP_ACTS, put_grouped};
 use super::ActBlockK;
 
 /// Weight rows per interleaved group.
 pub(crate) const GROUP: usize = 8;
-/// Activation rows the kernel takes at once.
-const ACTS: usize = 4;
 /// Four-weight chunks per 256-weight block.
 const CHUNKS: usize = 64;
 
@@ -209,25 +208,9 @@ pub(crate) fn fill_group<B: Repack>(
     acts: &[ActBlockK],
     out: &mut [f32],
 ) {
-    let m = acts.len() / nb;
     SCRATCH.with_borrow_mut(|packed| {
         repack(simd, rows, nb, packed);
-        let mut put = |i0: usize, sums: &[__m256]| {
-            for (k, v) in sums.iter().enumerate() {
-                let lanes: [f32; GROUP] = cast(*v);
-                for (r, x) in lanes.into_iter().enumerate() {
-                    out[r * m + i0 + k] = x;
-                }
-            }
-        };
-        let groups = acts.chunks_exact(ACTS * nb);
-        let rest = groups.remainder();
-        for (g, group) in groups.enumerate() {
-            put(g * ACTS, &dots::<B, ACTS>(simd, packed, group));
-        }
-        let done = m - rest.len() / nb;
-        for (i, act) in rest.chunks_exact(nb).enumerate() {
-            put(done + i, &dots::<B, 1>(simd, packed, act));
-        }
+        let dots4 = |group: &[_]| dots::<B, GROUP_ACTS>(simd, packed, group);
+        put_grouped(acts, nb, out, dots4, |act| dots::<B, 1>(simd, packed, act));
     });
 }
