@@ -17,7 +17,9 @@
 //! (even and odd sub-blocks) that are scaled by the block's `d` once per block. The grouped
 //! kernels take [`ROWS`] activation rows per weight row and unpack each sub-block once for all;
 //! single rows run the same function with one row, so every row's arithmetic is the same
-//! operation for operation and a prompt's results do not depend on how it is grouped.
+//! operation for operation and a prompt's results do not depend on how it is grouped. Q5_0
+//! prompts (four rows or more) instead run the grouped kernel of `quant_q5_0_gemm.rs`, which
+//! gives the portable kernel's bits.
 
 use bytemuck::cast;
 use pulp::x86::V3;
