@@ -483,12 +483,45 @@ pub(crate) fn transpose_into(out_t: &[f32], rows: usize, m: usize, out: &mut [f3
     });
 }
 
-/// Activation rows the grouped prompt kernels (`quant_q8k_gemm.rs`, `quant_q5_0_gemm.rs`) take
-/// at once.
+/// Weight rows the grouped prompt kernels (`quant_q8k_gemm.rs`, `quant_q5_0_gemm.rs`) repack
+/// and multiply together.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const GROUP: usize = 8;
+
+/// Activation rows the grouped prompt kernels take at once.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const GROUP_ACTS: usize = 4;
 
-/// `out[r * m + i]` for the eight weight rows of a grouped prompt kernel and the `m` activation
+/// `out[r * m + i] = W[row0 + r] · acts[i]` for one task of a prompt (`nb` blocks per row):
+/// each [`GROUP`] of its weight rows through `group(rows, out)` (a grouped prompt kernel), the
+/// rows past a multiple of [`GROUP`] one at a time through `dot`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn fill_grouped<B, A>(
+    blocks: &[B],
+    nb: usize,
+    row0: usize,
+    acts: &[A],
+    out: &mut [f32],
+    group: impl Fn(&[B], &mut [f32]),
+    dot: impl Fn(&[B], &[A]) -> f32,
+) {
+    let m = acts.len() / nb;
+    let n = out.len() / m;
+    let rows = &blocks[row0 * nb..(row0 + n) * nb];
+    let grouped = n / GROUP * GROUP;
+    for (g, out) in out[..grouped * m].chunks_exact_mut(GROUP * m).enumerate() {
+        group(&rows[g * GROUP * nb..(g + 1) * GROUP * nb], out);
+    }
+    for r in grouped..n {
+        let w = &rows[r * nb..(r + 1) * nb];
+        for (o, act) in out[r * m..(r + 1) * m].iter_mut().zip(acts.chunks_exact(nb)) {
+            *o = dot(w, act);
+        }
+    }
+}
+
+/// `out[r * m + i]` for the [`GROUP`] weight rows of a grouped prompt kernel and the `m` activation
 /// rows in `acts` (`nb` blocks each): `dots4` for each [`GROUP_ACTS`] of them, `dots1` for the
 /// rest; lane `r` of each result is weight row `r`.
 #[cfg(target_arch = "x86_64")]
@@ -503,7 +536,7 @@ pub(crate) fn put_grouped<A>(
     let m = acts.len() / nb;
     let mut put = |i0: usize, sums: &[std::arch::x86_64::__m256]| {
         for (k, v) in sums.iter().enumerate() {
-            let lanes: [f32; 8] = bytemuck::cast(*v);
+            let lanes: [f32; GROUP] = bytemuck::cast(*v);
             for (r, x) in lanes.into_iter().enumerate() {
                 out[r * m + i0 + k] = x;
             }

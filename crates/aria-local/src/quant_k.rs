@@ -435,22 +435,12 @@ pub(crate) fn fill_avx2_q5_0(
     acts: &[ActBlock],
     out: &mut [f32],
 ) {
-    use gemm_q5_0::{GROUP, fill_group};
-    let m = acts.len() / nba;
-    if m >= ROWS {
+    if acts.len() / nba >= ROWS {
         s.vectorize(|| {
-            let n = out.len() / m;
-            let rows = &blocks[row0 * nba..(row0 + n) * nba];
-            let grouped = n / GROUP * GROUP;
-            for (g, out) in out[..grouped * m].chunks_exact_mut(GROUP * m).enumerate() {
-                fill_group(s, &rows[g * GROUP * nba..(g + 1) * GROUP * nba], nba, acts, out);
-            }
-            for r in grouped..n {
-                let w = &rows[r * nba..(r + 1) * nba];
-                for (o, act) in out[r * m..(r + 1) * m].iter_mut().zip(acts.chunks_exact(nba)) {
-                    *o = dot_q5_0(w, act);
-                }
-            }
+            let group = |rows: &[BlockQ5_0], out: &mut [f32]| {
+                gemm_q5_0::fill_group(s, rows, nba, acts, out);
+            };
+            super::fill_grouped(blocks, nba, row0, acts, out, group, dot_q5_0);
         });
         return;
     }

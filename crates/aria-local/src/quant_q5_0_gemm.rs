@@ -16,12 +16,10 @@ use std::cell::RefCell;
 use bytemuck::cast;
 use pulp::x86::V3;
 
-use super::super::{GROUP_ACTS, put_grouped};
+use super::super::{GROUP, GROUP_ACTS, put_grouped};
 use super::simd::unpack_q5_0;
 use super::{ActBlock, BlockQ5_0, QK};
 
-/// Weight rows per interleaved group.
-pub(crate) const GROUP: usize = 8;
 /// Four-weight chunks per block.
 const CHUNKS: usize = QK / 4;
 

@@ -152,7 +152,9 @@ fn fill<B>(
     }
 }
 
-fn fill_portable<B>(
+/// [`fill`] with a one-row kernel `dot` (grouped rows one at a time).
+#[inline(always)]
+fn fill_rows<B>(
     blocks: &[B],
     nb: usize,
     row0: usize,
@@ -175,15 +177,15 @@ impl QMatrix {
     pub(crate) fn task_dots_q8k(&self, isa: Isa, row0: usize, acts: &[ActBlockK], out: &mut [f32]) {
         let nb = self.cols / QK_K;
         match (isa, &self.blocks) {
-            (Isa::Portable, Blocks::Q4K(v)) => fill_portable(v, nb, row0, acts, out, dot_q4k),
-            (Isa::Portable, Blocks::Q5K(v)) => fill_portable(v, nb, row0, acts, out, dot_q5k),
-            (Isa::Portable, Blocks::Q6K(v)) => fill_portable(v, nb, row0, acts, out, dot_q6k),
+            (Isa::Portable, Blocks::Q4K(v)) => fill_rows(v, nb, row0, acts, out, dot_q4k),
+            (Isa::Portable, Blocks::Q5K(v)) => fill_rows(v, nb, row0, acts, out, dot_q5k),
+            (Isa::Portable, Blocks::Q6K(v)) => fill_rows(v, nb, row0, acts, out, dot_q6k),
             #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2(s), Blocks::Q4K(v)) => simd::fill_avx2(s, v, nb, row0, acts, out),
+            (Isa::Avx2(s), Blocks::Q4K(v)) => simd::fill_avx2(s, v, nb, row0, acts, out, dot_q4k),
             #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2(s), Blocks::Q5K(v)) => simd::fill_avx2(s, v, nb, row0, acts, out),
+            (Isa::Avx2(s), Blocks::Q5K(v)) => simd::fill_avx2(s, v, nb, row0, acts, out, dot_q5k),
             #[cfg(target_arch = "x86_64")]
-            (Isa::Avx2(s), Blocks::Q6K(v)) => simd::fill_avx2(s, v, nb, row0, acts, out),
+            (Isa::Avx2(s), Blocks::Q6K(v)) => simd::fill_avx2(s, v, nb, row0, acts, out, dot_q6k),
             _ => {}
         }
     }
@@ -197,8 +199,9 @@ pub(crate) mod simd {
     use bytemuck::cast;
     use pulp::x86::V3;
 
-    use super::ActBlockK;
-    use super::gemm::{GROUP, Repack, fill_group};
+    use super::super::fill_grouped;
+    use super::gemm::{Repack, fill_group};
+    use super::{ActBlockK, fill_rows};
 
     /// Activation rows from which a task's weight rows are repacked for the grouped kernel
     /// (`quant_q8k_gemm.rs`), which pays the repacking once for all of them.
@@ -223,46 +226,6 @@ pub(crate) mod simd {
         simd.avx2._mm256_madd_epi16(p, scales)
     }
 
-    /// The exact sum of four i32 lanes.
-    #[inline(always)]
-    fn hsum_i32x4(simd: V3, x: __m128i) -> i32 {
-        let x = simd.sse2._mm_add_epi32(x, simd.sse2._mm_unpackhi_epi64(x, x));
-        let x = simd.sse2._mm_add_epi32(x, simd.sse2._mm_shuffle_epi32::<0b01>(x));
-        simd.sse2._mm_cvtsi128_si32(x)
-    }
-
-    /// The exact sum of eight i32 lanes.
-    #[inline(always)]
-    fn hsum_i32(simd: V3, v: __m256i) -> i32 {
-        let halves = simd.sse2._mm_add_epi32(
-            simd.avx._mm256_castsi256_si128(v),
-            simd.avx2._mm256_extracti128_si256::<1>(v),
-        );
-        hsum_i32x4(simd, halves)
-    }
-
-    /// One weight row · one activation row: per block the exact integer sums, then the
-    /// portable kernels' float expression in the same order, so the result is theirs to the bit.
-    #[inline(always)]
-    pub(crate) fn dot<B: Repack>(simd: V3, w: &[B], a: &[ActBlockK]) -> f32 {
-        let mut sum = 0f32;
-        for (wb, ab) in w.iter().zip(a) {
-            let mut isum = simd.avx._mm256_setzero_si256();
-            wb.visit(simd, |j, q, scales| {
-                isum = simd.avx2._mm256_add_epi32(isum, sub_sums::<B>(simd, q, scales, ab, j));
-            });
-            let sumi = hsum_i32(simd, isum) as f32;
-            sum += if B::MINS {
-                let sums: __m128i = cast(ab.sums);
-                let summ = hsum_i32x4(simd, simd.sse2._mm_madd_epi16(wb.mins(simd), sums)) as f32;
-                ab.d * (wb.d() * sumi - wb.dmin() * summ)
-            } else {
-                ab.d * wb.d() * sumi
-            };
-        }
-        sum
-    }
-
     #[inline(always)]
     fn hsum(v: __m256) -> f32 {
         let v: [f32; 8] = cast(v);
@@ -271,8 +234,8 @@ pub(crate) mod simd {
 
     /// One weight row · one activation row for generation: the block sums' eight lanes are
     /// scaled and accumulated as floats (one horizontal sum per row, not per block). It rounds
-    /// differently from [`dot`] and the grouped kernel (within the same bound), and generates
-    /// about 5 % faster than [`dot`] on the reference machine.
+    /// differently from the portable kernels and the grouped kernel (within the same bound);
+    /// a version exact per block, as they are, generated about 5 % slower.
     #[inline(always)]
     fn dot_lanes<B: Repack>(simd: V3, w: &[B], a: &[ActBlockK]) -> f32 {
         let (avx, avx2) = (simd.avx, simd.avx2);
@@ -295,9 +258,9 @@ pub(crate) mod simd {
     }
 
     /// `out[r * m + i] = W[row0 + r] · acts[i]` for one task. A prompt ([`GROUPED_FROM`]
-    /// activation rows or more) runs groups of [`GROUP`] weight rows through the repacking
-    /// kernel and the rows past a multiple of [`GROUP`] through [`dot`]: the same bits as the
-    /// portable kernels, however the rows are grouped. Generation runs [`dot_lanes`].
+    /// activation rows or more) runs groups of eight weight rows through the repacking kernel
+    /// and the rows past a multiple of eight through the portable kernel `portable`: the
+    /// portable kernels' bits, however the rows are grouped. Generation runs [`dot_lanes`].
     pub(crate) fn fill_avx2<B: Repack>(
         s: V3,
         blocks: &[B],
@@ -305,21 +268,14 @@ pub(crate) mod simd {
         row0: usize,
         acts: &[ActBlockK],
         out: &mut [f32],
+        portable: fn(&[B], &[ActBlockK]) -> f32,
     ) {
         s.vectorize(|| {
-            let m = acts.len() / nb;
-            let n = out.len() / m;
-            let rows = &blocks[row0 * nb..(row0 + n) * nb];
-            let prompt = m >= GROUPED_FROM;
-            let grouped = if prompt { n / GROUP * GROUP } else { 0 };
-            for (g, out) in out[..grouped * m].chunks_exact_mut(GROUP * m).enumerate() {
-                fill_group(s, &rows[g * GROUP * nb..(g + 1) * GROUP * nb], nb, acts, out);
-            }
-            for r in grouped..n {
-                let w = &rows[r * nb..(r + 1) * nb];
-                for (o, act) in out[r * m..(r + 1) * m].iter_mut().zip(acts.chunks_exact(nb)) {
-                    *o = if prompt { dot(s, w, act) } else { dot_lanes(s, w, act) };
-                }
+            if acts.len() / nb >= GROUPED_FROM {
+                let group = |rows: &[B], out: &mut [f32]| fill_group(s, rows, nb, acts, out);
+                fill_grouped(blocks, nb, row0, acts, out, group, portable);
+            } else {
+                fill_rows(blocks, nb, row0, acts, out, |w, a| dot_lanes(s, w, a));
             }
         });
     }

@@ -32,11 +32,9 @@ use pulp::x86::V3;
 
 use super::super::k::simd::SimdBlock;
 use super::super::k::{BlockQ4K, BlockQ5K, BlockQ6K, SUBS, scales_mins};
-use super::super::{GROUP_ACTS, put_grouped};
+use super::super::{GROUP, GROUP_ACTS, put_grouped};
 use super::ActBlockK;
 
-/// Weight rows per interleaved group.
-pub(crate) const GROUP: usize = 8;
 /// Four-weight chunks per 256-weight block.
 const CHUNKS: usize = 64;
 
