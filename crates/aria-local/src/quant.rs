@@ -521,6 +521,14 @@ pub(crate) fn fill_grouped<B, A>(
     }
 }
 
+/// The four activation bytes `qs[4c..4c + 4]` as one i32, for the grouped kernels to broadcast.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn act_word(qs: &[i8], c: usize) -> i32 {
+    let q = &qs[4 * c..4 * c + 4];
+    i32::from_le_bytes([q[0] as u8, q[1] as u8, q[2] as u8, q[3] as u8])
+}
+
 /// `out[r * m + i]` for the [`GROUP`] weight rows of a grouped prompt kernel and the `m` activation
 /// rows in `acts` (`nb` blocks each): `dots4` for each [`GROUP_ACTS`] of them, `dots1` for the
 /// rest; lane `r` of each result is weight row `r`.

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use bytemuck::cast;
 use pulp::x86::V3;
 
-use super::super::{GROUP, GROUP_ACTS, put_grouped};
+use super::super::{GROUP, GROUP_ACTS, act_word, put_grouped};
 use super::simd::unpack_q5_0;
 use super::{ActBlock, BlockQ5_0, QK};
 
@@ -50,13 +50,6 @@ fn repack(simd: V3, rows: &[BlockQ5_0], nb: usize, out: &mut Vec<Packed>) {
     }
 }
 
-/// The four activation bytes `4c..4c + 4` of `a` as one i32 (to broadcast).
-#[inline(always)]
-fn word(a: &ActBlock, c: usize) -> i32 {
-    let q = &a.qs[4 * c..4 * c + 4];
-    i32::from_le_bytes([q[0] as u8, q[1] as u8, q[2] as u8, q[3] as u8])
-}
-
 /// The [`GROUP`] rows of `packed` against `R` activation rows held back to back in `a`:
 /// lane `r` of result `i` is row `r` · activation row `i`.
 #[inline(always)]
@@ -72,7 +65,7 @@ fn dots<const R: usize>(simd: V3, packed: &[Packed], a: &[ActBlock]) -> [__m256;
             let w: __m256i = cast(*w);
             let w_abs = avx2._mm256_abs_epi8(w);
             for (sum, ab) in sums.iter_mut().zip(blocks) {
-                let x = avx2._mm256_sign_epi8(avx._mm256_set1_epi32(word(ab, c)), w);
+                let x = avx2._mm256_sign_epi8(avx._mm256_set1_epi32(act_word(&ab.qs, c)), w);
                 *sum = avx2._mm256_add_epi16(*sum, avx2._mm256_maddubs_epi16(w_abs, x));
             }
         }

@@ -32,7 +32,7 @@ use pulp::x86::V3;
 
 use super::super::k::simd::SimdBlock;
 use super::super::k::{BlockQ4K, BlockQ5K, BlockQ6K, SUBS, scales_mins};
-use super::super::{GROUP, GROUP_ACTS, put_grouped};
+use super::super::{GROUP, GROUP_ACTS, act_word, put_grouped};
 use super::ActBlockK;
 
 /// Four-weight chunks per 256-weight block.
@@ -131,13 +131,6 @@ fn repack<B: Repack>(simd: V3, rows: &[B], nb: usize, out: &mut Vec<Packed>) {
     }
 }
 
-/// The four activation bytes `4c..4c + 4` of `a` as one i32 (to broadcast).
-#[inline(always)]
-fn word(a: &ActBlockK, c: usize) -> i32 {
-    let q = &a.qs[4 * c..4 * c + 4];
-    i32::from_le_bytes([q[0] as u8, q[1] as u8, q[2] as u8, q[3] as u8])
-}
-
 /// The [`GROUP`] rows of `packed` against `R` activation rows held back to back in `a`:
 /// lane `r` of result `i` is row `r` · activation row `i`.
 #[inline(always)]
@@ -155,7 +148,7 @@ fn dots<B: Repack, const R: usize>(simd: V3, packed: &[Packed], a: &[ActBlockK])
                 let w: __m256i = cast(p.q[c]);
                 let w_abs = if B::SIGNED { avx2._mm256_abs_epi8(w) } else { w };
                 for (unit, ab) in units.iter_mut().zip(blocks) {
-                    let x = avx._mm256_set1_epi32(word(ab, c));
+                    let x = avx._mm256_set1_epi32(act_word(&ab.qs, c));
                     let prod = if B::SIGNED {
                         avx2._mm256_maddubs_epi16(w_abs, avx2._mm256_sign_epi8(x, w))
                     } else {
