@@ -28,7 +28,12 @@ trap 'rm -f "$log"' EXIT
 for target in $(cargo "${toolchain[@]}" fuzz list); do
     echo "== fuzzing ${target} for ${seconds} s"
     mkdir -p "corpus/${target}"
-    if ! cargo "${toolchain[@]}" fuzz run "${target}" -- -max_total_time="${seconds}" >"$log" 2>&1; then
+    # A target's dictionary, if it has one (dict/<target>.dict: pieces its inputs are made of).
+    dict=()
+    if [[ -f "dict/${target}.dict" ]]; then
+        dict=(-dict="dict/${target}.dict")
+    fi
+    if ! cargo "${toolchain[@]}" fuzz run "${target}" -- -max_total_time="${seconds}" "${dict[@]}" >"$log" 2>&1; then
         tail -n 60 "$log" >&2
         echo "fuzz target ${target} failed; the input is under fuzz/artifacts/${target}/" >&2
         exit 1

@@ -201,14 +201,18 @@ async fn slots_while_disabled_or_under_an_old_expression_are_not_caught_up() {
     let mut rig = rig(Behaviour::Succeed);
     let job = rig.hourly("j");
     rig.store.job_set_enabled("j", false, "user").unwrap();
-    // Enabled again (now, in real time) with the fake clock hours later: the hours it was off
-    // are not missed slots.
+    // Enabled again (the store stamps it in real time): the slots before that are not missed
+    // ones, so nothing is due until the first full hour after enabling, whenever in the hour
+    // this runs.
     rig.store.job_set_enabled("j", true, "user").unwrap();
     let enabled: Timestamp = rig.store.job("j").unwrap().unwrap().updated_at.parse().unwrap();
-    rig.clock.set(enabled.checked_add(SignedDuration::from_mins(1)).unwrap());
-    assert_eq!(rig.scheduler.tick().unwrap().started, [], "nothing due right after enabling");
-    let next = Rig::first_slot(&rig.store.job("j").unwrap().unwrap());
-    assert!(next >= Rig::first_slot(&job));
+    let next =
+        Schedule::parse("0 * * * *").unwrap().next_after(&zone("UTC").unwrap(), enabled).unwrap();
+    assert!(next > enabled && next >= Rig::first_slot(&job));
+    rig.clock.set(enabled);
+    assert_eq!(rig.scheduler.tick().unwrap().started, [], "nothing due when enabled");
+    rig.clock.set(next.checked_sub(SignedDuration::from_millis(1)).unwrap().max(enabled));
+    assert_eq!(rig.scheduler.tick().unwrap().started, [], "nothing due before the next slot");
     rig.clock.set(next);
     assert_eq!(rig.scheduler.tick().unwrap().started, [("j".to_owned(), rfc3339_utc(next), 0)]);
     let _ = rig.notice().await;

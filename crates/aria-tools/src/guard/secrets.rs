@@ -238,6 +238,10 @@ fn build_patterns() -> Result<Vec<Group>, ()> {
         .collect()
 }
 
+/// Rounds of redaction at most ([`SecretRedactor::redact_report`]). Each round after the first
+/// replaces what the one before uncovered; two are enough for every case found so far.
+const MAX_ROUNDS: usize = 8;
+
 /// What replaces all text if a regex could not be built (fail closed).
 const BROKEN: &str = "[REDACTED:redactor-unavailable]";
 
@@ -310,7 +314,27 @@ impl SecretRedactor {
     /// Redacts like [`aria_api::Redact::redact`] and lists the kind of every replacement: known
     /// values (`known`) first, then pattern kinds in text order, then `high_entropy`; then, if
     /// the text holds hidden characters, the same for what only the normalised text showed.
+    ///
+    /// The result is a fixed point: redacting it again changes nothing. A replacement can
+    /// change how the text around it reads (a token that took the start of an assignment's
+    /// name leaves `]_KEY=value`, whose value only then follows a word boundary), so while a
+    /// round replaces something, the output is redacted again, at most [`MAX_ROUNDS`] times.
+    /// Text with nothing to redact takes one round.
     pub fn redact_report<'a>(&self, text: &'a str) -> Redacted<'a> {
+        let mut done = self.redact_round(text);
+        for _ in 1..MAX_ROUNDS {
+            let Cow::Owned(current) = &done.text else { break };
+            let again = self.redact_round(current);
+            let Cow::Owned(next) = again.text else { break };
+            done.kinds.extend(again.kinds);
+            done.text = Cow::Owned(next);
+        }
+        done
+    }
+
+    /// One round: the three passes, then again over the text with hidden characters removed
+    /// if it has any (module docs).
+    fn redact_round<'a>(&self, text: &'a str) -> Redacted<'a> {
         let mut kinds = Vec::new();
         let (Ok(known), Ok(patterns)) = (self.known(), &*PATTERNS) else {
             if text.is_empty() {
@@ -821,5 +845,23 @@ mod tests {
         let r = SecretRedactor::new(vec![]);
         let once = r.redact("KEY=0AAAAAAFKEYghp_sk- =ablABcad\u{1FACE}").into_owned();
         assert_eq!(r.redact(&once), once);
+    }
+
+    #[test]
+    fn a_value_assigned_to_a_name_that_starts_with_a_token_is_redacted_too() {
+        // Found by the fixed-point property: the token took the start of the name, so the
+        // assignment no longer began at a word boundary and its value was left in the text
+        // until the output was redacted again.
+        use aria_api::Redact;
+        let r = SecretRedactor::new(vec![]);
+        let text = "ghp_AAAaAAaATOKENTOKENKEYTOKENKEYTOKENghp_KEY=AAAAB001CDabEBcF";
+        let once = r.redact(text).into_owned();
+        assert_eq!(once, "[REDACTED:github_token]_KEY=[REDACTED:env_secret]");
+        assert_eq!(r.redact(&once), once);
+        let report = r.redact_report(text);
+        assert_eq!(report.kinds, ["github_token", "env_secret"]);
+        // The same found by fuzzing with another vendor's token.
+        let once = r.redact("\u{17}xoxb-fauKnoteyJalwrdosEYt_TOKEN=lwrdosPY\u{45b}");
+        assert_eq!(once, "\u{17}[REDACTED:slack_token]_TOKEN=[REDACTED:env_secret]");
     }
 }
