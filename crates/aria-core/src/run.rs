@@ -283,7 +283,7 @@ impl<'a> Run<'a> {
     fn complete(&mut self, answer: String) -> Result<(), Stop> {
         self.transition(SessionState::Completing)?;
         let answer = crate::output::strip_markers(&answer).into_owned();
-        let unfulfilled = self.unfulfilled(&answer);
+        let unfulfilled = self.unfulfilled(&answer).or_else(|| self.unanswered(&answer));
         self.session.answer = Some(answer);
         if let Some(reason) = unfulfilled {
             self.audit("run.unfulfilled", json!({ "reason": reason }))?;

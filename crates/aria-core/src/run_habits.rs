@@ -212,6 +212,21 @@ impl Run<'_> {
         ))
     }
 
+    /// Why a run must not end `done` though nothing was asked of the files: the final answer is
+    /// empty and no file changed, so the user got nothing (small models do this after a tool
+    /// call even when told once that their answer was empty). A run that changed files has
+    /// done its work and may end without words.
+    pub(super) fn unanswered(&self, answer: &str) -> Option<String> {
+        if !answer.trim().is_empty() || self.changed {
+            return None;
+        }
+        Some(
+            "the model ended without an answer and changed nothing; try again, ask more \
+             precisely, or use a larger model"
+                .to_owned(),
+        )
+    }
+
     /// The id of the same call (name and arguments) in the model's previous step of this turn:
     /// small models repeat a call whose result they already have instead of answering.
     fn repeated_call(&self, call: &ToolCall) -> Option<String> {

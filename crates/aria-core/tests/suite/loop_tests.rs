@@ -542,11 +542,27 @@ async fn an_empty_answer_after_a_tool_call_is_asked_for_once() {
         vec![tool.clone()],
         |_| {},
     );
-    r.run("read a").await.0.unwrap();
+    let s = r.run("read a").await.0.unwrap();
     assert_eq!(r.provider.requests().len(), 3);
-    let r = rig(vec![Turn::text("")], End::Fail, vec![tool], |_| {});
-    r.run("say nothing").await.0.unwrap();
+    // Still nothing: the run fails and says why, it does not end `done` with no answer.
+    assert_eq!(s.state, Failed);
+    assert!(s.error.as_deref().unwrap_or("").contains("without an answer"), "{:?}", s.error);
+    assert!(r.journal.audit_kinds().contains(&"run.unfulfilled".to_string()));
+    let r = rig(vec![Turn::text("")], End::Fail, vec![tool.clone()], |_| {});
+    let s = r.run("say nothing").await.0.unwrap();
     assert_eq!(r.provider.requests().len(), 1);
+    assert_eq!(s.state, Failed);
+
+    // A run that changed a file may end without words.
+    let write = TestTool::new("file_write", Tier::RecoverableWrite, Behaviour::Echo);
+    let r = rig(
+        vec![Turn::tool("file_write", json!({"path": "a"})), Turn::text(""), Turn::text("")],
+        End::Fail,
+        vec![tool, write.clone()],
+        |c| c.preapproval = aria_core::Preapproval::new(&["file_write".to_owned()], false).unwrap(),
+    );
+    let s = r.run("write x to a").await.0.unwrap();
+    assert_eq!((s.state, write.count()), (Done, 1), "{:?}", s.error);
 }
 
 /// Issue #18: with no one to ask (`aria run`), a tool whose every call needs approval could
