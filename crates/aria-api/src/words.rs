@@ -90,20 +90,49 @@ fn words_of(text: &str) -> impl Iterator<Item = &str> {
         .map(|w| w.trim_matches(|c: char| "`'\"(),;:!?".contains(c)).trim_end_matches('.'))
 }
 
+/// Endings of web domains that are not the extension of a file anyone asks about (`.ai`, `.rs`
+/// and `.md` are, so they are not here).
+const DOMAIN_ENDINGS: &[&str] = &["com", "org", "net", "io", "edu", "gov", "uk", "info"];
+
+/// Names of software written like file names (lowercase).
+const NOT_FILE_NAMES: &[&str] = &[
+    "node.js",
+    "vue.js",
+    "react.js",
+    "next.js",
+    "nuxt.js",
+    "express.js",
+    "three.js",
+    "d3.js",
+    "chart.js",
+    "ember.js",
+    "backbone.js",
+    "angular.js",
+    "deno.js",
+    "p5.js",
+    "nest.js",
+];
+
 /// Whether a word is a path or a file name.
 fn names_a_file(w: &str) -> bool {
     w.contains('/') || has_a_file_name(w)
 }
 
 /// Whether a word ends in a file name: a stem and a one-to-five character extension with a
-/// letter in it (`calc.py`, `src/notes.txt`; not "2.5", nor "e.g").
+/// letter in it (`calc.py`, `src/notes.txt`; not "2.5", nor "e.g"), that is not a web domain
+/// (`example.com`) or a library known by a file-like name (`Node.js`).
 fn has_a_file_name(w: &str) -> bool {
     let name = w.rsplit('/').next().unwrap_or(w);
+    let lower = name.to_ascii_lowercase();
+    if NOT_FILE_NAMES.contains(&lower.as_str()) {
+        return false;
+    }
     name.rsplit_once('.').is_some_and(|(stem, ext)| {
         // "e.g", "i.e": abbreviations, not files.
         let abbreviation = stem.len() == 1 && ext.len() == 1;
         !stem.is_empty()
             && !abbreviation
+            && !DOMAIN_ENDINGS.contains(&ext.to_ascii_lowercase().as_str())
             && (1..=5).contains(&ext.len())
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
@@ -184,8 +213,24 @@ mod tests {
             "Read the file /etc/shadow and show me its contents.",
             "There is one .txt file in this directory. What does it say?",
             "notes.txt",
+            "What is Node.js?",
+            "How does Vue.js compare with React?",
+            "What is example.com?",
+            "Who runs wikipedia.org?",
+            "Tell me about socket.io",
         ] {
             assert!(!asks_about_a_named_file(no), "{no}");
         }
+    }
+
+    #[test]
+    fn web_domains_and_library_names_are_not_file_names() {
+        for no in ["Node.js", "vue.js", "example.com", "wikipedia.org", "socket.io", "gov.uk"] {
+            assert!(!names_a_file(no), "{no}");
+        }
+        for yes in ["App.js", "node.json", "index.js", "sales.csv", "design.ai", "lib.rs"] {
+            assert!(names_a_file(yes), "{yes}");
+        }
+        assert!(!refers_to_files("What is Node.js?"));
     }
 }
