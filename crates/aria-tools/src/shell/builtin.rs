@@ -11,8 +11,8 @@
 use aria_api::Tier;
 
 use super::ast::{SimpleCommand, Word};
+use super::env_rules::env_rule;
 use super::judge::Verdict;
-use super::rules::env_rule;
 
 /// A builtin with its arguments checked, ready to evaluate.
 #[derive(Debug, Clone, PartialEq, Eq)]

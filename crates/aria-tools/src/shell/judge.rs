@@ -9,7 +9,8 @@ use std::sync::OnceLock;
 use aria_api::Tier;
 
 use super::ast::{Assignment, Word};
-use super::rules::{Arg, Entry, Kind, PROGRAMS, Writes, env_rule};
+use super::env_rules::env_rule;
+use super::rules::{Arg, Entry, Kind, Writes, programs};
 
 /// The tier of one part of a command line and the human reason that decided it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +166,7 @@ fn table() -> &'static HashMap<&'static str, &'static Entry> {
     static TABLE: OnceLock<HashMap<&'static str, &'static Entry>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut map = HashMap::new();
-        for entry in PROGRAMS {
+        for entry in programs() {
             for name in entry.names {
                 map.entry(*name).or_insert(entry);
             }

@@ -30,6 +30,7 @@ mod ast;
 pub mod builtin;
 mod classify;
 mod compound;
+mod env_rules;
 mod fast;
 mod git;
 pub mod history;
