@@ -7,20 +7,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aria_api::{
-    AuditEvent, ChatEvent, ChatRequest, ChatResponse, JournalError, Message, MessageMeta,
-    ProviderError, SessionRecord, SessionState, Tier, Tool, ToolCall, ToolContext, ToolError,
-    TraceKind, TraceRecord, Usage,
+    AuditEvent, ChatRequest, JournalError, Message, MessageMeta, SessionRecord, SessionState, Tier,
+    Tool, ToolCall, ToolContext, ToolError, TraceKind, TraceRecord, Usage,
 };
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::time::Instant as TokioInstant;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, RunError};
-use crate::events::{AgentEvent, ApprovalAnswer, ApprovalRequest, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::output::{UntrustedFence, guard_for_model};
 use crate::policy::{Decision, decide};
 
+#[path = "run_approve.rs"]
+mod approve;
 #[path = "run_context.rs"]
 mod context_step;
 #[path = "run_dry.rs"]
@@ -29,6 +29,8 @@ mod dry;
 mod governed;
 #[path = "run_habits.rs"]
 mod habits;
+#[path = "run_model.rs"]
+mod model;
 #[path = "run_profiles.rs"]
 mod profiles;
 
@@ -419,162 +421,6 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Planning: one model call.
-    async fn plan(&mut self) -> Result<ChatResponse, Stop> {
-        self.check_limits()?;
-        self.session.iterations += 1;
-        let request = self.build_request().await?;
-        let config = &self.agent.config;
-        self.audit(
-            "model.request",
-            json!({
-                "iteration": self.session.iterations,
-                "provider": self.agent.provider.name(),
-                "model": config.model,
-                "messages": request.messages.len(),
-                "tools": request.tools.len(),
-            }),
-        )?;
-        self.check_cost(&request)?;
-        let started = Instant::now();
-        let result = self.stream(request).await;
-        let duration_ms = started.elapsed().as_millis() as u64;
-        match result {
-            Ok(response) => self.record_response(response, duration_ms),
-            Err(StreamStop::Provider(e)) => {
-                tracing::warn!(session = %self.session.id, kind = e.kind(), "model call failed: {e}");
-                let model = self.agent.config.model.clone();
-                self.trace_model(model, Usage::default(), 0.0, e.kind(), duration_ms, Value::Null)?;
-                self.audit("model.error", json!({"kind": e.kind(), "message": e.to_string()}))?;
-                Err(Stop::Fail(format!("the model call failed: {e}")))
-            }
-            Err(StreamStop::Cancel) => Err(Stop::Cancel),
-            Err(StreamStop::Deadline) => {
-                let model = self.agent.config.model.clone();
-                self.trace_model(
-                    model,
-                    Usage::default(),
-                    0.0,
-                    "timeout",
-                    duration_ms,
-                    Value::Null,
-                )?;
-                Err(Stop::Fail(format!(
-                    "the run reached its time limit of {} s while waiting for the model",
-                    self.agent.config.limits.session_timeout.as_secs()
-                )))
-            }
-        }
-    }
-
-    async fn stream(&mut self, request: ChatRequest) -> Result<ChatResponse, StreamStop> {
-        let started = Instant::now();
-        self.first_output_ms = None;
-        let mut stream = self.agent.provider.stream(request);
-        let mut response = ChatResponse::default();
-        loop {
-            let item = tokio::select! {
-                biased;
-                _ = self.cancel.cancelled() => return Err(StreamStop::Cancel),
-                _ = tokio::time::sleep_until(self.deadline) => return Err(StreamStop::Deadline),
-                item = stream.next() => item,
-            };
-            match item {
-                None => return Ok(response),
-                Some(Err(e)) => return Err(StreamStop::Provider(e)),
-                Some(Ok(event)) => {
-                    if self.first_output_ms.is_none()
-                        && matches!(event, ChatEvent::TextDelta { .. } | ChatEvent::ToolCall { .. })
-                    {
-                        self.first_output_ms = Some(started.elapsed().as_millis() as u64);
-                    }
-                    if let ChatEvent::TextDelta { text } = &event {
-                        let _ = self.events.send(AgentEvent::Text { delta: text.clone() });
-                    }
-                    response.absorb(event);
-                }
-            }
-        }
-    }
-
-    fn record_response(
-        &mut self,
-        response: ChatResponse,
-        duration_ms: u64,
-    ) -> Result<ChatResponse, Stop> {
-        // Recorded under the model that answered (a fallback route may have), at its price.
-        let config = &self.agent.config;
-        let route = config.answered_by.as_ref().and_then(|a| a.last_answer());
-        let (model, price) = match &route {
-            Some(answer) => (answer.model.clone(), answer.price.or(config.price)),
-            None => (config.model.clone(), config.price),
-        };
-        let cost = price.map_or(0.0, |p| p.cost(response.usage));
-        self.session.usage.add(response.usage);
-        self.session.cost_usd += cost;
-        // The route that answered, when the provider is a fallback chain.
-        let answered = route.as_ref().map_or(Value::Null, |r| {
-            json!({"backend": r.backend, "fallback": r.fallback, "retries": r.tries.saturating_sub(1)})
-        });
-        self.trace_model(model.clone(), response.usage, cost, "ok", duration_ms, answered)?;
-        self.audit(
-            "model.response",
-            json!({
-                "usage": response.usage,
-                "cost_usd": cost,
-                "finish_reason": response.finish_reason,
-                "tool_calls": response.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>(),
-                "duration_ms": duration_ms,
-                "first_output_ms": self.first_output_ms,
-            }),
-        )?;
-        if response.finish_reason == Some(aria_api::FinishReason::Length) {
-            let message = "the model stopped because it reached its output token limit; the answer may be cut short".to_owned();
-            let _ = self.events.send(AgentEvent::Warning { message });
-        }
-        let message = Message::assistant(response.text.clone(), response.tool_calls.clone());
-        let meta = MessageMeta { model: Some(model), usage: Some(response.usage) };
-        let id = self.agent.journal.append_message(
-            &self.session.id,
-            &self.session.conversation_id,
-            &message,
-            &meta,
-        )?;
-        self.message_ids.push(id);
-        self.history.push(message);
-        self.agent.journal.save_session(&self.session)?;
-        Ok(response)
-    }
-
-    fn trace_model(
-        &self,
-        model: String,
-        usage: Usage,
-        cost: f64,
-        outcome: &str,
-        duration_ms: u64,
-        extra: Value,
-    ) -> Result<(), JournalError> {
-        let mut detail = json!({
-            "provider": self.agent.provider.name(),
-            "iteration": self.session.iterations,
-            "first_output_ms": self.first_output_ms,
-        });
-        if let (Some(into), Value::Object(extra)) = (detail.as_object_mut(), extra) {
-            into.extend(extra);
-        }
-        self.agent.journal.record_trace(&TraceRecord {
-            session_id: self.session.id.clone(),
-            kind: TraceKind::ModelCall,
-            name: model,
-            duration_ms,
-            usage,
-            cost_usd: cost,
-            outcome: outcome.to_owned(),
-            detail,
-        })
-    }
-
     /// Validating: schema-check every call and decide what policy allows. A tool that runs
     /// what the project's files define asks when `definitions` (what this run changed) is not
     /// empty (`run_profiles.rs`).
@@ -645,162 +491,6 @@ impl<'a> Run<'a> {
             slots.push(Slot { call, plan });
         }
         Ok(slots)
-    }
-
-    /// Whether the user already approved this exact call for the session and that approval
-    /// still stands: never once the run is tainted by a flagged tool result.
-    fn approved_earlier(&self, name: &str, args: &Value) -> bool {
-        self.tainted.is_none()
-            && still_approved(&self.approved, &approval_key(name, args), Instant::now())
-    }
-
-    fn audit_refusal(
-        &self,
-        call: &ToolCall,
-        args: &Value,
-        tier: Tier,
-        by: &str,
-        reason: &str,
-    ) -> Result<(), Stop> {
-        self.audit(
-            "tool.refused",
-            json!({"call_id": call.id, "name": call.name, "arguments": args, "tier": tier, "by": by, "reason": reason}),
-        )?;
-        let _ = self.events.send(AgentEvent::ToolFinished {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            outcome: "refused".into(),
-            summary: reason.to_owned(),
-        });
-        Ok(())
-    }
-
-    /// AwaitingApproval: ask the user about each call that needs it.
-    async fn ask_approvals(&mut self, slots: &mut [Slot]) -> Result<(), Stop> {
-        for slot in slots.iter_mut() {
-            let Plan::Ask { tool, args, tier, why } = &slot.plan else { continue };
-            let (tool, args, tier, why) = (Arc::clone(tool), args.clone(), *tier, why.clone());
-            // What the tool says the call will do; an error means it cannot succeed, so the
-            // model hears why and nobody is asked.
-            let shown = match tool.confirmation(&args) {
-                Ok(shown) => shown,
-                Err(e) => {
-                    self.audit(
-                        "tool.invalid",
-                        json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "error": e.to_string()}),
-                    )?;
-                    slot.plan = Plan::Answered(format!("error: {e}"));
-                    continue;
-                }
-            };
-            let reason = match (why.as_ref().map(|w| w.reason.clone()), shown) {
-                (Some(why), Some(shown)) => Some(format!("{why}\n{shown}")),
-                (why, shown) => why.or(shown),
-            };
-            let request = ApprovalRequest {
-                session_id: self.session.id.clone(),
-                tool: slot.call.name.clone(),
-                arguments: args.clone(),
-                tier,
-                reason,
-            };
-            let pre = self.agent.config.preapproval.approves(&slot.call.name, &args, tier);
-            // `--yes` and `--allow` never stand in for the person a tool wants asked.
-            let pre = pre.filter(|_| self.tainted.is_none() && !tool.always_confirm());
-            if let Some(rule) = pre {
-                self.audit(
-                    "approval.preapproved",
-                    json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "rule": rule}),
-                )?;
-                slot.plan = Plan::Run { tool, args, tier };
-                continue;
-            }
-            let asked = Instant::now();
-            let answer = self.ask_user(request).await?;
-            self.agent.journal.record_trace(&TraceRecord {
-                session_id: self.session.id.clone(),
-                kind: TraceKind::Approval,
-                name: slot.call.name.clone(),
-                duration_ms: asked.elapsed().as_millis() as u64,
-                usage: Usage::default(),
-                cost_usd: 0.0,
-                outcome: serde_json::to_value(answer)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_else(|| format!("{answer:?}").to_lowercase()),
-                detail: json!({"call_id": slot.call.id, "tier": tier}),
-            })?;
-            self.audit(
-                "approval.answer",
-                json!({"call_id": slot.call.id, "name": slot.call.name, "arguments": args, "answer": answer}),
-            )?;
-            if answer == ApprovalAnswer::Deny {
-                self.report_denial(&slot.call, &args, tool.always_confirm());
-            }
-            slot.plan = match answer {
-                ApprovalAnswer::Deny => Plan::Answered(why.map_or_else(
-                    || {
-                        "refused: the user did not approve this action; ask them or try something else"
-                            .into()
-                    },
-                    |w| w.refusal,
-                )),
-                ApprovalAnswer::Session => {
-                    self.approved.insert(approval_key(&slot.call.name, &args), Instant::now());
-                    Plan::Run { tool, args, tier }
-                }
-                ApprovalAnswer::Once => Plan::Run { tool, args, tier },
-            };
-        }
-        Ok(())
-    }
-
-    /// Tells the front end that a call was denied: why, and how the user could allow it.
-    fn report_denial(&self, call: &ToolCall, args: &Value, always_confirm: bool) {
-        self.denials.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let reason = match &self.agent.approver {
-            None => "it needs approval and this run has no one to ask (`aria run` never asks, \
-                     nor does a command without a terminal)"
-                .to_owned(),
-            Some(_) => format!(
-                "it needs approval and the user said no or did not answer within {} s",
-                self.agent.config.approval_timeout.as_secs()
-            ),
-        };
-        let hint = if always_confirm {
-            format!(
-                "`{}` always asks a person and cannot be pre-approved: ask for it where ARIA can \
-                 ask you (`aria chat` on a terminal, the web UI, Telegram)",
-                call.name
-            )
-        } else if self.tainted.is_some() {
-            "a tool result earlier in this run looked like a prompt injection, so only a person \
-             can approve it now"
-                .to_owned()
-        } else {
-            self.agent.config.preapproval.suggestion(&call.name, args)
-        };
-        let _ = self.events.send(AgentEvent::Denied {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: args.clone(),
-            reason,
-            hint,
-        });
-    }
-
-    /// Asks the approver (no approver: denied), within the approval timeout (timeout: denied).
-    async fn ask_user(&self, request: ApprovalRequest) -> Result<ApprovalAnswer, Stop> {
-        let Some(approver) = &self.agent.approver else {
-            return Ok(ApprovalAnswer::Deny);
-        };
-        let question = approver.ask(request);
-        tokio::select! {
-            _ = self.cancel.cancelled() => Err(Stop::Cancel),
-            answer = tokio::time::timeout(self.agent.config.approval_timeout, question) => {
-                Ok(answer.unwrap_or(ApprovalAnswer::Deny))
-            }
-        }
     }
 
     /// Executing: run the approved calls one by one, each audited before and after.
@@ -1001,12 +691,6 @@ impl<'a> Run<'a> {
     }
 }
 
-enum StreamStop {
-    Provider(ProviderError),
-    Cancel,
-    Deadline,
-}
-
 /// A deliberately simple, documented token estimate: four characters per token over every
 /// message and tool schema in the request.
 fn estimate_tokens(request: &ChatRequest) -> u64 {
@@ -1030,22 +714,6 @@ pub(crate) fn tool_timeout(limit: Duration, own: Option<Duration>) -> Duration {
     own.map_or(limit, |own| limit.max(own.saturating_add(GRACE)))
 }
 
-/// How long a "for this session" approval lasts, even in a run allowed to go on longer: after
-/// this the user is asked again.
-pub(crate) const SESSION_APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);
-
-fn still_approved(
-    approved: &HashMap<(String, String), Instant>,
-    key: &(String, String),
-    now: Instant,
-) -> bool {
-    approved.get(key).is_some_and(|granted| now.duration_since(*granted) < SESSION_APPROVAL_TTL)
-}
-
-fn approval_key(name: &str, args: &Value) -> (String, String) {
-    (name.to_owned(), args.to_string())
-}
-
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");
     let mut out: String = line.chars().take(120).collect();
@@ -1065,17 +733,5 @@ mod tests {
         assert_eq!(tool_timeout(limit, None), limit);
         assert_eq!(tool_timeout(limit, Some(Duration::from_secs(600))), Duration::from_secs(605));
         assert_eq!(tool_timeout(limit, Some(Duration::from_secs(10))), limit, "never shorter");
-    }
-
-    #[test]
-    fn a_session_approval_covers_the_same_call_until_it_expires() {
-        let granted = Instant::now();
-        let key = approval_key("shell_execute", &json!({"command": "make install"}));
-        let approved = HashMap::from([(key.clone(), granted)]);
-        assert!(still_approved(&approved, &key, granted));
-        assert!(still_approved(&approved, &key, granted + SESSION_APPROVAL_TTL / 2));
-        assert!(!still_approved(&approved, &key, granted + SESSION_APPROVAL_TTL));
-        let other = approval_key("shell_execute", &json!({"command": "make clean"}));
-        assert!(!still_approved(&approved, &other, granted), "other arguments ask again");
     }
 }
