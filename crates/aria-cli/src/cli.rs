@@ -374,8 +374,11 @@ pub struct ChatArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The task.
-    #[arg(long, required_unless_present = "resume", conflicts_with = "resume")]
+    #[arg(long, required_unless_present_any = ["resume", "task_words"], conflicts_with = "resume")]
     pub task: Option<String>,
+    /// The task, written without `--task` (`aria run "What port is set in settings.ini?"`).
+    #[arg(value_name = "TASK", conflicts_with_all = ["task", "resume"])]
+    pub task_words: Option<String>,
     /// Resume an interrupted or failed session.
     #[arg(long, value_name = "SESSION_ID")]
     pub resume: Option<String>,
@@ -389,6 +392,13 @@ pub struct RunArgs {
     /// Print {session_id, state, answer, iterations, usage, cost_usd} as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+impl RunArgs {
+    /// The task, given with `--task` or as the argument.
+    pub fn task(&self) -> Option<&str> {
+        self.task.as_deref().or(self.task_words.as_deref())
+    }
 }
 
 #[derive(Debug, Subcommand)]

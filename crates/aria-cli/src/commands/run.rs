@@ -352,7 +352,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;
     let rt = runtime()?;
     let render = if args.json { Render::Silent } else { Render::Quiet };
-    if let (Some(plan), None, Some(task)) = (&extras.plan, &resume, args.task.as_deref()) {
+    if let (Some(plan), None, Some(task)) = (&extras.plan, &resume, args.task()) {
         let outcome = rt.block_on(async {
             let cancel = CancellationToken::new();
             cancel_on_ctrl_c(cancel.clone());
@@ -394,7 +394,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
         drive(
             &agent,
             &ctx.config.data_dir,
-            args.task.as_deref(),
+            args.task(),
             resume.as_deref(),
             conversation.clone(),
             render,

@@ -449,3 +449,33 @@ fn ask_user_without_a_person_tells_the_model_to_pick_the_safest_option() {
     );
     assert!(content.contains("Pick the safest option"), "{content}");
 }
+
+/// `aria run "task"` is `aria run --task "task"`; giving both, or neither, is a usage error.
+/// A run whose model answers nothing and changes nothing fails (exit 1) and says why.
+#[test]
+fn the_task_may_be_given_as_the_argument_and_an_empty_answer_fails() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::text("Hello there."),
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ])
+    .serve();
+    let out = aria.run(&mock.base_url(), &["run", "Say hello.", "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    assert_eq!(json_of(&out)["answer"], "Hello there.");
+    let said = mock.requests()[0]["messages"].to_string();
+    assert!(said.contains("Say hello."), "{said}");
+
+    for usage in [&["run", "--task", "a", "b"][..], &["run"][..], &["run", "a", "--resume", "x"]] {
+        let out = aria.run(&mock.base_url(), usage);
+        assert_eq!(code(&out), 2, "{usage:?}: {}", text(&out.stderr));
+    }
+
+    let mock = MockOpenAi::new(vec![MockTurn::text("")]).serve();
+    let out = aria.run(&mock.base_url(), &["run", "What is 17 times 23?", "--json"]);
+    assert_eq!(code(&out), 1, "stderr: {}", text(&out.stderr));
+    let result = json_of(&out);
+    assert_eq!(result["state"], "failed");
+    let all = format!("{result}{}", text(&out.stderr));
+    assert!(all.contains("without an answer"), "{all}");
+}
