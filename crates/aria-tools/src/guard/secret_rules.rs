@@ -54,13 +54,13 @@ pub(crate) struct Rule {
 /// redactor checks for separately). The redactor runs the rule's regex only on lines that
 /// contain one: keep this list in step with the names in the `env_secret` pattern.
 pub(crate) const ENV_KEYWORDS: &[&str] =
-    &["key", "token", "secret", "pass", "pwd", "credential", "auth", "pat"];
+    &["key", "token", "secret", "pass", "pw", "credential", "auth", "pat"];
 
 /// A secret-like name (the `NAME` part of the assignment rules), in one place so that every
 /// rule spells it the same way. Keep in step with [`ENV_KEYWORDS`].
 macro_rules! secret_name {
     () => {
-        r"(?i:[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|credential)[A-Za-z0-9_.-]*|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd|pat)(?:[_.-][A-Za-z0-9_.-]*)?|(?:[A-Za-z0-9_.-]*[_.-])?auth)"
+        r"(?i:[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|passphrase|credential)[A-Za-z0-9_.-]*|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd|pw|pat)(?:[_.-][A-Za-z0-9_.-]*)?|(?:[A-Za-z0-9_.-]*[_.-])?auth)"
     };
 }
 
@@ -158,13 +158,13 @@ pub(crate) const RULES: &[Rule] = &[
         // scheme://user:password@host: only the password goes. A user alone (`git@…`,
         // `https://bob@…`) and `host:port` are not credentials.
         kind: "url_credentials",
-        pattern: r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<NAME>[^\s:/?#@\[\]"'<>]{0,128}):(?P<VALUE>[^\s/?#@\[\]"'<>]{1,256})@"#,
+        pattern: r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<NAME>[^\s:/?#@\[\]"'<>]{0,128}):(?P<VALUE>[^\s/?#\[\]"'<>]{1,256})@"#,
         check: Check::UrlPassword,
     },
     Rule {
         // `Authorization: Bearer …` (also Basic/token/Bot), header or JSON; the scheme is kept.
         kind: "bearer_token",
-        pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:bearer|basic|token|bot)[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=%-]+)"#,
+        pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:bearer|basic|token|bot|apikey|api-key|ssws|key)[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=%-]+)"#,
         check: Check::Token,
     },
     Rule {
@@ -536,6 +536,25 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Nearby,
     },
     Rule {
+        // SQL: `IDENTIFIED BY 'x'` (Oracle, MySQL), `WITH [ENCRYPTED] PASSWORD 'x'` (PostgreSQL).
+        kind: "sql_password",
+        pattern: r#"(?i:identified[ \t]+by|with[ \t]+(?:encrypted[ \t]+)?password)[ \t]+(?:'(?P<VALUE>[^'\n]+)'|"(?P<VALUE>[^"\n]+)"|(?P<VALUE>[^\s;'"]+))"#,
+        check: Check::Nearby,
+    },
+    Rule {
+        // Programs that take a password as an argument: `redis-cli -a`, `mongosh -p`, `sqlcmd
+        // -P`, `ldapsearch -w`, `zip -P`, `7z -p…`, `smbclient -U user%…`.
+        kind: "cli_password",
+        pattern: r#"(?-u:\b)(?:(?:redis-cli|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:[ \t][^\n]*?)?[ \t](?:-a|-p|--pass|--password|--authpass)[ \t=]+|(?:sqlcmd|bcp|isql)(?:[ \t][^\n]*?)?[ \t]-P[ \t]*|ldap[a-z]+(?:[ \t][^\n]*?)?[ \t]-w[ \t]+|zip(?:[ \t][^\n]*?)?[ \t](?:-P|--password)[ \t]+|7za?(?:[ \t][^\n]*?)?[ \t]-p|smbclient(?:[ \t][^\n]*?)?[ \t]-U[ \t]*[^\s%]+%)["']?(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
+        check: Check::Nearby,
+    },
+    Rule {
+        // OpenSSL's `-passin pass:…` / `-passout pass:…`.
+        kind: "cli_password",
+        pattern: r#"-pass(?:in|out)[ \t]+["']?pass:(?P<VALUE>[^\s'"]+)"#,
+        check: Check::Nearby,
+    },
+    Rule {
         // `curl -u user:password`, `--user`, `--proxy-user`: basic credentials on a command line.
         kind: "cli_password",
         pattern: r#"(?-u:\b)(?:curl|wget)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]+["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
@@ -604,6 +623,22 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Named,
     },
     Rule {
+        // JSON inside a JSON string, as logs write request bodies: `"{\"password\":\"…\"}"`.
+        kind: "env_secret",
+        pattern: concat!(
+            r#"\\["'](?P<NAME>"#,
+            secret_name!(),
+            r#")\\["'][ \t]*:[ \t]*\\["'](?P<VALUE>[^"'\\\n]+)\\["']"#
+        ),
+        check: Check::Named,
+    },
+    Rule {
+        // Credential headers by name: `X-Auth-Key: …`, `X-Api-Token: …`, `X-Figma-Token: …`.
+        kind: "api_key_header",
+        pattern: r#"(?-u:\b)(?P<NAME>(?i:x-[a-z0-9-]*(?:key|token|secret|auth)[a-z0-9-]*))["']?[ \t]*:[ \t]*(?P<VALUE>[A-Za-z0-9._~+/=-]{16,})"#,
+        check: Check::Named,
+    },
+    Rule {
         // NAME=value, NAME: value, "name": "value" where NAME mentions a key, token, secret,
         // password or credential, or has `pass`/`pwd` as a whole part (`DB_PASS`, `MYSQL_PWD`,
         // not `compass`), or ends in `auth` (`_auth`, Docker's `"auth"`). `:=` (Go) and `=>`
@@ -613,7 +648,7 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: concat!(
             r#"(?-u:\b)(?P<NAME>"#,
             secret_name!(),
-            r#")(?P<KEYQ>["']?)\]?[ \t]*(?P<SEP>:=|=>|[:=])[ \t]*(?:"(?P<VALUE>[^"\n]*)"|'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#
+            r#")(?P<KEYQ>["']?)\]?[ \t]*(?P<SEP>:=|=>|[:=])[ \t]*(?:"(?P<VALUE>(?:[^"\\\n]|\\[^\n])*)"|"(?P<VALUE>[^"\n]*)"|'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#
         ),
         check: Check::EnvValue,
     },

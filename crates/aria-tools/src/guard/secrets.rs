@@ -172,6 +172,8 @@ impl Group {
         let after_lt = name_start > 0 && bytes[name_start - 1] == b'<';
         match bytes.get(name_end) {
             Some(b'"' | b'\'' | b':') => true,
+            // JSON inside a JSON string: `\"password\":`.
+            Some(b'\\') => matches!(bytes.get(name_end + 1), Some(b'"' | b'\'')),
             Some(b'>') => after_lt,
             Some(b' ' | b'\t') => {
                 after_lt || bytes[name_start] == b'-' || bytes.get(blanks(name_end)) == Some(&b':')
@@ -660,13 +662,18 @@ fn env_value_is_secret(
     let key_quoted =
         slots.key_quote.and_then(|g| caps.get(g)).is_some_and(|m| !m.as_str().is_empty());
     if colon && !key_quoted {
-        // YAML `password: x` only: alone on its line. `fn f(token: &str)`, `api_key: String,`
-        // and `x: str = ...` are code.
+        // YAML `password: x` only: alone on its line (a `# comment` may follow), or an entry
+        // of a flow mapping (`{user: app, password: x}`). `fn f(token: &str)`, `api_key:
+        // String,` and `x: str = ...` are code.
         let line_start = text[..whole.start()].rfind('\n').map_or(0, |i| i + 1);
-        let before = text[line_start..whole.start()].trim_start();
+        let before = text[line_start..whole.start()].trim();
         let after_end = text[value.end()..].find('\n').map_or(text.len(), |i| value.end() + i);
         let after = &text[value.end()..after_end];
-        if !((before.is_empty() || before == "-") && after.trim().is_empty()) {
+        let rest = after.trim_start();
+        let flow = before.contains('{') && (before.ends_with('{') || before.ends_with(','));
+        let alone = (before.is_empty() || before == "-")
+            && (rest.is_empty() || (rest.starts_with('#') && rest.len() < after.len()));
+        if !(alone || (flow && rest.starts_with(['}', ',']))) {
             return false;
         }
     }

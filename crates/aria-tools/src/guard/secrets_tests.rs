@@ -97,7 +97,9 @@ fn fragment() -> impl Strategy<Value = String> {
             "compass", "monkey", "api_", "db.", "-", "_", "my", "\"", "'", "=", ":", " = ", ": ",
             " ", "\t", "\n", "\r\n", "\n- ", "(", ")", ";", ",", "$X", "<p>", "true", "12",
             "a.b", "abc123", "hunter2", "s3cr3t-Pa55", "\u{212A}", "\u{17F}", "é", "→",
-            "https://", "u:pw@h", "Bearer ", "authorization", "sk-", "eyJ",
+            "https://", "u:pw@h", "Bearer ", "authorization", "sk-", "eyJ", "\\\"", "\\",
+            "{", "}", " # c", "pw", "passphrase", "X-Auth-Key", "IDENTIFIED BY ", "redis-cli -a ",
+            "-passin pass:", "p@ss",
         ][..]).prop_map(str::to_owned),
         1 => prop::sample::select(&[
             GH, AWS, "sk-proj-Ab3_dEf-9hIjKlMnOpQrStUvWxYz0123456789AbCdEf",

@@ -16,7 +16,7 @@ fn the_rules_compile_and_every_rule_has_its_groups() {
     assert_eq!(slots.len(), RULES.len());
     for s in &slots {
         if s.check == Check::EnvValue {
-            assert_eq!(s.values.len(), 3, "{}", s.kind);
+            assert_eq!(s.values.len(), 4, "{}", s.kind);
             assert!(s.key_quote.is_some() && s.separator.is_some());
         }
     }
@@ -76,4 +76,73 @@ fn a_value_assigned_to_a_name_that_starts_with_a_token_is_redacted_too() {
     // The same found by fuzzing with another vendor's token.
     let once = r.redact("\u{17}xoxb-fauKnoteyJalwrdosEYt_TOKEN=lwrdosPY\u{45b}");
     assert_eq!(once, "\u{17}[REDACTED:slack_token]_TOKEN=[REDACTED:env_secret]");
+}
+
+/// Secrets in forms real configs, logs and command lines take, found by an attack on the
+/// filter: each must go, and the text around it must stay.
+#[test]
+fn secrets_in_escaped_json_yaml_sql_urls_and_command_lines_are_redacted() {
+    use aria_api::Redact;
+    const PW: &str = "Xk9mP2vLq8Rz";
+    let r = SecretRedactor::new(vec![]);
+    for text in [
+        // JSON inside a JSON string, as logs write request bodies.
+        r#"{"body":"{\"password\":\"Xk9mP2vLq8Rz\"}"}"#,
+        r#"payload="{\"db_password\": \"Xk9mP2vLq8Rz\", \"user\": \"app\"}""#,
+        // An escaped quote inside a value.
+        r#"{"password": "a\"Xk9mP2vLq8Rz"}"#,
+        // YAML with a comment after the value, and flow mappings.
+        "password: Xk9mP2vLq8Rz  # prod",
+        "db: {user: app, password: Xk9mP2vLq8Rz}",
+        "environment: { DB_PASSWORD: Xk9mP2vLq8Rz, LOG: info }",
+        // SQL.
+        "CREATE USER app WITH PASSWORD 'Xk9mP2vLq8Rz';",
+        "ALTER USER app IDENTIFIED BY 'Xk9mP2vLq8Rz';",
+        "CREATE USER 'app'@'%' IDENTIFIED BY \"Xk9mP2vLq8Rz\";",
+        // A password holding `@` in a connection URL.
+        "postgres://app:p@Xk9mP2vLq8Rz@db:5432/app",
+        // Command lines.
+        "redis-cli -h cache -a Xk9mP2vLq8Rz ping",
+        "mongosh -u admin -p Xk9mP2vLq8Rz",
+        "openssl pkcs12 -in a.p12 -passin pass:Xk9mP2vLq8Rz",
+        "zip -P Xk9mP2vLq8Rz out.zip a.txt",
+        "7z a -pXk9mP2vLq8Rz out.7z dir",
+        "sqlcmd -S db -U sa -P Xk9mP2vLq8Rz",
+        "ldapsearch -D cn=admin -w Xk9mP2vLq8Rz",
+        "smbclient //srv/share -U bob%Xk9mP2vLq8Rz",
+        // Headers with other names and schemes.
+        "curl -H 'X-Auth-Key: Xk9mP2vLq8RzT7q2W4e6r8t0' https://api.example.com",
+        "Authorization: SSWS 00Xk9mP2vLq8RzT7q2W4e6r8t0yU",
+        "Authorization: ApiKey Xk9mP2vLq8RzT7q2W4e6r8t0",
+        // Names.
+        "GPG_PASSPHRASE=Xk9mP2vLq8Rz",
+        "DB_PW=Xk9mP2vLq8Rz",
+    ] {
+        let out = r.redact(text);
+        assert!(!out.contains(PW) && !out.contains("Xk9mP2vLq8RzT7"), "{text:?} -> {out:?}");
+        assert!(out.contains("[REDACTED:"), "{text:?} -> {out:?}");
+        assert_eq!(r.redact(&out), out, "a fixed point");
+    }
+}
+
+/// Ordinary text near the new forms is left alone.
+#[test]
+fn ordinary_text_near_those_forms_is_kept() {
+    use aria_api::Redact;
+    let r = SecretRedactor::new(vec![]);
+    for text in [
+        "password: required  # see docs",
+        "point: {x: 1, y: 2}",
+        "Config { api_key: api_key, timeout: 30 }",
+        "SELECT * FROM users WHERE name = 'bob';",
+        "GRANT SELECT ON t TO app IDENTIFIED BY PASSWORD;",
+        "https://user@example.com/a@b",
+        "redis-cli -h cache ping",
+        "zip -r out.zip dir",
+        "X-Request-Id: 3f9c2b1e-8d7a-4c5b-9e0f-1a2b3c4d5e6f",
+        r#"{"msg":"{\"user\":\"bob\",\"age\":42}"}"#,
+        "Authorization: required",
+    ] {
+        assert_eq!(r.redact(text), text, "{text:?}");
+    }
 }
