@@ -555,9 +555,48 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Nearby,
     },
     Rule {
+        // Assignments without `=`: Dockerfile `ENV NAME value`, fish `set -x NAME value`, csh
+        // `setenv NAME value`.
+        kind: "env_secret",
+        pattern: concat!(
+            r#"(?m:^)[ \t]*(?:ENV|set[ \t]+-[gxUl]+|setenv)[ \t]+(?P<NAME>"#,
+            secret_name!(),
+            r#")[ \t]+["']?(?P<VALUE>[^\s"'=$][^\s"']*)"#
+        ),
+        check: Check::Nearby,
+    },
+    Rule {
+        // Setters: `ds.setPassword("…")`, `setApiKey('…')`.
+        kind: "code_secret",
+        pattern: r#"(?-u:\b)set(?P<NAME>(?:Db|Database|Admin|User)?(?:Password|Passwd|Passphrase|Secret|ClientSecret|Token|AccessToken|ApiKey|AccessKey|SecretKey))\([ \t]*(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)')[ \t]*\)"#,
+        check: Check::Nearby,
+    },
+    Rule {
+        // A YAML value on the line after its name: `password:\n  …`, `password: |\n  …`.
+        kind: "env_secret",
+        pattern: concat!(
+            r#"(?m:^)[ \t]*-?[ \t]*(?P<NAME>"#,
+            secret_name!(),
+            r#")[ \t]*:[ \t]*(?:[|>][-+]?)?[ \t]*\r?\n[ \t]+["']?(?P<VALUE>[^\s"'#:]+)["']?[ \t]*(?:#[^\n]*)?(?m:$)"#
+        ),
+        check: Check::Nearby,
+    },
+    Rule {
+        // Oracle `user/password@db` (sqlplus and friends, JDBC thin), ODBC `Pwd={…}`.
+        kind: "db_password",
+        pattern: r#"(?:(?-u:\b)(?:sqlplus|rman|expdp|impdp|sqlldr|exp|imp)[ \t]+(?:-[A-Za-z]+[ \t]+)*|jdbc:oracle:thin:)[^\s/@"']+/(?P<VALUE>[^\s@/"']+)@|(?i:pwd|password)=\{(?P<VALUE>[^}\n]+)\}"#,
+        check: Check::Nearby,
+    },
+    Rule {
+        // HTTPie `http -a user:password`.
+        kind: "cli_password",
+        pattern: r#"(?-u:\b)https?(?:[ \t][^\n]*?)?[ \t](?:-a|--auth)[ \t=]+["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
+        check: Check::Nearby,
+    },
+    Rule {
         // `curl -u user:password`, `--user`, `--proxy-user`: basic credentials on a command line.
         kind: "cli_password",
-        pattern: r#"(?-u:\b)(?:curl|wget)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]+["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
+        pattern: r#"(?-u:\b)(?:curl|wget)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]*["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
         check: Check::Nearby,
     },
     Rule {

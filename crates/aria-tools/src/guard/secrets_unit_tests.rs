@@ -117,6 +117,20 @@ fn secrets_in_escaped_json_yaml_sql_urls_and_command_lines_are_redacted() {
         // Names.
         "GPG_PASSPHRASE=Xk9mP2vLq8Rz",
         "DB_PW=Xk9mP2vLq8Rz",
+        // Assignments without `=`: Dockerfile, fish, csh.
+        "ENV DB_PASSWORD Xk9mP2vLq8Rz",
+        "set -x API_TOKEN Xk9mP2vLq8RzT7q2W4e6r8t0",
+        "setenv API_TOKEN Xk9mP2vLq8RzT7q2W4e6r8t0",
+        // Setters, YAML values on the next line.
+        "ds.setPassword(\"Xk9mP2vLq8Rz\");",
+        "password:\n  Xk9mP2vLq8Rz",
+        "password: |\n  Xk9mP2vLq8Rz\n",
+        // More command lines and connection strings.
+        "curl -ubob:Xk9mP2vLq8Rz https://x",
+        "http -a bob:Xk9mP2vLq8Rz https://x",
+        "sqlplus scott/Xk9mP2vLq8Rz@orcl",
+        "jdbc:oracle:thin:scott/Xk9mP2vLq8Rz@db:1521/orcl",
+        "Driver={ODBC Driver 18};Server=x;Uid=app;Pwd={Xk9mP2vLq8Rz};",
     ] {
         let out = r.redact(text);
         assert!(!out.contains(PW) && !out.contains("Xk9mP2vLq8RzT7"), "{text:?} -> {out:?}");
@@ -142,6 +156,10 @@ fn ordinary_text_near_those_forms_is_kept() {
         "X-Request-Id: 3f9c2b1e-8d7a-4c5b-9e0f-1a2b3c4d5e6f",
         r#"{"msg":"{\"user\":\"bob\",\"age\":42}"}"#,
         "Authorization: required",
+        "ENV NODE_ENV production",
+        "set -x PATH /usr/local/bin $PATH",
+        "password:\n  required: true",
+        "sqlplus /nolog",
     ] {
         assert_eq!(r.redact(text), text, "{text:?}");
     }
