@@ -373,11 +373,15 @@ pub struct ChatArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The task.
-    #[arg(long, required_unless_present_any = ["resume", "task_words"], conflicts_with = "resume")]
+    /// The task (the same as giving it as the argument).
+    #[arg(long = "task", value_name = "TASK", conflicts_with = "resume")]
     pub task: Option<String>,
-    /// The task, written without `--task` (`aria run "What port is set in settings.ini?"`).
-    #[arg(value_name = "TASK", conflicts_with_all = ["task", "resume"])]
+    /// The task: `aria run "What port is set in settings.ini?"`.
+    #[arg(
+        value_name = "TASK",
+        required_unless_present_any = ["resume", "task"],
+        conflicts_with_all = ["task", "resume"]
+    )]
     pub task_words: Option<String>,
     /// Resume an interrupted or failed session.
     #[arg(long, value_name = "SESSION_ID")]
