@@ -25,7 +25,6 @@ const WAIT: Duration = Duration::from_secs(10);
 
 #[path = "telegram/jobs_and_choices.rs"]
 mod jobs_and_choices;
-use jobs_and_choices::question_sent;
 
 /// A model that streams its answer slowly, piece by piece.
 #[derive(Debug)]
@@ -184,6 +183,19 @@ impl Harness {
     fn sends(&self, chat: i64) -> Vec<Value> {
         self.tg.calls("sendMessage").into_iter().filter(|b| b["chat_id"] == chat).collect()
     }
+}
+
+/// Waits until a question with buttons is recorded as sent (Telegram's message id is how a
+/// press is matched to it).
+async fn question_sent(h: &Harness) {
+    h.until("the question recorded as sent", |_| {
+        h.gw.store
+            .outbox_items(CHANNEL, CHAT)
+            .unwrap()
+            .iter()
+            .any(|r| r.payload.get("reply_markup").is_some() && r.state == OutboxState::Sent)
+    })
+    .await;
 }
 
 fn has_buttons(body: &Value) -> bool {

@@ -155,19 +155,6 @@ async fn heartbeat_answers_now_and_status_shows_the_last_tick() {
     h.stop().await;
 }
 
-/// Waits until a question with buttons is recorded as sent (Telegram's message id is how a
-/// press is matched to it).
-pub(super) async fn question_sent(h: &Harness) {
-    h.until("the question recorded as sent", |_| {
-        h.gw.store
-            .outbox_items(CHANNEL, CHAT)
-            .unwrap()
-            .iter()
-            .any(|r| r.payload.get("reply_markup").is_some() && r.state == OutboxState::Sent)
-    })
-    .await;
-}
-
 fn ask_which() -> Turn {
     Turn::tool("ask_user", json!({"question": "Which file?", "options": ["a.txt", "b.txt"]}))
 }

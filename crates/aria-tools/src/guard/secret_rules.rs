@@ -588,15 +588,10 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Nearby,
     },
     Rule {
-        // HTTPie `http -a user:password`.
+        // `curl -u user:password`, `--user`, `--proxy-user`, HTTPie's `http -a user:password`:
+        // basic credentials on a command line.
         kind: "cli_password",
-        pattern: r#"(?-u:\b)https?(?:[ \t][^\n]*?)?[ \t](?:-a|--auth)[ \t=]+["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
-        check: Check::Nearby,
-    },
-    Rule {
-        // `curl -u user:password`, `--user`, `--proxy-user`: basic credentials on a command line.
-        kind: "cli_password",
-        pattern: r#"(?-u:\b)(?:curl|wget)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]*["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
+        pattern: r#"(?-u:\b)(?:(?:curl|wget)(?:[ \t][^\n]*?)?[ \t](?:-u|--user|--proxy-user|-U)|https?(?:[ \t][^\n]*?)?[ \t](?:-a|--auth))[ \t=]*["']?[^\s:'"]+:(?P<VALUE>[^\s'"]+)"#,
         check: Check::Nearby,
     },
     Rule {
