@@ -208,7 +208,8 @@ pub(crate) fn strength(name: &str) -> Strength {
     if has("password") || has("passwd") || has("passphrase") {
         return Strength::Password;
     }
-    if parts.iter().any(|p| matches!(p.as_str(), "pass" | "pwd" | "pw" | "pword")) {
+    // `psk`: a Wi-Fi or IPsec pre-shared key, a password by another name.
+    if parts.iter().any(|p| matches!(p.as_str(), "pass" | "pwd" | "pw" | "pword" | "psk")) {
         return Strength::Password;
     }
     if parts.iter().any(|p| p == "pat") {

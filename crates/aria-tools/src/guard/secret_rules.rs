@@ -31,6 +31,9 @@ pub(crate) enum Check {
     /// Like [`Check::Named`] for forms that span lines or have no keyword (`.netrc`,
     /// `mysql -pVALUE`); without a `NAME` group the value is judged as a password.
     Nearby,
+    /// A cookie header's values: not a placeholder, and not a JWT, which its own rule names
+    /// (the cookies after it go in the next round).
+    Cookie,
 }
 
 impl Check {
@@ -54,13 +57,13 @@ pub(crate) struct Rule {
 /// redactor checks for separately). The redactor runs the rule's regex only on lines that
 /// contain one: keep this list in step with the names in the `env_secret` pattern.
 pub(crate) const ENV_KEYWORDS: &[&str] =
-    &["key", "token", "secret", "pass", "pw", "credential", "auth", "pat"];
+    &["key", "token", "secret", "pass", "pw", "credential", "auth", "pat", "psk"];
 
 /// A secret-like name (the `NAME` part of the assignment rules), in one place so that every
 /// rule spells it the same way. Keep in step with [`ENV_KEYWORDS`].
 macro_rules! secret_name {
     () => {
-        r"(?i:[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|passphrase|credential)[A-Za-z0-9_.-]*|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd|pw|pat)(?:[_.-][A-Za-z0-9_.-]*)?|(?:[A-Za-z0-9_.-]*[_.-])?auth)"
+        r"(?i:[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|passphrase|credential)[A-Za-z0-9_.-]*|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd|pw|pat|psk)(?:[_.-][A-Za-z0-9_.-]*)?|(?:[A-Za-z0-9_.-]*[_.-])?auth)"
     };
 }
 
@@ -117,7 +120,9 @@ pub(crate) const RULES: &[Rule] = &[
         kind: "aws_secret_access_key",
         // `aws_secret_access_key = …` (credentials file, env) and `"SecretAccessKey": "…"` (JSON
         // from `aws sts`).
-        pattern: r#"(?i:(?:aws_?)?secret_?access_?key)["']?[ \t]*[:=][ \t]*["']?(?P<VALUE>[A-Za-z0-9/+=]{40})"#,
+        // `aws configure set aws_secret_access_key …` and the prompt `AWS Secret Access Key
+        // [None]: …` too.
+        pattern: r#"(?i:(?:aws[_ ]?)?secret[_ ]?access[_ ]?key)["']?(?:[ \t]*\[[^\]\n]{0,16}\])?(?:[ \t]*[:=][ \t]*|[ \t]+)["']?(?P<VALUE>[A-Za-z0-9/+=]{40})"#,
         check: Check::Token,
     },
     Rule {
@@ -156,16 +161,38 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         // scheme://user:password@host: only the password goes. A user alone (`git@…`,
-        // `https://bob@…`) and `host:port` are not credentials.
+        // `https://bob@…`) and `host:port` are not credentials. The second form takes a
+        // password holding `/`, `?`, `#` or `[` up to the first `@` (`host:8080/path/@x`, a
+        // port, is refused by the check).
         kind: "url_credentials",
-        pattern: r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<NAME>[^\s:/?#@\[\]"'<>]{0,128}):(?P<VALUE>[^\s/?#\[\]"'<>]{1,256})@"#,
+        pattern: r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<NAME>[^\s:/?#@\[\]"'<>]{0,128}):(?:(?P<VALUE>[^\s/?#\[\]"'<>]{1,256})@|(?P<VALUE>[^\s@"'<>]{1,256})@)"#,
         check: Check::UrlPassword,
+    },
+    Rule {
+        // A key as the whole user part: Sentry DSNs (`https://<key>@o1.ingest.sentry.io/1`),
+        // tokens given as a git user name.
+        kind: "url_credentials",
+        pattern: r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<VALUE>[A-Za-z0-9]{24,256})@",
+        check: Check::HasDigit,
+    },
+    Rule {
+        // A cookie header: from the first value of 16 characters or more to the end of the
+        // header (session cookies are credentials; `theme=dark; lang=en` stays).
+        kind: "cookie",
+        pattern: r#"(?i:(?-u:\b)(?:set-)?cookie)[ \t]*:[ \t]*(?:[^\r\n=;"']+=[^\r\n;"']*;[ \t]*)*?[^\s=;"'\[]+=(?P<VALUE>[^\s;,"'\[<>{$][^\s;,"']{15,}[^\r\n"']*)"#,
+        check: Check::Cookie,
     },
     Rule {
         // `Authorization: Bearer …` (also Basic/token/Bot), header or JSON; the scheme is kept.
         kind: "bearer_token",
-        pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:bearer|basic|token|bot|apikey|api-key|ssws|key)[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=%-]+)"#,
+        pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:bearer|basic|token|bot|apikey|api-key|ssws|key)[ \t]*(?:\r?\n)?[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=%-]+)"#,
         check: Check::Token,
+    },
+    Rule {
+        // `Authorization: <key>` with no scheme (20 characters or more, with a digit).
+        kind: "bearer_token",
+        pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?P<VALUE>[A-Za-z0-9._~+/=%-]{20,})"#,
+        check: Check::HasDigit,
     },
     Rule {
         kind: "gitlab_token",
@@ -516,7 +543,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         // An API key header: `X-API-Key: …`, `PRIVATE-TOKEN: …`, in a request dump or `curl -H`.
         kind: "api_key_header",
-        pattern: r#"(?i:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|ocp-apim-subscription-key)["']?[ \t]*:[ \t]*(?P<VALUE>[A-Za-z0-9._~+/=-]{16,})"#,
+        pattern: r#"(?i:x-api-key|api-key|apikey|x-auth-token|x-access-token|private-token|x-goog-api-key|ocp-apim-subscription-key)["']?[ \t]*:[ \t]*(?P<VALUE>[A-Za-z0-9._~+/=-]{16,})"#,
         check: Check::Token,
     },
     Rule {
@@ -525,14 +552,32 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: concat!(
             r#"(?-u:\b)name:[ \t]*["']?(?P<NAME>"#,
             secret_name!(),
-            r#")["']?[ \t]*\r?\n[ \t]*value:[ \t]*["']?(?P<VALUE>[^"'\s]+)"#
+            r#")["']?(?:[ \t]*\r?\n)+[ \t]*value:[ \t]*["']?(?P<VALUE>[^"'\s]+)"#
+        ),
+        check: Check::Nearby,
+    },
+    Rule {
+        // The same in flow style, `{name: DB_PASSWORD, value: …}`, or with the value first.
+        kind: "named_value",
+        pattern: concat!(
+            r#"(?-u:\b)name:[ \t]*["']?(?P<NAME>"#,
+            secret_name!(),
+            r#")["']?[ \t]*,[ \t]*value:[ \t]*(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)'|(?P<VALUE>[^"'\s,}\]]+))|(?-u:\b)value:[ \t]*(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)'|(?P<VALUE>[^"'\s,}\]]+))[ \t]*(?:,|\r?\n[ \t]*-?)[ \t]*name:[ \t]*["']?(?P<NAME>"#,
+            secret_name!(),
+            r#")["']?(?-u:\b)"#
         ),
         check: Check::Nearby,
     },
     Rule {
         // `.netrc`: `machine host login user password VALUE`, on one line or several.
         kind: "netrc_password",
-        pattern: r"(?-u:\b)login[ \t]+[^\s]+[ \t]*\r?\n?[ \t]*password[ \t]+(?P<VALUE>[^\s]+)",
+        pattern: r"(?-u:\b)login[ \t]+[^\s]+[ \t]*\r?\n?[ \t]*passw(?:or)?d[ \t]+(?P<VALUE>[^\s]+)",
+        check: Check::Nearby,
+    },
+    Rule {
+        // A `.pgpass` line: `host:port:database:user:password`.
+        kind: "pgpass_password",
+        pattern: r"(?m:^)[A-Za-z0-9_.*-]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<VALUE>[^\s]+)(?m:$)",
         check: Check::Nearby,
     },
     Rule {
@@ -545,7 +590,7 @@ pub(crate) const RULES: &[Rule] = &[
         // Programs that take a password as an argument: `redis-cli -a`, `mongosh -p`, `sqlcmd
         // -P`, `ldapsearch -w`, `zip -P`, `7z -p…`, `smbclient -U user%…`.
         kind: "cli_password",
-        pattern: r#"(?-u:\b)(?:(?:redis-cli|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:[ \t][^\n]*?)?[ \t](?:-a|-p|--pass|--password|--authpass)[ \t=]+|(?:sqlcmd|bcp|isql)(?:[ \t][^\n]*?)?[ \t]-P[ \t]*|ldap[a-z]+(?:[ \t][^\n]*?)?[ \t]-w[ \t]+|zip(?:[ \t][^\n]*?)?[ \t](?:-P|--password)[ \t]+|7za?(?:[ \t][^\n]*?)?[ \t]-p|smbclient(?:[ \t][^\n]*?)?[ \t]-U[ \t]*[^\s%]+%)["']?(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
+        pattern: r#"(?-u:\b)(?:(?:redis-cli|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:[ \t][^\n]*?)?[ \t](?:-a|-p|--pass|--password|--authpass)[ \t=]+|(?:sqlcmd|bcp|isql)(?:[ \t][^\n]*?)?[ \t]-P[ \t]*|ldap[a-z]+(?:[ \t][^\n]*?)?[ \t]-w[ \t]+|zip(?:[ \t][^\n]*?)?[ \t](?:-P|--password)[ \t]+|7za?(?:[ \t][^\n]*?)?[ \t]-p|smbclient(?:[ \t][^\n]*?)?[ \t]-U[ \t]*[^\s%]+%|openssl(?:[ \t][^\n]*?)?[ \t]-k[ \t]+|htpasswd(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+|gh[ \t]+secret[ \t]+set[ \t]+[^\s]+(?:[ \t][^\n]*?)?[ \t](?:--body|-b)[ \t=]+)["']?(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
         check: Check::Nearby,
     },
     Rule {
@@ -617,12 +662,32 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Named,
     },
     Rule {
+        // The same with spaces, lines or a CDATA section around the value.
+        kind: "xml_secret",
+        pattern: concat!(
+            r"<(?P<NAME>",
+            secret_name!(),
+            r")(?:[ \t][^<>\n]*)?>[ \t\r\n]*(?:<!\[CDATA\[(?P<VALUE>[^\]\n]+)\]\]>|(?P<VALUE>[^<>\s]+))[ \t\r\n]*</"
+        ),
+        check: Check::Nearby,
+    },
+    Rule {
         // .NET appSettings and Java properties in XML: `<add key="ApiKey" value="…"/>`.
         kind: "xml_secret",
         pattern: concat!(
             r#"(?i:key|name)[ \t]*=[ \t]*["'](?P<NAME>"#,
             secret_name!(),
             r#")["'][ \t]+(?i:value)[ \t]*=[ \t]*["'](?P<VALUE>[^"'\n]*)["']"#
+        ),
+        check: Check::Named,
+    },
+    Rule {
+        // The same with the value first: `<add value="…" key="DbPassword"/>`.
+        kind: "xml_secret",
+        pattern: concat!(
+            r#"(?i:value)[ \t]*=[ \t]*["'](?P<VALUE>[^"'\n]*)["'][ \t]+(?i:key|name)[ \t]*=[ \t]*["'](?P<NAME>"#,
+            secret_name!(),
+            r#")["']"#
         ),
         check: Check::Named,
     },

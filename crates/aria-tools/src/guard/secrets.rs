@@ -574,6 +574,9 @@ fn judge(text: &str, caps: &Captures<'_>, slots: &Slots, whole: regex::Match<'_>
     let ok = match slots.check {
         Check::None => true,
         Check::Token => !is_vendor_placeholder(value.as_str()),
+        Check::Cookie => {
+            !is_vendor_placeholder(value.as_str()) && !value.as_str().starts_with("eyJ")
+        }
         Check::HasDigit => {
             whole.as_str().bytes().any(|b| b.is_ascii_digit())
                 && !is_vendor_placeholder(value.as_str())
@@ -595,8 +598,22 @@ fn judge(text: &str, caps: &Captures<'_>, slots: &Slots, whole: regex::Match<'_>
 /// The password of `scheme://user:password@`: a secret unless it is a placeholder, a
 /// well-known default or the user name again.
 fn url_password_is_secret(user: &str, password: &str) -> bool {
-    if password == user || password.starts_with(['$', '%', '{']) {
+    // `%40…` is a percent-encoded first character; `%DB_PASS%` a Windows variable.
+    let encoded =
+        password.as_bytes().get(1..3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+            && !password.ends_with('%');
+    if password == user
+        || password.starts_with(['$', '{'])
+        || (password.starts_with('%') && !encoded)
+    {
         return false;
+    }
+    // `host:8080/path/@x`: a port and a path, not a password (the form that lets `/`, `?`,
+    // `#` into a password reads them so).
+    if let Some(at) = password.find(['/', '?', '#']) {
+        if password[..at].bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
     }
     let generic = value_is_secret(Strength::Password, "password", password, true);
     // Short passwords count here (the URL says what they are), unless they are stand-ins.

@@ -164,3 +164,85 @@ fn ordinary_text_near_those_forms_is_kept() {
         assert_eq!(r.redact(text), text, "{text:?}");
     }
 }
+
+/// A second attack batch: each `(text, secret)` must lose the secret, keep some text, and be a
+/// fixed point.
+#[test]
+fn secrets_in_urls_cookies_headers_xml_lists_and_more_command_lines_are_redacted() {
+    use aria_api::Redact;
+    const PW: &str = "Xk9mP2vLq8Rz";
+    const AWS: &str = "pFGVrdYefAtOT3iNH+CSkcQDu9/risFvYPq5fViV";
+    let r = SecretRedactor::new(vec![]);
+    for (text, secret) in [
+        // URL passwords holding `/`, `#`, `?`, `[` or a percent-encoded first character.
+        ("mysql://root:Xk9/mP2vLq8Rz@db/app", "mP2vLq8Rz"),
+        ("redis://:Xk9#mP2vLq8Rz@cache:6379/0", "mP2vLq8Rz"),
+        ("amqp://app:Xk9?mP2vLq8Rz@mq/", "mP2vLq8Rz"),
+        ("postgres://app:Xk9[mP2vLq8Rz@db/app", "mP2vLq8Rz"),
+        ("postgres://app:%40Xk9mP2vLq8Rz@db/app", PW),
+        // A key as the whole user part (Sentry DSNs, tokens as git user names).
+        ("SENTRY_DSN=https://9cdb790a8316b5a9b85e50d76e85bdff@o1.ingest.sentry.io/1", "9cdb790a"),
+        // Cookies.
+        ("Cookie: sessionid=w5i8masqXk9mP2vLq8Rz7jw6vq8j; csrftoken=abc", PW),
+        ("Set-Cookie: session=XcTOd0Xk9mP2vLq8RzK095W63QCusBLTM3L; Path=/; HttpOnly", PW),
+        // Authorization without a scheme, or with the value on a folded line.
+        ("Authorization: Xk9mP2vLq8RzT7q2W4e6r8t0yU", PW),
+        ("Authorization: Bearer\n Xk9mP2vLq8RzT7q2W4e6r8t0", PW),
+        ("curl -H \"apikey: tSkE1pXk9mP2vLq8RzZUO9Qyi8ugFSnR\" https://x", PW),
+        // A `.pgpass` line.
+        ("db.example.com:5432:app:app:Xk9mP2vLq8Rz", PW),
+        // XML values with spaces, lines or CDATA around them.
+        ("<password> Xk9mP2vLq8Rz </password>", PW),
+        ("<password>\n  Xk9mP2vLq8Rz\n</password>", PW),
+        ("<password><![CDATA[Xk9mP2vLq8Rz]]></password>", PW),
+        // Kubernetes env entries in flow style, with a blank line, or value first.
+        ("env: [{name: DB_PASSWORD, value: Xk9mP2vLq8Rz}]", PW),
+        ("- name: DB_PASSWORD\n\n  value: Xk9mP2vLq8Rz", PW),
+        ("- value: \"Xk9mP2vLq8Rz\"\n  name: DB_PASSWORD", PW),
+        ("<add value=\"Xk9mP2vLq8Rz\" key=\"DbPassword\"/>", PW),
+        // Wi-Fi pre-shared keys, `.netrc` with `passwd`.
+        ("network={\n  ssid=\"home\"\n  psk=\"Xk9mP2vLq8Rz\"\n}", PW),
+        ("machine api.x.com\n  login bob\n  passwd Xk9mP2vLq8Rz", PW),
+        // More command lines.
+        ("openssl enc -aes-256-cbc -k Xk9mP2vLq8Rz -in f", PW),
+        ("htpasswd -b .htpasswd bob Xk9mP2vLq8Rz", PW),
+        ("gh secret set API_TOKEN --body Xk9mP2vLq8RzT7q2W4e6r8t0", PW),
+        ("aws configure set aws_secret_access_key pFGVrdYefAtOT3iNH+CSkcQDu9/risFvYPq5fViV", AWS),
+        ("AWS Secret Access Key [None]: pFGVrdYefAtOT3iNH+CSkcQDu9/risFvYPq5fViV", AWS),
+    ] {
+        let out = r.redact(text);
+        assert!(!out.contains(secret), "{text:?} -> {out:?}");
+        assert!(out.contains("[REDACTED:"), "{text:?} -> {out:?}");
+        assert_eq!(r.redact(&out), out, "a fixed point");
+    }
+}
+
+/// Ordinary text near the second batch's forms is left alone.
+#[test]
+fn ordinary_urls_cookies_headers_and_config_lines_are_kept() {
+    use aria_api::Redact;
+    let r = SecretRedactor::new(vec![]);
+    for text in [
+        "https://example.com:8080/path/@user",
+        "https://x.com:443/a?b=c@d.e",
+        "http://localhost:3000/#/users/@bob",
+        "git@github.com:org/repo.git",
+        "https://bob@example.com/repo.git",
+        "Cookie: theme=dark; lang=en",
+        "Set-Cookie: lang=en-US; Path=/",
+        "Authorization: Bearer",
+        "Authorization: required for this endpoint",
+        "root:x:0:0:root:/root:/bin/bash",
+        "12:30:45:00:ok",
+        "<password></password>",
+        "<password>${DB_PASSWORD}</password>",
+        "env: [{name: LOG_LEVEL, value: debug}]",
+        "- value: \"8080\"\n  name: PORT",
+        "openssl enc -k $KEY -in f",
+        "htpasswd -c .htpasswd bob",
+        "gh secret set API_TOKEN < token.txt",
+        "psk: required",
+    ] {
+        assert_eq!(r.redact(text), text, "{text:?}");
+    }
+}
