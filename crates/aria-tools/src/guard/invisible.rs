@@ -108,6 +108,38 @@ fn may_start_hidden(b: u8) -> bool {
 /// The byte offset of the first [`is_hidden`] character in `text`. ASCII text is skipped 32
 /// bytes at a time; elsewhere only the lead bytes that can start one are decoded.
 pub(crate) fn first_hidden(text: &str) -> Option<usize> {
+    first_where(text, is_hidden)
+}
+
+/// The byte offset of the first character in `text` that is [`is_hidden`] or has a
+/// [`folded`] form, as quickly as [`first_hidden`] (every such character starts with one of
+/// the same lead bytes).
+pub(crate) fn first_disguised(text: &str) -> Option<usize> {
+    first_where(text, |c| is_hidden(c) || folded(c).is_some())
+}
+
+/// The printable ASCII character that `c` is a compatibility look-alike of, as NFKC would
+/// read it: fullwidth forms (`ｇｈｐ＿`, `＝`, `：`), the space characters other than U+0020
+/// (no-break, ideographic, en/em and the other typographic spaces), and the mathematical
+/// alphanumeric symbols (bold, italic, script, double-struck ... letters and digits). A model
+/// reads all of these as the ASCII they look like; the secret patterns only know ASCII.
+pub(crate) fn folded(c: char) -> Option<char> {
+    let u = c as u32;
+    let ascii = match u {
+        0xFF01..=0xFF5E => u - 0xFEE0,
+        0x00A0 | 0x1680 | 0x2000..=0x200A | 0x202F | 0x205F | 0x3000 => 0x20,
+        // 13 alphabets of 52 letters (A–Z, a–z) from U+1D400, then digits in five styles.
+        0x1D400..=0x1D6A3 => {
+            let i = (u - 0x1D400) % 52;
+            if i < 26 { u32::from(b'A') + i } else { u32::from(b'a') + i - 26 }
+        }
+        0x1D7CE..=0x1D7FF => u32::from(b'0') + (u - 0x1D7CE) % 10,
+        _ => return None,
+    };
+    char::from_u32(ascii)
+}
+
+fn first_where(text: &str, wanted: impl Fn(char) -> bool) -> Option<usize> {
     if text.is_ascii() {
         return None;
     }
@@ -121,7 +153,7 @@ pub(crate) fn first_hidden(text: &str) -> Option<usize> {
         }
         for i in at..end {
             // `text` is valid UTF-8 and a lead byte starts a character, so `i` is a boundary.
-            if may_start_hidden(bytes[i]) && text[i..].chars().next().is_some_and(is_hidden) {
+            if may_start_hidden(bytes[i]) && text[i..].chars().next().is_some_and(&wanted) {
                 return Some(i);
             }
         }

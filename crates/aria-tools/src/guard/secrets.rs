@@ -31,7 +31,10 @@
 //! characters, so text without secrets is never changed and later filters (the injection
 //! filter's invisible-text check) still see it as it was. The passes run on the text as given
 //! first because removing a character can also join a key to the word before it and hide its
-//! start (`x\u{200B}ghp_…`).
+//! start (`x\u{200B}ghp_…`). Look-alikes of ASCII are read the same way in that second
+//! look: fullwidth forms, the other space characters and mathematical letters and digits
+//! become the ASCII they stand for ([`invisible::folded`], what NFKC does to them), so
+//! `ｇｈｐ＿…`, `DB_PASSWORD＝…` and `password： …` are judged as what a model reads.
 //!
 //! [`SecretRedactor::redact_report`] also says which kinds were found, for audit records and
 //! `aria check secrets`; it never returns the secrets themselves.
@@ -455,19 +458,20 @@ impl SecretRedactor {
     }
 }
 
-/// `text` with hidden characters removed ([`invisible::reveal`]), and `true` if a key was cut
+/// `text` with hidden characters removed ([`invisible::reveal`]) and look-alikes folded to
+/// ASCII ([`invisible::folded`]), and `true` if a key was cut
 /// short by one: a redaction marker followed by hidden characters and more token characters
 /// means a pattern matched the part of a key before a hidden character (`sk-proj-…` is long
 /// enough on its own), and what follows is the rest of that key, so it goes as well.
 fn reveal_continued(text: &str) -> Option<(String, bool)> {
-    let first = invisible::first_hidden(text)?;
+    let first = invisible::first_disguised(text)?;
     let mut out = String::with_capacity(text.len());
     out.push_str(&text[..first]);
     let mut cut_short = false;
     // After a marker: `Some(false)`; once a hidden character followed it: `Some(true)`.
     let mut after_marker = if ends_with_marker(&out) { Some(false) } else { None };
     for c in text[first..].chars() {
-        let Some(shown) = invisible::revealed(c) else {
+        let Some(shown) = invisible::revealed(c).map(|c| invisible::folded(c).unwrap_or(c)) else {
             after_marker = after_marker.map(|_| true);
             continue;
         };

@@ -246,3 +246,40 @@ fn ordinary_urls_cookies_headers_and_config_lines_are_kept() {
         assert_eq!(r.redact(text), text, "{text:?}");
     }
 }
+
+/// Fullwidth forms, other spaces and mathematical letters read as the ASCII they look like.
+#[test]
+fn secrets_written_in_ascii_look_alikes_are_redacted() {
+    use aria_api::Redact;
+    let r = SecretRedactor::new(vec![]);
+    let ghp = "ghp_9XChaf688ZLcQSfgXwpbbYbwPNENDjflTh2a";
+    let fullwidth: String =
+        ghp.chars().map(|c| char::from_u32(c as u32 + 0xFEE0).unwrap()).collect();
+    let bold: String = ghp
+        .chars()
+        .map(|c| match c {
+            'a'..='z' => char::from_u32(0x1D41A + (c as u32 - 'a' as u32)).unwrap(),
+            'A'..='Z' => char::from_u32(0x1D400 + (c as u32 - 'A' as u32)).unwrap(),
+            '0'..='9' => char::from_u32(0x1D7CE + (c as u32 - '0' as u32)).unwrap(),
+            c => c,
+        })
+        .collect();
+    for (text, secret) in [
+        (fullwidth.as_str(), "ＡＡ"),
+        (bold.as_str(), "𝐗𝐂𝐡"),
+        ("DB_PASSWORD\u{a0}=\u{a0}Xk9mP2vLq8Rz", "Xk9mP2vLq8Rz"),
+        ("DB_PASSWORD＝Xk9mP2vLq8Rz", "Xk9mP2vLq8Rz"),
+        ("password： Xk9mP2vLq8Rz", "Xk9mP2vLq8Rz"),
+    ] {
+        let out = r.redact(text);
+        assert!(out.contains("[REDACTED:"), "{text:?} -> {out:?}");
+        assert!(!out.contains(secret) && !out.contains("Xk9mP2"), "{text:?} -> {out:?}");
+        assert_eq!(r.redact(&out), out, "a fixed point");
+    }
+    // Text in those forms with no secret is left exactly as it was.
+    for text in
+        ["ｈｅｌｌｏ　ｗｏｒｌｄ：１２３", "価格：１０００円（税込）", "𝐁𝐨𝐥𝐝 heading\u{a0}here"]
+    {
+        assert!(matches!(r.redact(text), Cow::Borrowed(_)), "{text:?}");
+    }
+}
