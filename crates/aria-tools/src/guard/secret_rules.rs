@@ -31,6 +31,10 @@ pub(crate) enum Check {
     /// Like [`Check::Named`] for forms that span lines or have no keyword (`.netrc`,
     /// `mysql -pVALUE`); without a `NAME` group the value is judged as a password.
     Nearby,
+    /// A value in prose or after a space (`the password is …`, a `.properties` line `db.password
+    /// …`): judged like [`Check::Nearby`], and it must also be 8 characters or more with a
+    /// letter and a digit (`the password is incorrect` is not one).
+    Prose,
     /// A cookie header's values: not a placeholder, and not a JWT, which its own rule names
     /// (the cookies after it go in the next round).
     Cookie,
@@ -573,6 +577,18 @@ pub(crate) const RULES: &[Rule] = &[
         kind: "netrc_password",
         pattern: r"(?-u:\b)login[ \t]+[^\s]+[ \t]*\r?\n?[ \t]*passw(?:or)?d[ \t]+(?P<VALUE>[^\s]+)",
         check: Check::Nearby,
+    },
+    Rule {
+        // Prose and logs: `the password is …`, `my OpenAI key was …`.
+        kind: "prose_secret",
+        pattern: r#"(?-u:\b)(?P<NAME>(?i:pass(?:word|wd|phrase)|pwd|(?:[a-z0-9]+[ _-])?(?:key|token|secret)))[ \t]+(?i:is|was)[ \t]*:?[ \t]+["'`]?(?P<VALUE>[^\s"'`,;]+)"#,
+        check: Check::Prose,
+    },
+    Rule {
+        // A Java `.properties` line with a space for a separator: `db.password …`.
+        kind: "env_secret",
+        pattern: r"(?m:^)[ \t]*(?P<NAME>[A-Za-z0-9_.-]*(?i:password|passwd|passphrase|secret|token)[A-Za-z0-9_.-]*)[ \t]+(?P<VALUE>[^\s=:\x22'][^\s]*)[ \t]*(?m:$)",
+        check: Check::Prose,
     },
     Rule {
         // A `.pgpass` line: `host:port:database:user:password`.

@@ -431,7 +431,17 @@ impl SecretRedactor {
             else {
                 break;
             };
-            let verdict = judge(text, &caps, slots, whole);
+            let mut verdict = judge(text, &caps, slots, whole);
+            // A value in prose that is a token of a known format goes under that format's
+            // name: look again from the value, where its own rule matches.
+            if let (Check::Prose, Verdict::Redact(start, end)) = (slots.check, verdict)
+                && matches!(
+                    self.redact_patterns(groups, &text[start..end], &mut Vec::new()),
+                    Cow::Owned(_)
+                )
+            {
+                verdict = Verdict::Skip(start);
+            }
             let value_start = match verdict {
                 Verdict::Redact(start, _) | Verdict::Skip(start) => start,
             };
@@ -556,6 +566,7 @@ impl aria_api::Redact for SecretRedactor {
     }
 }
 
+#[derive(Clone, Copy)]
 enum Verdict {
     /// Replace `text[start..end]`.
     Redact(usize, usize),
@@ -587,6 +598,13 @@ fn judge(text: &str, caps: &Captures<'_>, slots: &Slots, whole: regex::Match<'_>
         }
         Check::UrlPassword => url_password_is_secret(name.unwrap_or(""), value.as_str()),
         Check::EnvValue => env_value_is_secret(text, caps, slots, whole, value, unquoted),
+        Check::Prose => {
+            let (name, v) = (name.unwrap_or("password"), value.as_str());
+            v.len() >= 8
+                && v.bytes().any(|b| b.is_ascii_digit())
+                && v.bytes().any(|b| b.is_ascii_alphabetic())
+                && value_is_secret(strength(name).max(Strength::Weak), name, v, false)
+        }
         Check::Named | Check::Nearby => {
             let name = name.unwrap_or("password");
             value_is_secret(strength(name), name, value.as_str(), !unquoted)
@@ -692,9 +710,14 @@ fn env_value_is_secret(
         let after = &text[value.end()..after_end];
         let rest = after.trim_start();
         let flow = before.contains('{') && (before.ends_with('{') || before.ends_with(','));
-        let alone = (before.is_empty() || before == "-")
-            && (rest.is_empty() || (rest.starts_with('#') && rest.len() < after.len()));
-        if !(alone || (flow && rest.starts_with(['}', ',']))) {
+        let ends_line = rest.is_empty() || (rest.starts_with('#') && rest.len() < after.len());
+        let alone = (before.is_empty() || before == "-") && ends_line;
+        // A log line that ends `… with password: x`: a password name as a word of its own,
+        // the value last on the line.
+        let logged = ends_line
+            && strength(name) == Strength::Password
+            && text[..whole.start()].ends_with([' ', '\t']);
+        if !(alone || logged || (flow && rest.starts_with(['}', ',']))) {
             return false;
         }
     }

@@ -208,6 +208,13 @@ fn secrets_in_urls_cookies_headers_xml_lists_and_more_command_lines_are_redacted
         ("htpasswd -b .htpasswd bob Xk9mP2vLq8Rz", PW),
         ("gh secret set API_TOKEN --body Xk9mP2vLq8RzT7q2W4e6r8t0", PW),
         ("aws configure set aws_secret_access_key pFGVrdYefAtOT3iNH+CSkcQDu9/risFvYPq5fViV", AWS),
+        // A log line ending with a password.
+        ("2024-01-01 INFO connecting with password: Xk9mP2vLq8Rz", PW),
+        // Prose, and `.properties` lines with a space for a separator.
+        ("the password is Xk9mP2vLq8Rz", PW),
+        ("FYI the wifi passphrase was: Xk9mP2vLq8Rz.", PW),
+        ("my OpenAI key is qCQAalZaWfJ9lMKIJtdhXk9mP2vLq8RzN1zNa9jX3BfXJ6EmKEB6", PW),
+        ("db.password Xk9mP2vLq8Rz", PW),
         ("AWS Secret Access Key [None]: pFGVrdYefAtOT3iNH+CSkcQDu9/risFvYPq5fViV", AWS),
     ] {
         let out = r.redact(text);
@@ -242,6 +249,20 @@ fn ordinary_urls_cookies_headers_and_config_lines_are_kept() {
         "htpasswd -c .htpasswd bob",
         "gh secret set API_TOKEN < token.txt",
         "psk: required",
+        "error: wrong password: attempt 3 of 5",
+        "Enter the password: ",
+        "fn check(password: &str) -> bool {",
+        "    let password: String",
+        "INFO loaded tokenizer: cl100k_base",
+        "the password is incorrect",
+        "The password is required and must be 12 characters long.",
+        "the key is 42",
+        "the token was expired2",
+        "My SSH key is ed25519",
+        "password required",
+        "token expired",
+        "secret sauce",
+        "the primary key is user_id2",
     ] {
         assert_eq!(r.redact(text), text, "{text:?}");
     }
