@@ -75,23 +75,26 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         // The whole block; a block cut off by truncation is removed to the end of the text.
         kind: "pem_private_key",
-        pattern: r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
+        // Any case, four to six dashes and doubled spaces too (copies and retyped headers).
+        pattern: r"(?i:-{4,6}BEGIN[A-Z0-9 ]{0,40}PRIVATE {1,3}KEY(?: BLOCK)?-{4,6})(?s:.*?)(?:(?i:-{4,6}END[A-Z0-9 ]{0,40}PRIVATE {1,3}KEY(?: BLOCK)?-{4,6})|\z)",
         check: Check::None,
     },
     Rule {
+        // Distinctive prefixes match glued to the text before them too (`Bearersk-ant-…`).
         kind: "anthropic_key",
-        pattern: r"(?-u:\b)sk-ant-[A-Za-z0-9_-]{20,}",
+        pattern: r"sk-ant-[A-Za-z0-9_-]{20,}",
         check: Check::HasDigit,
     },
     Rule {
         // Legacy `sk-…`, project `sk-proj-…`, service-account and admin keys.
         kind: "openai_key",
-        pattern: r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+        // A legacy `sk-` key needs a word boundary before it (`disk-usage-…` is not one).
+        pattern: r"(?:sk-(?:proj|svcacct|admin)-|(?-u:\b)sk-)[A-Za-z0-9_-]{20,}",
         check: Check::HasDigit,
     },
     Rule {
         kind: "github_token",
-        pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        pattern: r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
         check: Check::Token,
     },
     Rule {
@@ -101,7 +104,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "slack_token",
-        pattern: r"(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}",
+        pattern: r"xox[abprs]-[0-9]{6,}-[A-Za-z0-9-]{10,}|(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}",
         check: Check::Token,
     },
     Rule {
@@ -117,7 +120,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         kind: "aws_access_key_id",
-        pattern: r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
+        pattern: r"(?:AKIA|(?-u:\b)ASIA)[A-Z0-9]{16}(?-u:\b)",
         check: Check::Token,
     },
     Rule {
@@ -191,6 +194,24 @@ pub(crate) const RULES: &[Rule] = &[
         kind: "bearer_token",
         pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:bearer|basic|token|bot|apikey|api-key|ssws|key)[ \t]*(?:\r?\n)?[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=%-]+)"#,
         check: Check::Token,
+    },
+    Rule {
+        // A bearer token without its header (`… bearer <token>` in logs and token responses).
+        kind: "bearer_token",
+        pattern: r"(?-u:\b)(?i:bearer)[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=-]{20,})",
+        check: Check::HasDigit,
+    },
+    Rule {
+        // Redis `AUTH [user] password` on a line of its own.
+        kind: "cli_password",
+        pattern: r"(?m:^)[ \t]*AUTH[ \t]+(?:[^\s]+[ \t]+)?(?P<VALUE>[^\s]+)[ \t]*(?m:$)",
+        check: Check::Prose,
+    },
+    Rule {
+        // The signing key given to a JWT library: `jwt.encode(payload, '…', …)`.
+        kind: "code_secret",
+        pattern: r#"(?-u:\b)jwt\.(?:encode|decode)\([^,\n]+,[ \t]*b?(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)')"#,
+        check: Check::Prose,
     },
     Rule {
         // `Authorization: <key>` with no scheme (20 characters or more, with a digit).
@@ -591,6 +612,17 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Prose,
     },
     Rule {
+        // A `.env` line whose value holds `;`, `&` or `,` (which end a value elsewhere): the
+        // assignment alone on its line takes the rest of the line.
+        kind: "env_secret",
+        pattern: concat!(
+            r#"(?m:^)[ \t]*(?:export[ \t]+)?(?P<NAME>"#,
+            secret_name!(),
+            r#")[ \t]*=[ \t]*(?P<VALUE>[^\s"'$<%(\[{;&,][^\s()\[\]{}"'`;&,]*[;&,][^\s()\[\]{}"'`]*[^\s;()\[\]{}"'`])[ \t]*(?m:$)"#
+        ),
+        check: Check::Prose,
+    },
+    Rule {
         // A `.pgpass` line: `host:port:database:user:password`.
         kind: "pgpass_password",
         pattern: r"(?m:^)[A-Za-z0-9_.*-]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<VALUE>[^\s]+)(?m:$)",
@@ -606,7 +638,7 @@ pub(crate) const RULES: &[Rule] = &[
         // Programs that take a password as an argument: `redis-cli -a`, `mongosh -p`, `sqlcmd
         // -P`, `ldapsearch -w`, `zip -P`, `7z -p…`, `smbclient -U user%…`.
         kind: "cli_password",
-        pattern: r#"(?-u:\b)(?:(?:redis-cli|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:[ \t][^\n]*?)?[ \t](?:-a|-p|--pass|--password|--authpass)[ \t=]+|(?:sqlcmd|bcp|isql)(?:[ \t][^\n]*?)?[ \t]-P[ \t]*|ldap[a-z]+(?:[ \t][^\n]*?)?[ \t]-w[ \t]+|zip(?:[ \t][^\n]*?)?[ \t](?:-P|--password)[ \t]+|7za?(?:[ \t][^\n]*?)?[ \t]-p|smbclient(?:[ \t][^\n]*?)?[ \t]-U[ \t]*[^\s%]+%|openssl(?:[ \t][^\n]*?)?[ \t]-k[ \t]+|htpasswd(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+|gh[ \t]+secret[ \t]+set[ \t]+[^\s]+(?:[ \t][^\n]*?)?[ \t](?:--body|-b)[ \t=]+)["']?(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
+        pattern: r#"(?-u:\b)(?:(?:redis-cli|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:[ \t][^\n]*?)?[ \t](?:-a|-p|--pass|--password|--authpass)[ \t=]+|(?:sqlcmd|bcp|isql)(?:[ \t][^\n]*?)?[ \t]-P[ \t]*|ldap[a-z]+(?:[ \t][^\n]*?)?[ \t]-w[ \t]+|zip(?:[ \t][^\n]*?)?[ \t](?:-P|--password)[ \t]+|7za?(?:[ \t][^\n]*?)?[ \t]-p|smbclient(?:[ \t][^\n]*?)?[ \t]-U[ \t]*[^\s%]+%|openssl(?:[ \t][^\n]*?)?[ \t]-k[ \t]+|net[ \t]+use(?:[ \t][^\n]*?)?[ \t]/user:[^\s]+[ \t]+|htpasswd(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+|gh[ \t]+secret[ \t]+set[ \t]+[^\s]+(?:[ \t][^\n]*?)?[ \t](?:--body|-b)[ \t=]+)["']?(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
         check: Check::Nearby,
     },
     Rule {
@@ -763,7 +795,7 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: concat!(
             r#"(?-u:\b)(?P<NAME>"#,
             secret_name!(),
-            r#")(?P<KEYQ>["']?)\]?[ \t]*(?P<SEP>:=|=>|[:=])[ \t]*(?:"(?P<VALUE>(?:[^"\\\n]|\\[^\n])*)"|"(?P<VALUE>[^"\n]*)"|'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#
+            r#")(?P<KEYQ>["']?)\]?[ \t]*(?P<SEP>:=|=>|[:=])[ \t]*(?:b?"(?P<VALUE>(?:[^"\\\n]|\\[^\n])*)"|b?"(?P<VALUE>[^"\n]*)"|b?'(?P<VALUE>[^'\n]*)'|(?P<VALUE>[^\s"',;&(){}\[\]<>]+))"#
         ),
         check: Check::EnvValue,
     },

@@ -215,6 +215,30 @@ fn secrets_in_urls_cookies_headers_xml_lists_and_more_command_lines_are_redacted
         ("FYI the wifi passphrase was: Xk9mP2vLq8Rz.", PW),
         ("my OpenAI key is qCQAalZaWfJ9lMKIJtdhXk9mP2vLq8RzN1zNa9jX3BfXJ6EmKEB6", PW),
         ("db.password Xk9mP2vLq8Rz", PW),
+        // Tokens glued to the text before them.
+        ("xghp_9XChaf688ZLcQSfgXwpbbYbwPNENDjflTh2a", "9XChaf688"),
+        ("TOKEN_ghp_9XChaf688ZLcQSfgXwpbbYbwPNENDjflTh2a", "9XChaf688"),
+        ("Bearersk-proj-_Fi7ilfIiM9TIFz6cjaQs8Wvgj-ujBsdSosN6f1JfwItMt7f", "Fi7ilfIiM9"),
+        ("txoxb-948164349605-7372640176467-lzOEksLxPMwnkH7KDZQEQbZY", "lzOEksLx"),
+        ("idAKIAVSM6RE8NV6VU3RF7 and more", "VSM6RE8NV6"),
+        // Private key blocks with a lowercase header, four dashes or a doubled space.
+        ("-----begin rsa private key-----\nMIIEXk9mP2vLq8Rz\n-----end rsa private key-----", PW),
+        ("----BEGIN RSA PRIVATE KEY-----\nMIIEXk9mP2vLq8Rz\n-----END RSA PRIVATE KEY-----", PW),
+        (
+            "-----BEGIN OPENSSH PRIVATE  KEY-----\nb3BlXk9mP2vLq8Rz\n-----END OPENSSH PRIVATE KEY-----",
+            PW,
+        ),
+        // A bearer token without its header, Redis AUTH, net use, JWT signing keys in code.
+        ("\"token_type\":\"Bearer\" bearer tAlZtwQlXk9mP2vLq8RzLU0uD0MV", PW),
+        ("AUTH Xk9mP2vLq8Rz", PW),
+        ("AUTH default Xk9mP2vLq8Rz", PW),
+        ("net use \\\\srv\\share /user:bob Xk9mP2vLq8Rz", PW),
+        ("jwt.encode(payload, 'Xk9mP2vLq8RzAhRveafkxsY4', algorithm='HS256')", PW),
+        ("app.secret_key = b'Xk9mP2vLq8RzIImpkueDkx'", PW),
+        // `.env` values holding `;`, `&` or `,`.
+        ("DB_PASSWORD=ab;Xk9mP2vLq8Rz", PW),
+        ("DB_PASSWORD=a&Xk9mP2vLq8Rz", PW),
+        ("export DB_PASSWORD=a,Xk9mP2vLq8Rz", PW),
         ("AWS Secret Access Key [None]: pFGVrdYefAtOT3iNH+CSkcQDu9/risFvYPq5fViV", AWS),
     ] {
         let out = r.redact(text);
@@ -263,6 +287,15 @@ fn ordinary_urls_cookies_headers_and_config_lines_are_kept() {
         "token expired",
         "secret sauce",
         "the primary key is user_id2",
+        "task-management-system-with-20-chars-v2",
+        "mask_test_abcdefghijklmnop",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----",
+        "The Bearer scheme is described in RFC 6750.",
+        "AUTH failed: check the server log",
+        "jwt.encode(payload, key, algorithm='HS256')",
+        "password=req.body.password;",
+        "token=a,b",
+        "DB_HOST=db;PORT=5432",
     ] {
         assert_eq!(r.redact(text), text, "{text:?}");
     }
