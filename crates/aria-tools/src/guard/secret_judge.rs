@@ -114,6 +114,26 @@ const ABOUT: &[&str] = &[
     "id_token_hint",
 ];
 
+/// Parts of a name that say its value is public or a pointer, not a secret: public and
+/// publishable keys, site keys, page and continuation tokens, token and key addresses,
+/// fingerprints, key server lookups, a pre-shared key's identity (`VAPID_PUBLIC_KEY`,
+/// `nextPageToken`, `tokenAddress`, `ssh_key_fingerprint`, `--recv-keys`, `psk_identity`).
+const PUBLIC_PARTS: &[&str] = &[
+    "public",
+    "publishable",
+    "pub",
+    "site",
+    "next",
+    "page",
+    "continuation",
+    "cursor",
+    "address",
+    "fingerprint",
+    "recv",
+    "keyserver",
+    "identity",
+];
+
 /// A `key` with one of these right before it is a secret's name (`apikey`, `secret_key`).
 const KEY_QUALIFIERS: &[&str] = &[
     "api",
@@ -205,11 +225,28 @@ pub(crate) fn strength(name: &str) -> Strength {
     }
     let joined: String = parts.concat();
     let has = |w: &str| joined.contains(w);
+    if parts.iter().any(|p| PUBLIC_PARTS.contains(&p.as_str()))
+        && !(has("secret") || has("private") || has("passw") || has("passphrase"))
+    {
+        return Strength::NotSecret;
+    }
     if has("password") || has("passwd") || has("passphrase") {
         return Strength::Password;
     }
     // `psk`: a Wi-Fi or IPsec pre-shared key, a password by another name.
-    if parts.iter().any(|p| matches!(p.as_str(), "pass" | "pwd" | "pw" | "pword" | "psk")) {
+    // Password settings of programs, spelt as one word.
+    if parts.iter().any(|p| {
+        matches!(
+            p.as_str(),
+            "requirepass" | "masterauth" | "storepass" | "keypass" | "bindpw" | "remotepass"
+        )
+    }) {
+        return Strength::Password;
+    }
+    // `pw` and `psk` only as the last part: `PW_TEST_…` is Playwright's, `psk_identity` a name.
+    if parts.iter().any(|p| matches!(p.as_str(), "pass" | "pwd" | "pword"))
+        || matches!(last.as_str(), "pw" | "psk")
+    {
         return Strength::Password;
     }
     if parts.iter().any(|p| p == "pat") {

@@ -202,6 +202,29 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::HasDigit,
     },
     Rule {
+        // A password piped to a program that reads it: `echo '…' | sudo -S`, `| docker login
+        // --password-stdin`, `| chpasswd` (`user:password`).
+        kind: "cli_password",
+        pattern: r#"(?-u:\b)echo[ \t]+(?:-n[ \t]+)?(?:'(?P<VALUE>[^'\n]+)'|"(?P<VALUE>[^"\n$]+)"|(?P<VALUE>[^\s|'"$]+))[ \t]*\|[ \t]*(?:sudo[ \t]+(?:[^\n|]*[ \t])?-S|[^\n|]*--password-stdin|(?:sudo[ \t]+)?chpasswd)"#,
+        check: Check::Prose,
+    },
+    Rule {
+        // Basic credentials without their header (`proxy_set_header Authorization "Basic …"`).
+        kind: "bearer_token",
+        pattern: r"(?-u:\b)Basic[ \t]+(?P<VALUE>[A-Za-z0-9+/]{16,}={0,2})",
+        check: Check::HasDigit,
+    },
+    Rule {
+        kind: "tavily_key",
+        pattern: r"(?-u:\b)tvly-[A-Za-z0-9_-]{30,}",
+        check: Check::HasDigit,
+    },
+    Rule {
+        kind: "tailscale_key",
+        pattern: r"(?-u:\b)tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}",
+        check: Check::Token,
+    },
+    Rule {
         // Redis `AUTH [user] password` on a line of its own.
         kind: "cli_password",
         pattern: r"(?m:^)[ \t]*AUTH[ \t]+(?:[^\s]+[ \t]+)?(?P<VALUE>[^\s]+)[ \t]*(?m:$)",
@@ -606,9 +629,11 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Prose,
     },
     Rule {
-        // A Java `.properties` line with a space for a separator: `db.password …`.
+        // A config line with a space for a separator: Java `.properties` (`db.password …`),
+        // Redis (`requirepass …`, `masterauth …`), nslcd (`bindpw …`), Gradle (`storePassword
+        // '…'`), Apache (`AuthLDAPBindPassword "…"`).
         kind: "env_secret",
-        pattern: r"(?m:^)[ \t]*(?P<NAME>[A-Za-z0-9_.-]*(?i:password|passwd|passphrase|secret|token)[A-Za-z0-9_.-]*)[ \t]+(?P<VALUE>[^\s=:\x22'][^\s]*)[ \t]*(?m:$)",
+        pattern: r#"(?m:^)[ \t]*(?P<NAME>[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pw|secret|token|auth)[A-Za-z0-9_.-]*)[ \t]+(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)'|(?P<VALUE>[^\s=:"'][^\s]*))[ \t]*;?[ \t]*(?m:$)"#,
         check: Check::Prose,
     },
     Rule {
@@ -638,7 +663,7 @@ pub(crate) const RULES: &[Rule] = &[
         // Programs that take a password as an argument: `redis-cli -a`, `mongosh -p`, `sqlcmd
         // -P`, `ldapsearch -w`, `zip -P`, `7z -p…`, `smbclient -U user%…`.
         kind: "cli_password",
-        pattern: r#"(?-u:\b)(?:(?:redis-cli|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:[ \t][^\n]*?)?[ \t](?:-a|-p|--pass|--password|--authpass)[ \t=]+|(?:sqlcmd|bcp|isql)(?:[ \t][^\n]*?)?[ \t]-P[ \t]*|ldap[a-z]+(?:[ \t][^\n]*?)?[ \t]-w[ \t]+|zip(?:[ \t][^\n]*?)?[ \t](?:-P|--password)[ \t]+|7za?(?:[ \t][^\n]*?)?[ \t]-p|smbclient(?:[ \t][^\n]*?)?[ \t]-U[ \t]*[^\s%]+%|openssl(?:[ \t][^\n]*?)?[ \t]-k[ \t]+|net[ \t]+use(?:[ \t][^\n]*?)?[ \t]/user:[^\s]+[ \t]+|htpasswd(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+|gh[ \t]+secret[ \t]+set[ \t]+[^\s]+(?:[ \t][^\n]*?)?[ \t](?:--body|-b)[ \t=]+)["']?(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
+        pattern: r#"(?-u:\b)(?:(?:redis-cli|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)(?:[ \t][^\n]*?)?[ \t](?:-a|-p|--pass|--password|--authpass)[ \t=]+|(?:sqlcmd|bcp|isql)(?:[ \t][^\n]*?)?[ \t]-P[ \t]*|ldap[a-z]+(?:[ \t][^\n]*?)?[ \t]-w[ \t]+|zip(?:[ \t][^\n]*?)?[ \t](?:-P|--password)[ \t]+|7za?(?:[ \t][^\n]*?)?[ \t]-p|smbclient(?:[ \t][^\n]*?)?[ \t]-U[ \t]*[^\s%]+%|openssl(?:[ \t][^\n]*?)?[ \t]-k[ \t]+|(?:keytool|jarsigner|redis-server|redis-sentinel)(?:[ \t][^\n]*?)?[ \t]-?-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|requirepass|masterauth)[ \t]+|ssh-keygen(?:[ \t][^\n]*?)?[ \t]-N[ \t]+|net[ \t]+user[ \t]+[^\s/]+[ \t]+|az[ \t]+login(?:[ \t][^\n]*?)?[ \t](?:-p|--password)[ \t=]+|lftp(?:[ \t][^\n]*?)?[ \t]-u[ \t]+[^\s,]+,|net[ \t]+use(?:[ \t][^\n]*?)?[ \t]/user:[^\s]+[ \t]+|htpasswd(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+[^\s-][^\s]*[ \t]+[^\s-][^\s]*[ \t]+|gh[ \t]+secret[ \t]+set[ \t]+[^\s]+(?:[ \t][^\n]*?)?[ \t](?:--body|-b)[ \t=]+)["']?(?P<VALUE>[^\s'"$</-][^\s'"]*)"#,
         check: Check::Nearby,
     },
     Rule {
@@ -696,7 +721,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         // `mysql -pVALUE` (the password glued to the flag).
         kind: "cli_password",
-        pattern: r#"(?-u:\b)mysql(?:dump|admin|sh|import|slap|check)?(?:[ \t][^\n]*?)?[ \t]-p(?P<VALUE>[^\s'"$<-][^\s'"]*)"#,
+        pattern: r#"(?-u:\b)mysql(?:dump|admin|sh|import|slap|check)?(?:[ \t][^\n]*?)?[ \t]-p(?:'(?P<VALUE>[^'\n]+)'|"(?P<VALUE>[^"\n]+)"|(?P<VALUE>[^\s'"$<-][^\s'"]*))"#,
         check: Check::Nearby,
     },
     Rule {
@@ -750,10 +775,11 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Named,
     },
     Rule {
-        // PHP `define('API_KEY', '…')` and calls shaped like it (`setenv("TOKEN", "…")`).
+        // PHP `define('API_KEY', '…')` and calls shaped like it (`setenv("TOKEN", "…")`, and
+        // defaults of lookups: `os.getenv("DB_PASSWORD", "…")`, `ENV.fetch("TOKEN", "…")`).
         kind: "code_secret",
         pattern: concat!(
-            r#"(?i:define|setenv|putenv|set|setdefault|setProperty|put)\([ \t]*["'](?P<NAME>"#,
+            r#"(?i:define|setenv|putenv|set|setdefault|setProperty|put|getenv|get|fetch|getProperty|env)\([ \t]*["'](?P<NAME>"#,
             secret_name!(),
             r#")["'][ \t]*,[ \t]*["'](?P<VALUE>[^"'\n]+)["']"#
         ),
@@ -777,6 +803,50 @@ pub(crate) const RULES: &[Rule] = &[
             secret_name!(),
             r#")\\["'][ \t]*:[ \t]*\\["'](?P<VALUE>[^"'\\\n]+)\\["']"#
         ),
+        check: Check::Named,
+    },
+    Rule {
+        // Fallbacks after an environment lookup: `process.env.DB_PASSWORD || '…'`, `?? '…'`,
+        // `os.environ.get("API_KEY") or "…"`, `${PGPASS:-…}`.
+        kind: "code_secret",
+        pattern: concat!(
+            r#"(?-u:\b)(?P<NAME>"#,
+            secret_name!(),
+            r#")["']?\]?\)?[ \t]*(?:\|\||\?\?|(?-u:\b)or(?-u:\b))[ \t]*(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)')"#
+        ),
+        check: Check::Named,
+    },
+    Rule {
+        // A shell default: `${PGPASS:-…}`, `${API_TOKEN-…}`.
+        kind: "code_secret",
+        pattern: r#"\$\{(?P<NAME>[A-Za-z0-9_]*(?i:pass|pw|key|token|secret|auth)[A-Za-z0-9_]*):?-(?P<VALUE>[^}\s"'$]+)\}"#,
+        check: Check::Prose,
+    },
+    Rule {
+        // A name and its value in separate fields: Postman environments, HAR headers, ECS and
+        // Kubernetes-in-JSON env lists (`{"name": "DB_PASSWORD", "value": "…"}`).
+        kind: "named_value",
+        pattern: concat!(
+            r#"["'](?i:key|name)["'][ \t]*:[ \t]*["'](?P<NAME>"#,
+            secret_name!(),
+            r#")["'][ \t]*,[ \t]*["'](?i:value)["'][ \t]*:[ \t]*["'](?P<VALUE>[^"'\n]+)["']"#
+        ),
+        check: Check::Named,
+    },
+    Rule {
+        // Argv arrays: `["--password", "…"]`, `"--requirepass", "…"`.
+        kind: "cli_secret",
+        pattern: concat!(
+            r#"["']--?(?P<NAME>"#,
+            secret_name!(),
+            r#"|requirepass|storepass|keypass|masterauth)["'][ \t]*,[ \t]*["'](?P<VALUE>[^"'\n-][^"'\n]*)["']"#
+        ),
+        check: Check::Named,
+    },
+    Rule {
+        // More credential headers: `Fastly-Key: …`, `Access-Token: …`, `Api-Token: …`.
+        kind: "api_key_header",
+        pattern: r#"(?-u:\b)(?P<NAME>(?i:(?:[a-z0-9]+-)*(?:api|access|auth|session|private|secret|fastly|client)-(?:key|token|secret)))["']?[ \t]*:[ \t]*(?P<VALUE>[A-Za-z0-9._~+/=-]{16,})"#,
         check: Check::Named,
     },
     Rule {

@@ -150,7 +150,8 @@ impl Group {
     ///   or `=`;
     /// - the other one-line forms: `<NAME>` / `<NAME attr…>` (XML), `"NAME"` / `'NAME'`
     ///   (`define('NAME', …)`, `key="NAME" value=…`), `-NAME` or `--NAME` then a blank (a
-    ///   flag), or `NAME` then blanks and `:` (a typed declaration).
+    ///   flag), `NAME` then blanks and `:` (a typed declaration), or `NAME` then a lookup's
+    ///   fallback (`||`, `??`, `or`, after a closing `)` or `]` too).
     fn could_follow(&self, bytes: &[u8], at: usize, name_end: usize) -> bool {
         let blanks = |mut i: usize| {
             while matches!(bytes.get(i), Some(b' ' | b'\t')) {
@@ -179,8 +180,14 @@ impl Group {
             Some(b'\\') => matches!(bytes.get(name_end + 1), Some(b'"' | b'\'')),
             Some(b'>') => after_lt,
             Some(b' ' | b'\t') => {
-                after_lt || bytes[name_start] == b'-' || bytes.get(blanks(name_end)) == Some(&b':')
+                let next = blanks(name_end);
+                after_lt
+                    || bytes[name_start] == b'-'
+                    || matches!(bytes.get(next), Some(b':' | b'|' | b'?'))
+                    || bytes[next..].starts_with(b"or ")
             }
+            // A lookup's fallback: `env.DB_PASSWORD||'…'`, `env["TOKEN"]) ?? …`.
+            Some(b'|' | b'?' | b')' | b']') => true,
             _ => false,
         }
     }
@@ -600,10 +607,20 @@ fn judge(text: &str, caps: &Captures<'_>, slots: &Slots, whole: regex::Match<'_>
         Check::EnvValue => env_value_is_secret(text, caps, slots, whole, value, unquoted),
         Check::Prose => {
             let (name, v) = (name.unwrap_or("password"), value.as_str());
+            // Names the judge does not know as words of their own (`PGPASS`, `requirepass`,
+            // `bindpw`, `masterauth`) still say password.
+            let lower = name.to_ascii_lowercase();
+            let floor = if lower.contains("pass") || lower.ends_with("pw") {
+                Strength::Password
+            } else if lower.ends_with("auth") {
+                Strength::Secret
+            } else {
+                Strength::Weak
+            };
             v.len() >= 8
                 && v.bytes().any(|b| b.is_ascii_digit())
                 && v.bytes().any(|b| b.is_ascii_alphabetic())
-                && value_is_secret(strength(name).max(Strength::Weak), name, v, false)
+                && value_is_secret(strength(name).max(floor), name, v, false)
         }
         Check::Named | Check::Nearby => {
             let name = name.unwrap_or("password");
