@@ -13,12 +13,15 @@ import json, os, random, string, subprocess, sys, tempfile, base64, urllib.parse
 ARIA = os.environ.get("ARIA_BIN") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "aria")
 rnd = random.Random(1234)
-def r(n, alpha=string.ascii_letters + string.digits):
+def random_text(rng, n, alpha=string.ascii_letters + string.digits):
+    """`n` characters of `alpha` from `rng`, with a digit and a letter when `alpha` has them."""
     while True:
-        s = "".join(rnd.choice(alpha) for _ in range(n))
+        s = "".join(rng.choice(alpha) for _ in range(n))
         need_d = any(c.isdigit() for c in alpha); need_a = any(c.isalpha() for c in alpha)
         if (not need_d or any(c.isdigit() for c in s)) and (not need_a or any(c.isalpha() for c in s)):
             return s
+def r(n, alpha=string.ascii_letters + string.digits):
+    return random_text(rnd, n, alpha)
 B64 = string.ascii_letters + string.digits + "+/"
 HEX = "0123456789abcdef"
 
@@ -458,11 +461,12 @@ def run(texts):
         sys.exit(f"got {len(out)} answers for {len(texts)} inputs; stderr: {p.stderr[:500]}")
     return out
 
-if __name__ == "__main__":
-    res = run([c[2] for c in cases])
-    only = sys.argv[1:]  # optional filter: LEAK, FP
+def report(cases, res, only):
+    """Prints one line per case (only the LEAK/FP ones when `only` names them), then the
+    totals; a case is (class, name, text, expected)."""
     width = max(len(f"{c[0]}/{c[1]}") for c in cases)
     leaks = fps = 0
+    nsec = sum(1 for c in cases if c[3] == "secret")
     for (cls, name, text, exp), o in zip(cases, res):
         got = o["verdict"]
         tag = "ok"
@@ -471,4 +475,7 @@ if __name__ == "__main__":
         if only and tag not in only: continue
         shown = text if len(text) <= 110 else text[:107] + "..."
         print(f"{tag:4} | {cls+'/'+name:{width}} | exp={exp:6} got={got:6} | {o['reason'][:60]:60} | {shown!r}")
-    print(f"\n{len(cases)} cases, {leaks} leaks, {fps} false positives")
+    print(f"\n{len(cases)} cases ({nsec} secret, {len(cases) - nsec} clean probes), {leaks} leaks, {fps} false positives")
+
+if __name__ == "__main__":
+    report(cases, run([c[2] for c in cases]), sys.argv[1:])  # optional filter: LEAK, FP

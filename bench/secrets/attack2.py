@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Second attack set for ARIA's outbound secret filter: `python3 bench/secrets/attack2.py [LEAK] [FP]`
 (release build; `ARIA_BIN` to use another binary). Asserts nothing: a measuring tool, like
-bench/secrets/attack.py, whose harness it repeats; every case here is a form that
+bench/secrets/attack.py, whose harness it uses; every case here is a form that
 attack.py does not contain: config formats (Terraform, Helm, systemd, nginx/Apache/HAProxy,
 LDAP, Redis, keytool, Gradle, Postman/HAR/SSM/terraform-output JSON, NATS, OpenVPN, ...), code
 forms (positional credentials, env-var fallbacks, wrapper constructors, exec-form argv arrays),
@@ -9,17 +9,15 @@ Markdown/CSV/HTML tables, chat prose, tool output, vendor tokens without a rule,
 positive probes (public keys, pagination tokens, KMS ARNs, Playwright env vars, ...).
 A case expected "secret" that comes back "clean" is a LEAK; expected "clean" and got "secret"
 is an FP."""
-import json, os, random, string, subprocess, sys, tempfile, base64, urllib.parse
+import os, random, string, sys, base64, urllib.parse
 
-ARIA = os.environ.get("ARIA_BIN") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "aria")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attack import random_text, report, run  # the same harness: `aria check secrets --jsonl`, one home
+
 rnd = random.Random(98765)
 def r(n, alpha=string.ascii_letters + string.digits):
-    while True:
-        s = "".join(rnd.choice(alpha) for _ in range(n))
-        need_d = any(c.isdigit() for c in alpha); need_a = any(c.isalpha() for c in alpha)
-        if (not need_d or any(c.isdigit() for c in s)) and (not need_a or any(c.isalpha() for c in s)):
-            return s
+    return random_text(rnd, n, alpha)
 B64 = string.ascii_letters + string.digits + "+/"
 B64URL = string.ascii_letters + string.digits + "-_"
 HEX = "0123456789abcdef"
@@ -298,28 +296,5 @@ C("fp", "actions/cache log line", "Cache restored from key: Linux-cargo-" + HEX6
 C("fp", "CircleCI restore_cache key (literal)", "- restore_cache:\n    keys:\n      - v2-deps-linux-2024-05-" + HEX40[:12], "clean")
 C("fp", "ULID/KSUID ids", '{"id": "01HZX3K8Q9V7M2N4P6R8T0W2Y4", "ksuid": "2CBnZ1sdkvdB5S2TYZJcjiE8xGk"}', "clean")
 
-def run(texts):
-    inp = "".join(json.dumps({"input": t}) + "\n" for t in texts)
-    with tempfile.TemporaryDirectory(prefix="aria_home_") as home:
-        p = subprocess.run([ARIA, "check", "secrets", "--jsonl"], input=inp, capture_output=True,
-                           text=True, env={**os.environ, "ARIA_HOME": home}, timeout=300)
-    out = [json.loads(l) for l in p.stdout.split("\n") if l.strip()]
-    if len(out) != len(texts):
-        sys.exit(f"got {len(out)} answers for {len(texts)} inputs; stderr: {p.stderr[:500]}")
-    return out
-
 if __name__ == "__main__":
-    res = run([c[2] for c in cases])
-    only = sys.argv[1:]  # optional filter: LEAK, FP
-    width = max(len(f"{c[0]}/{c[1]}") for c in cases)
-    leaks = fps = 0
-    nsec = sum(1 for c in cases if c[3] == "secret"); nclean = len(cases) - nsec
-    for (cls, name, text, exp), o in zip(cases, res):
-        got = o["verdict"]
-        tag = "ok"
-        if exp == "secret" and got == "clean": tag = "LEAK"; leaks += 1
-        if exp == "clean" and got == "secret": tag = "FP"; fps += 1
-        if only and tag not in only: continue
-        shown = text if len(text) <= 110 else text[:107] + "..."
-        print(f"{tag:4} | {cls+'/'+name:{width}} | exp={exp:6} got={got:6} | {o['reason'][:60]:60} | {shown!r}")
-    print(f"\n{len(cases)} cases ({nsec} secret, {nclean} clean probes), {leaks} leaks, {fps} false positives")
+    report(cases, run([c[2] for c in cases]), sys.argv[1:])  # optional filter: LEAK, FP
