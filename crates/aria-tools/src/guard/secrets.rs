@@ -649,10 +649,10 @@ fn url_password_is_secret(user: &str, password: &str) -> bool {
     }
     // `host:8080/path/@x`: a port and a path, not a password (the form that lets `/`, `?`,
     // `#` into a password reads them so).
-    if let Some(at) = password.find(['/', '?', '#']) {
-        if password[..at].bytes().all(|b| b.is_ascii_digit()) {
-            return false;
-        }
+    if let Some(at) = password.find(['/', '?', '#'])
+        && password[..at].bytes().all(|b| b.is_ascii_digit())
+    {
+        return false;
     }
     let generic = value_is_secret(Strength::Password, "password", password, true);
     // Short passwords count here (the URL says what they are), unless they are stand-ins.
