@@ -233,7 +233,6 @@ pub(crate) fn strength(name: &str) -> Strength {
     if has("password") || has("passwd") || has("passphrase") {
         return Strength::Password;
     }
-    // `psk`: a Wi-Fi or IPsec pre-shared key, a password by another name.
     // Password settings of programs, spelt as one word.
     if parts.iter().any(|p| {
         matches!(
@@ -243,7 +242,8 @@ pub(crate) fn strength(name: &str) -> Strength {
     }) {
         return Strength::Password;
     }
-    // `pw` and `psk` only as the last part: `PW_TEST_…` is Playwright's, `psk_identity` a name.
+    // `psk` is a Wi-Fi or IPsec pre-shared key, a password by another name. `pw` and `psk`
+    // count only as the last part: `PW_TEST_…` is Playwright's, `psk_identity` a user name.
     if parts.iter().any(|p| matches!(p.as_str(), "pass" | "pwd" | "pword"))
         || matches!(last.as_str(), "pw" | "psk")
     {

@@ -623,9 +623,11 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Nearby,
     },
     Rule {
-        // Prose and logs: `the password is …`, `my OpenAI key was …`.
+        // Prose and logs: `the password is …`, `my OpenAI key was …`. The value is printable
+        // ASCII up to a blank, punctuation or the end: a key cut by a hidden character is left
+        // to the second look, which sees it whole and names its format.
         kind: "prose_secret",
-        pattern: r#"(?-u:\b)(?P<NAME>(?i:pass(?:word|wd|phrase)|pwd|(?:[a-z0-9]+[ _-])?(?:key|token|secret)))[ \t]+(?i:is|was)[ \t]*:?[ \t]+["'`]?(?P<VALUE>[^\s"'`,;]+)"#,
+        pattern: r#"(?-u:\b)(?P<NAME>(?i:pass(?:word|wd|phrase)|pwd|(?:[a-z0-9]+[ _-])?(?:key|token|secret)))[ \t]+(?i:is|was)[ \t]*:?[ \t]+["'`]?(?P<VALUE>[!#-&(-+\--:<-_a-~]+)(?:[\s.,;!?)"'`]|\z)"#,
         check: Check::Prose,
     },
     Rule {
@@ -633,7 +635,7 @@ pub(crate) const RULES: &[Rule] = &[
         // Redis (`requirepass …`, `masterauth …`), nslcd (`bindpw …`), Gradle (`storePassword
         // '…'`), Apache (`AuthLDAPBindPassword "…"`).
         kind: "env_secret",
-        pattern: r#"(?m:^)[ \t]*(?P<NAME>[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pw|secret|token|auth)[A-Za-z0-9_.-]*)[ \t]+(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)'|(?P<VALUE>[^\s=:"'][^\s]*))[ \t]*;?[ \t]*(?m:$)"#,
+        pattern: r#"(?m:^)[ \t]*(?P<NAME>[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pw|secret|token|auth)[A-Za-z0-9_.-]*)[ \t]+(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)'|(?P<VALUE>[!#-&(-9;-<>-~][!-~]*))[ \t]*;?[ \t]*(?m:$)"#,
         check: Check::Prose,
     },
     Rule {
@@ -648,9 +650,10 @@ pub(crate) const RULES: &[Rule] = &[
         check: Check::Prose,
     },
     Rule {
-        // A `.pgpass` line: `host:port:database:user:password`.
+        // A `.pgpass` line: `host:port:database:user:password` (`\:` escapes a colon; a line
+        // of more fields, an IPv6 address, is not one).
         kind: "pgpass_password",
-        pattern: r"(?m:^)[A-Za-z0-9_.*-]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<VALUE>[^\s]+)(?m:$)",
+        pattern: r"(?m:^)[A-Za-z0-9_.*-]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<VALUE>(?:[^\s:\\]|\\[^\s])+)(?m:$)",
         check: Check::Nearby,
     },
     Rule {

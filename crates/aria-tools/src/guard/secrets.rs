@@ -476,10 +476,10 @@ impl SecretRedactor {
 }
 
 /// `text` with hidden characters removed ([`invisible::reveal`]) and look-alikes folded to
-/// ASCII ([`invisible::folded`]), and `true` if a key was cut
-/// short by one: a redaction marker followed by hidden characters and more token characters
-/// means a pattern matched the part of a key before a hidden character (`sk-proj-…` is long
-/// enough on its own), and what follows is the rest of that key, so it goes as well.
+/// ASCII ([`invisible::folded`]), and `true` if a key was cut short by one: a redaction marker
+/// followed by hidden characters and more token characters means a pattern matched the part
+/// of a key before a hidden character (`sk-proj-…` is long enough on its own), and what
+/// follows is the rest of that key, so it goes as well.
 fn reveal_continued(text: &str) -> Option<(String, bool)> {
     let first = invisible::first_disguised(text)?;
     let mut out = String::with_capacity(text.len());

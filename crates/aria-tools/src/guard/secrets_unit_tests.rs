@@ -191,6 +191,7 @@ fn secrets_in_urls_cookies_headers_xml_lists_and_more_command_lines_are_redacted
         ("curl -H \"apikey: tSkE1pXk9mP2vLq8RzZUO9Qyi8ugFSnR\" https://x", PW),
         // A `.pgpass` line.
         ("db.example.com:5432:app:app:Xk9mP2vLq8Rz", PW),
+        ("*:*:*:app:Xk9\\:mP2vLq8Rz", "mP2vLq8Rz"),
         // XML values with spaces, lines or CDATA around them.
         ("<password> Xk9mP2vLq8Rz </password>", PW),
         ("<password>\n  Xk9mP2vLq8Rz\n</password>", PW),
@@ -265,6 +266,7 @@ fn ordinary_urls_cookies_headers_and_config_lines_are_kept() {
         "Authorization: required for this endpoint",
         "root:x:0:0:root:/root:/bin/bash",
         "12:30:45:00:ok",
+        "fe80:0:0:0:200:f8ff:fe21:67cf",
         "<password></password>",
         "<password>${DB_PASSWORD}</password>",
         "env: [{name: LOG_LEVEL, value: debug}]",
