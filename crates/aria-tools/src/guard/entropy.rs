@@ -135,7 +135,9 @@ fn is_known_encoding(text: &str, start: usize, end: usize) -> bool {
     }
     if token.starts_with("AAAA") {
         let word = before.trim_end_matches([' ', '\t']);
-        let word = &word[word.rfind(char::is_whitespace).map_or(0, |i| i + 1)..];
+        // The word after the last blank, which may be more than one byte (a no-break space).
+        let from = word.char_indices().rev().find(|(_, c)| c.is_whitespace());
+        let word = &word[from.map_or(0, |(i, c)| i + c.len_utf8())..];
         return ["ssh-", "ecdsa-", "sk-ssh-", "sk-ecdsa-"].iter().any(|p| word.starts_with(p));
     }
     false
@@ -188,6 +190,20 @@ fn is_blob_line(bytes: &[u8], start: usize, end: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Found by fuzzing: a multi-byte blank (no-break space) before an `AAAA…` token cut the
+    /// text inside that character and panicked.
+    #[test]
+    fn a_multi_byte_blank_before_an_aaaa_token_is_not_cut_inside() {
+        let token =
+            "AAAAB3NzaC1yc2EAAAADAQABgQC7x9Kp2mQ4vL8rT3wZ6yN1sF5hJ0dGuVbXcWeRtYiOpLkJhGfDsqZxCvBnM";
+        for blank in ['\u{a0}', '\u{3000}', '\u{2003}'] {
+            let text = format!("ssh-rsa{blank}{token}");
+            let _ = find_high_entropy(&text);
+            let text = format!("x{blank}ssh-rsa {token}");
+            assert!(find_high_entropy(&text).is_empty(), "{text:?}");
+        }
+    }
+
     use super::*;
 
     #[test]
