@@ -810,7 +810,7 @@ pub(crate) const RULES: &[Rule] = &[
     },
     Rule {
         // Fallbacks after an environment lookup: `process.env.DB_PASSWORD || '…'`, `?? '…'`,
-        // `os.environ.get("API_KEY") or "…"`, `${PGPASS:-…}`.
+        // `os.environ.get("API_KEY") or "…"` (a shell `${VAR:-…}` has its own rule).
         kind: "code_secret",
         pattern: concat!(
             r#"(?-u:\b)(?P<NAME>"#,

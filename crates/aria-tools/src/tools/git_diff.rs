@@ -224,7 +224,7 @@ fn render(
         true
     });
     printed.map_err(|e| git_repo::git_error("print the diff", &e))?;
-    let cut = git_repo::cut(&mut body, MAX_DIFF_BYTES);
+    let cut = super::cut(&mut body, MAX_DIFF_BYTES);
     let label = match sides {
         Sides::Unstaged => "unstaged changes (working tree vs index)".to_owned(),
         Sides::Staged => "staged changes (index vs HEAD)".to_owned(),

@@ -278,19 +278,6 @@ pub(crate) fn opt_list(
     }
 }
 
-/// Cuts `text` to at most `max` bytes on a character boundary; returns whether it cut.
-pub(crate) fn cut(text: &mut String, max: usize) -> bool {
-    if text.len() <= max {
-        return false;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    true
-}
-
 /// A git2 error as a tool failure: what was being done, and libgit2's reason.
 pub(crate) fn git_error(what: &str, e: &git2::Error) -> ToolError {
     ToolError::failed(format!("could not {what}: {}", e.message()))

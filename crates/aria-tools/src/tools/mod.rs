@@ -27,6 +27,19 @@ use serde_json::Value;
 
 use crate::guard::path::{PathError, PathGuard};
 
+/// Cuts `text` to at most `max` bytes on a character boundary; returns whether it cut.
+pub(crate) fn cut(text: &mut String, max: usize) -> bool {
+    if text.len() <= max {
+        return false;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    true
+}
+
 /// The single `path` argument of the file tools, checked defensively (the loop has validated
 /// the schema already, but a tool must not trust that).
 pub(crate) fn path_arg(tool: &str, args: &Value) -> Result<String, ToolError> {

@@ -263,44 +263,30 @@ pub(in crate::tools) fn collect_pipeline(stages: Vec<Stage>, all: &mut Collected
     all.status = status;
 }
 
-fn cap(text: &mut String) -> bool {
-    if text.len() <= DEFAULT_OUTPUT_CAP {
-        return false;
+/// Appends one stream under its heading (nothing when it is empty), saying if it was cut.
+fn push_stream(text: &mut String, name: &str, body: &str, cut: bool) {
+    if body.is_empty() {
+        return;
     }
-    let mut end = DEFAULT_OUTPUT_CAP;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+    text.push_str(&format!("--- {name} ---\n{body}"));
+    if cut {
+        text.push_str(&format!("\n[{name} truncated]"));
     }
-    text.truncate(end);
-    true
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
 }
 
 fn render(command: &str, tier: Tier, steps_run: usize, mut all: Collected) -> ToolOutput {
-    let out_cut = cap(&mut all.stdout);
-    let err_cut = cap(&mut all.stderr);
+    let out_cut = crate::tools::cut(&mut all.stdout, DEFAULT_OUTPUT_CAP);
+    let err_cut = crate::tools::cut(&mut all.stderr, DEFAULT_OUTPUT_CAP);
     let mut text = format!("exit status: {}", all.status);
     if all.timed_out {
         text.push_str(" (timed out: the processes were killed)");
     }
     text.push('\n');
-    if !all.stdout.is_empty() {
-        text.push_str(&format!("--- stdout ---\n{}", all.stdout));
-        if out_cut {
-            text.push_str("\n[stdout truncated]");
-        }
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-    }
-    if !all.stderr.is_empty() {
-        text.push_str(&format!("--- stderr ---\n{}", all.stderr));
-        if err_cut {
-            text.push_str("\n[stderr truncated]");
-        }
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-    }
+    push_stream(&mut text, "stdout", &all.stdout, out_cut);
+    push_stream(&mut text, "stderr", &all.stderr, err_cut);
     let mut details = json!({
         "command": command,
         "tier": tier.as_str(),
