@@ -11,6 +11,11 @@
 //! generates exactly 128 tokens; ours stops at EOS, so generation is compared as tokens per
 //! second over the tokens each produced. llama.cpp is only ever run from here, as a yardstick;
 //! it is not a dependency of ARIA. Asserts nothing.
+//!
+//! Generating a token reads every weight once (the tied output layer included), so it also
+//! prints the weight bytes each engine read per second and, for scale, how fast this machine
+//! reads memory at all (every thread summing a 1 GiB buffer): an engine near that figure is
+//! bound by memory, not by its kernels.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a measuring tool
 
 use std::process::{Command, Stdio};
@@ -102,6 +107,7 @@ fn main() {
     let long = request(format!("{} Summarise this text.", FILLER.repeat(18)), 1);
     let story = request(STORY.into(), GENERATE);
     let (mut ours_best, mut theirs_best) = ((0f64, 0f64), (0f64, 0f64));
+    let mut ratios = Vec::new();
     for round in 0..rounds {
         // A fresh provider state per round: no cached prefix to reuse.
         let fresh =
@@ -124,6 +130,7 @@ fn main() {
                 load_average()
             );
             theirs_best = (theirs_best.0.max(pt), theirs_best.1.max(gt));
+            ratios.push(gen_tps / gt);
         }
     }
     println!(
@@ -141,5 +148,58 @@ fn main() {
             ours_best.1 / theirs_best.1,
             load_average()
         );
+        let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
+        let (lo, hi) = ratios.iter().fold((f64::MAX, 0f64), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
+        println!("generation ours / llama.cpp per round: mean {mean:.3}x, {lo:.3}x to {hi:.3}x");
     }
+    let bytes = weight_bytes_per_token(&path) as f64;
+    let machine = read_bandwidth(threads);
+    println!(
+        "weights read per generated token: {:.0} MB; at the best generation speed ours read {:.1} GB/s{}; this machine reads memory at {machine:.1} GB/s ({threads} threads)",
+        bytes / 1e6,
+        bytes * ours_best.1 / 1e9,
+        if llama.is_some() {
+            format!(", llama.cpp {:.1} GB/s", bytes * theirs_best.1 / 1e9)
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// Bytes of weights one generated token reads: every tensor but the token embedding, which
+/// counts in full when it is also the output layer (tied) and else for one row only.
+fn weight_bytes_per_token(path: &str) -> u64 {
+    let mut file = std::fs::File::open(path).unwrap();
+    let content = candle_core::quantized::gguf_file::Content::read(&mut file).unwrap();
+    let size = |info: &candle_core::quantized::gguf_file::TensorInfo| {
+        let n = info.shape.elem_count();
+        (n / info.ggml_dtype.block_size() * info.ggml_dtype.type_size()) as u64
+    };
+    let tied = !content.tensor_infos.contains_key("output.weight");
+    content
+        .tensor_infos
+        .iter()
+        .filter(|(name, _)| tied || name.as_str() != "token_embd.weight")
+        .map(|(_, info)| size(info))
+        .sum()
+}
+
+/// The best of five passes of `threads` threads summing a 1 GiB buffer, in GB/s.
+fn read_bandwidth(threads: usize) -> f64 {
+    let data: Vec<u64> = (0..1u64 << 27).collect();
+    let mut best = 0f64;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        let total: u64 = std::thread::scope(|s| {
+            let part = data.len().div_ceil(threads);
+            let sums: Vec<_> = data
+                .chunks(part)
+                .map(|c| s.spawn(move || c.iter().fold(0u64, |a, v| a.wrapping_add(*v))))
+                .collect();
+            sums.into_iter().map(|h| h.join().unwrap()).fold(0, u64::wrapping_add)
+        });
+        std::hint::black_box(total);
+        best = best.max((data.len() * 8) as f64 / start.elapsed().as_secs_f64() / 1e9);
+    }
+    best
 }
