@@ -88,7 +88,14 @@ const FIRST_RULES: &[Rule] = &[
         // The whole block; a block cut off by truncation is removed to the end of the text.
         kind: "pem_private_key",
         // Any case, four to six dashes and doubled spaces too (copies and retyped headers).
-        pattern: r"(?i:-{4,6}BEGIN[A-Z0-9 ]{0,40}PRIVATE {1,3}KEY(?: BLOCK)?-{4,6})(?s:.*?)(?:(?i:-{4,6}END[A-Z0-9 ]{0,40}PRIVATE {1,3}KEY(?: BLOCK)?-{4,6})|\z)",
+        pattern: r"(?i:-{4,6} ?BEGIN[A-Z0-9 ]{0,40}PRIVATE {1,3}KEY(?: BLOCK)? ?-{4,6})(?s:.*?)(?:(?i:-{4,6} ?END[A-Z0-9 ]{0,40}PRIVATE {1,3}KEY(?: BLOCK)? ?-{4,6})|\z)",
+        check: Check::None,
+    },
+    Rule {
+        // Other armoured key material: OpenVPN static keys (`tls-auth`, `tls-crypt`) and NATS
+        // nkey seeds in `.creds` files. The whole block, as for private keys.
+        kind: "key_block",
+        pattern: r"(?i:-{4,6} ?BEGIN (?:OpenVPN Static key V[0-9]|[A-Z]{1,12} NKEY SEED) ?-{4,6})(?s:.*?)(?:(?i:-{4,6} ?END (?:OpenVPN Static key V[0-9]|[A-Z]{1,12} NKEY SEED) ?-{4,6})|\z)",
         check: Check::None,
     },
     Rule {
@@ -306,6 +313,21 @@ const NAMED_RULES: &[Rule] = &[
         check: Check::Prose,
     },
     Rule {
+        // More prose: `the password for the staging database is …`, `Password for bob: …`,
+        // `Here's the Datadog API key: …`, `use this token: … for the deploy`, `username
+        // admin, password …`, and Markdown labels (`**Password:** …`, `- **API key**: …`,
+        // `| __Token__ | …`).
+        kind: "prose_secret",
+        pattern: concat!(
+            r#"(?:(?-u:\b)(?P<NAME>(?i:pass(?:word|wd|phrase)|pwd|(?:[a-z0-9]+[ _-])?(?:key|token|secret)))[ \t]+(?i:for)[ \t]+(?:[^\s:]+[ \t]+){0,5}?(?:(?i:is|was)[ \t]*:?[ \t]+|[^\s:]+[ \t]*:[ \t]+)"#,
+            r#"|(?-u:\b)(?i:here's|here[ \t]+is|use|with|new|your|my|the|this)[ \t]+(?:[A-Za-z0-9]+[ \t]+){0,2}?(?P<NAME>(?i:(?:api|access|auth|secret|bearer|bot|personal|app)[ _-]?(?:key|token)|token|password|passphrase|secret))[ \t]*:[ \t]+"#,
+            r#"|(?-u:\b)(?i:user(?:name)?|login)[ \t]+[^\s,]+,?[ \t]+(?:(?i:and)[ \t]+)?(?P<NAME>(?i:password|passwd|pass|pw))[ \t]+"#,
+            r#"|(?:\*\*|__)(?P<NAME>(?i:(?:[a-z0-9]+[ _-])?(?:key|token|secret)|pass(?:word|wd|phrase)|pwd))(?::(?:\*\*|__)|(?:\*\*|__)[ \t]*[:|]))"#,
+            r#"[ \t]*["'`]?(?P<VALUE>[!#-&(-+\--:<-_a-~]+)(?:[\s.,;!?)"'`]|\z)"#
+        ),
+        check: Check::Prose,
+    },
+    Rule {
         // A config line with a space for a separator: Java `.properties` (`db.password …`),
         // Redis (`requirepass …`, `masterauth …`), nslcd (`bindpw …`), Gradle (`storePassword
         // '…'`), Apache (`AuthLDAPBindPassword "…"`).
@@ -457,11 +479,59 @@ const NAMED_RULES: &[Rule] = &[
         // defaults of lookups: `os.getenv("DB_PASSWORD", "…")`, `ENV.fetch("TOKEN", "…")`).
         kind: "code_secret",
         pattern: concat!(
-            r#"(?i:define|setenv|putenv|set|setdefault|setProperty|put|getenv|get|fetch|getProperty|env)\([ \t]*["'](?P<NAME>"#,
+            r#"(?i:define|setenv|putenv|set|setdefault|setProperty|put|getenv|get|fetch|getProperty|env|add|append|header|setHeader|setRequestHeader|add_header)\([ \t]*["'](?P<NAME>"#,
             secret_name!(),
             r#")["'][ \t]*,[ \t]*["'](?P<VALUE>[^"'\n]+)["']"#
         ),
         check: Check::Named,
+    },
+    Rule {
+        // Long and raw strings: `password = """…"""`, `API_TOKEN = '''…'''`, Go's
+        // `Password: \`…\``; and values behind a YAML anchor or tag (`password: &pw …`,
+        // `password: !!str …`, Ansible's `!unsafe '…'`).
+        kind: "code_secret",
+        pattern: concat!(
+            r#"(?-u:\b)(?P<NAME>"#,
+            secret_name!(),
+            r#")["']?[ \t]*(?::=|[:=])[ \t]*(?:"""(?P<VALUE>[^"\n]+)"""|'''(?P<VALUE>[^'\n]+)'''|`(?P<VALUE>[^`\n]+)`|(?:[&!][!A-Za-z0-9_.-]*[ \t]+)+(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)'|(?P<VALUE>[^\s"'|>#][^\s]*)))"#
+        ),
+        check: Check::Named,
+    },
+    Rule {
+        // Builder setters and wrappers: `.password("…")`, `.apiKey("…")`, `password =
+        // SecretStr("…")`, `let password = String::from("…")`, `SecretString::new("….into())`,
+        // and Rust's `env::var("API_TOKEN").unwrap_or("…")`.
+        kind: "code_secret",
+        pattern: concat!(
+            r#"(?:\.(?P<NAME>(?i:(?:client|access|api|secret|auth|refresh|bearer|admin|db|user|app|private|master|root)_?(?:key|token|secret|password)|password|passwd|passphrase|secret|token))\([ \t]*"#,
+            r#"|(?-u:\b)(?P<NAME>"#,
+            secret_name!(),
+            r#")[ \t]*(?::[ \t]*[A-Za-z_][A-Za-z0-9_<>]*[ \t]*)?=[ \t]*(?:SecretStr|SecretString|SecretBytes|SecretBox|Secret|SecureString|Zeroizing|String|str)(?:::(?:new|from))?\([ \t]*"#,
+            r#"|(?i:var|getenv|env)\([ \t]*["'](?P<NAME>"#,
+            secret_name!(),
+            r#")["'][ \t]*\)\.unwrap_or(?:_else)?\([ \t]*(?:\|\|[ \t]*)?(?:String::from\([ \t]*)?)"#,
+            r#"(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)')"#
+        ),
+        check: Check::Named,
+    },
+    Rule {
+        // `headers.set('Authorization', 'Bearer …')`, `req.Header.Add("Authorization", …)`.
+        kind: "api_key_header",
+        pattern: r#"["'](?i:authorization|proxy-authorization)["'][ \t]*,[ \t]*["'](?i:bearer|token|basic)[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=-]{8,})["']"#,
+        check: Check::Token,
+    },
+    Rule {
+        // Credentials as positional arguments of well-known calls, the user first:
+        // `login("user", "…")`, `HTTPBasicAuth`, `auth=(…)`, .NET `NetworkCredential`, OkHttp
+        // `Credentials.basic`; then `getConnection(url, user, …)`, Go `PlainAuth(id, user, …)`,
+        // PHP `PDO`, `mysqli_connect`, `ldap_bind`. The password is judged as one.
+        kind: "code_password",
+        pattern: concat!(
+            r#"(?:(?-u:\b)(?:login|HTTPBasicAuth|HTTPDigestAuth|NetworkCredential|Credentials\.basic|auth[ \t]*=[ \t]*)\([ \t]*"#,
+            r#"|(?-u:\b)(?:getConnection|PlainAuth|PDO|mysqli_connect|mysql_connect|mysqli|ldap_bind)\([ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^,()"'\n]+)[ \t]*,[ \t]*)"#,
+            r#"(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)')"#
+        ),
+        check: Check::Nearby,
     },
     Rule {
         // Typed declarations: `const API_KEY: &str = "…"`, `apiKey: string = "…"`.

@@ -7,6 +7,13 @@ use super::{Check, Rule};
 
 pub(super) const VENDOR_RULES: &[Rule] = &[
     Rule {
+        // NATS nkey seeds (`SU…`, `SO…`, `SA…`: 58 base32 characters) and Stellar secret seeds
+        // (`S…`, 56).
+        kind: "seed_key",
+        pattern: r"(?-u:\b)(?:S[UOANCPX][A-Z2-7]{56}|S[A-D][A-Z2-7]{54})(?-u:\b)",
+        check: Check::HasDigit,
+    },
+    Rule {
         kind: "gitlab_token",
         pattern: r"(?-u:\b)(?:gl(?:dt|rt|ptt|cbt|oas|soat|ft|imt|agent|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
         check: Check::Token,

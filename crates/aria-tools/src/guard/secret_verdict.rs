@@ -28,7 +28,7 @@ pub(super) fn judge(
             Some((i, m)) => (m, slots.values.len() > 1 && i + 1 == slots.values.len()),
             None => (whole, false),
         };
-    let name = slots.name.and_then(|g| caps.get(g)).map(|m| m.as_str());
+    let name = slots.name(caps);
     let ok = match slots.check {
         Check::None => true,
         Check::Token => !is_vendor_placeholder(value.as_str()),
@@ -133,7 +133,7 @@ fn env_value_is_secret(
     if text[..whole.start()].ends_with("[REDACTED:") {
         return false; // `[REDACTED:api_key] = …`: our own marker, not an index assignment
     }
-    let name = slots.name.and_then(|g| caps.get(g)).map_or("", |m| m.as_str());
+    let name = slots.name(caps).unwrap_or("");
     if !unquoted {
         return value_is_secret(strength(name), name, v, true);
     }

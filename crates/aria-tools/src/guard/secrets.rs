@@ -74,8 +74,16 @@ struct Slots {
     values: Vec<usize>,
     key_quote: Option<usize>,
     separator: Option<usize>,
-    /// The name a value is assigned to (`(?P<NAME>…)`), for rules that judge by it.
-    name: Option<usize>,
+    /// The name a value is assigned to (`(?P<NAME>…)`), for rules that judge by it; several
+    /// are alternatives, the first that matched counts.
+    names: Vec<usize>,
+}
+
+impl Slots {
+    /// The text of the first `NAME` group that took part in the match.
+    fn name<'t>(&self, caps: &regex::Captures<'t>) -> Option<&'t str> {
+        self.names.iter().find_map(|g| caps.get(*g)).map(|m| m.as_str())
+    }
 }
 
 /// One compiled regex over a contiguous run of [`RULES`], with each rule's group indices.
@@ -179,7 +187,8 @@ impl Group {
         }
         let after_lt = name_start > 0 && bytes[name_start - 1] == b'<';
         match bytes.get(name_end) {
-            Some(b'"' | b'\'' | b':') => true,
+            // `"""…"""` and backquoted strings, YAML tags, setters: `password = `, `.apiKey(`.
+            Some(b'"' | b'\'' | b':' | b'=' | b'(') => true,
             // JSON inside a JSON string: `\"password\":`.
             Some(b'\\') => matches!(bytes.get(name_end + 1), Some(b'"' | b'\'')),
             Some(b'>') => after_lt,
@@ -187,7 +196,7 @@ impl Group {
                 let next = blanks(name_end);
                 after_lt
                     || bytes[name_start] == b'-'
-                    || matches!(bytes.get(next), Some(b':' | b'|' | b'?'))
+                    || matches!(bytes.get(next), Some(b':' | b'|' | b'?' | b'='))
                     || bytes[next..].starts_with(b"or ")
             }
             // A lookup's fallback: `env.DB_PASSWORD||'…'`, `env["TOKEN"]) ?? …`.
@@ -659,7 +668,7 @@ fn slots_for(re: &Regex, names: &[Vec<String>], range: Range<usize>) -> Vec<Slot
                 values: of("VALUE"),
                 key_quote: of("KEYQ").first().copied(),
                 separator: of("SEP").first().copied(),
-                name: of("NAME").first().copied(),
+                names: of("NAME"),
             })
         })
         .collect()

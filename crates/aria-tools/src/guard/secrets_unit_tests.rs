@@ -432,3 +432,141 @@ fn public_keys_page_tokens_addresses_and_ordinary_lookups_are_kept() {
         assert_eq!(r.redact(text), text, "{text:?}");
     }
 }
+
+/// Each case: a text and the secret in it that must not survive.
+#[test]
+fn secrets_behind_yaml_tags_in_long_strings_labels_prose_setters_and_positional_calls_are_redacted()
+{
+    use aria_api::Redact;
+    const PW: &str = "Tq7vRw3nKz9bLp";
+    const TOKEN: &str = "I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI";
+    let r = SecretRedactor::new(vec![]);
+    let cases: &[(&str, &str)] = &[
+        // YAML anchors and tags, long and raw strings.
+        ("db: &db\n  user: app\n  password: &pw Tq7vRw3nKz9bLp", PW),
+        ("password: !!str Tq7vRw3nKz9bLp", PW),
+        ("ansible_become_password: !unsafe 'hG4!sN8q#Vw2'", "hG4!sN8q#Vw2"),
+        (r#"password = """Tq7vRw3nKz9bLp""""#, PW),
+        ("API_TOKEN = '''I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI'''", TOKEN),
+        ("cfg := Config{\n\tPassword: `Tq7vRw3nKz9bLp`,\n}", PW),
+        // Markdown labels.
+        ("**Password:** Tq7vRw3nKz9bLp", PW),
+        ("- **API key**: I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI", TOKEN),
+        ("| __Token__ | `I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI` |", TOKEN),
+        // Prose.
+        ("The admin password for the staging database is Tq7vRw3nKz9bLp", PW),
+        ("Password for bob: Tq7vRw3nKz9bLp", PW),
+        (
+            "Here's the Datadog API key: 14cb722a74b6713721700def2764fd3a",
+            "14cb722a74b6713721700def2764fd3a",
+        ),
+        ("ok, use this token: I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI for the deploy", TOKEN),
+        ("Login with username admin, password Tq7vRw3nKz9bLp", PW),
+        // Setters, wrappers and a name and value as two arguments.
+        (
+            r#"DataSourceBuilder.create().url(url).username("app").password("Tq7vRw3nKz9bLp").build();"#,
+            PW,
+        ),
+        (
+            r#"OpenAiClient.builder().apiKey("I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI").build();"#,
+            TOKEN,
+        ),
+        (r#"password = SecretStr("Tq7vRw3nKz9bLp")"#, PW),
+        (
+            r#"let api_key = SecretString::new("I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI".into());"#,
+            TOKEN,
+        ),
+        (r#"let password = String::from("Tq7vRw3nKz9bLp");"#, PW),
+        (
+            r#"let token = std::env::var("API_TOKEN").unwrap_or("I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI".into());"#,
+            TOKEN,
+        ),
+        (r#"req.Header.Add("X-Api-Key", "I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI")"#, TOKEN),
+        (
+            r#"headers.set('Authorization', 'Bearer I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI')"#,
+            TOKEN,
+        ),
+        // Credentials as positional arguments of well-known calls.
+        (r#"server.login("alerts@example.com", "Tq7vRw3nKz9bLp")"#, PW),
+        ("ftp.login('deploy', 'Tq7vRw3nKz9bLp')", PW),
+        ("requests.get(url, auth=('admin', 'Tq7vRw3nKz9bLp'))", PW),
+        ("auth = HTTPBasicAuth('admin', 'Tq7vRw3nKz9bLp')", PW),
+        (r#"client.Credentials = new NetworkCredential("svc_backup", "Tq7vRw3nKz9bLp");"#, PW),
+        (r#"String cred = Credentials.basic("admin", "Tq7vRw3nKz9bLp");"#, PW),
+        (r#"Connection c = DriverManager.getConnection(url, "sa", "Tq7vRw3nKz9bLp");"#, PW),
+        (
+            r#"auth := smtp.PlainAuth("", "alerts@example.com", "Tq7vRw3nKz9bLp", "smtp.example.com")"#,
+            PW,
+        ),
+        ("$pdo = new PDO('mysql:host=db;dbname=app', 'root', 'Tq7vRw3nKz9bLp');", PW),
+        (r#"$c = mysqli_connect("localhost", "root", "Tq7vRw3nKz9bLp", "app");"#, PW),
+        (r#"$ok = ldap_bind($ds, "cn=admin,dc=example,dc=org", "Tq7vRw3nKz9bLp");"#, PW),
+        // Key material with its own armour, and seeds.
+        (
+            "-----BEGIN OpenVPN Static key V1-----\n71cbf5004ecb4b0f999a918c28ef8e7b\n74d5b4852b32c7d99b59a1d3b52df154\n-----END OpenVPN Static key V1-----",
+            "71cbf5004ecb4b0f999a918c28ef8e7b",
+        ),
+        (
+            "-----BEGIN USER NKEY SEED-----\nSUAXVUMUT6YYFE57EFOYHCOK4H2KTCXDI4BVIBDZRUKNBTXUJ53HVEJH74\n------END USER NKEY SEED------",
+            "SUAXVUMUT6YYFE57EFOYHCOK4H2KTCXDI4BVIBDZRUKNBTXUJ53HVEJH74",
+        ),
+        (
+            "seed: SUARHATNYRLIQSLMAPYIBJG4BK7TXS5PHH5HEH5Z6XA4PLHTMJ3TJU5IT6",
+            "SUARHATNYRLIQSLMAPYIBJG4BK7TXS5PHH5HEH5Z6XA4PLHTMJ3TJU5IT6",
+        ),
+        (
+            "stellar: SCAYVSPMN36VQSOQO23JBWNTR7KTI7STJXHEKWOVSVIN6HJZ22LH2WFQ",
+            "SCAYVSPMN36VQSOQO23JBWNTR7KTI7STJXHEKWOVSVIN6HJZ22LH2WFQ",
+        ),
+        (
+            "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key\"\not8dfu6hZ7TpQFvLdSqgVE9U3zOU6oX4sMQTazsi7Pee8\n---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+            "ot8dfu6hZ7TpQFvLdSqgVE9U3zOU6oX4sMQTazsi7Pee8",
+        ),
+    ];
+    let mut leaks = Vec::new();
+    for (text, secret) in cases {
+        let out = r.redact(text);
+        if out.contains(secret) || !out.contains("[REDACTED:") {
+            leaks.push(format!("{text:?} -> {out:?}"));
+        }
+        assert_eq!(r.redact(&out), out, "a fixed point");
+    }
+    assert!(leaks.is_empty(), "{} leaks:\n{}", leaks.len(), leaks.join("\n"));
+}
+
+/// Ordinary text next to the fourth batch's forms is left alone.
+#[test]
+fn tags_labels_prose_setters_and_calls_without_a_secret_are_kept() {
+    use aria_api::Redact;
+    let r = SecretRedactor::new(vec![]);
+    for text in [
+        "defaults: &defaults\n  adapter: postgres\n  <<: *defaults",
+        "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
+        "count: !!int 42",
+        r#"doc = """The password must be at least 12 characters long.""""#,
+        "**Password:** see the vault",
+        "- **API key**: set `OPENAI_API_KEY` in your shell",
+        "The password for the staging database is in 1Password.",
+        "Password for bob: ********",
+        "Use this token: <your token here>",
+        "Login with username admin, password hunter2",
+        r#"builder.username("app").password(password).build()"#,
+        r#"let password = String::from(input.trim());"#,
+        r#"password = SecretStr(os.environ["DB_PASSWORD"])"#,
+        r#"req.Header.Add("Content-Type", "application/json")"#,
+        r#"req.Header.Set("Authorization", "Bearer "+token)"#,
+        r#"form.add_field("password", "Enter your password")"#,
+        r#"t("api_key", "API key")"#,
+        r#"getattr(settings, "SECRET_KEY", None)"#,
+        "server.login(user, password)",
+        r#"ftp.login("anonymous", "")"#,
+        "requests.get(url, auth=(user, token))",
+        r#"conn = DriverManager.getConnection(url, user, pass);"#,
+        r#"$pdo = new PDO($dsn, $user, $pass);"#,
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBF0abcdefgh\n-----END PGP PUBLIC KEY BLOCK-----",
+        "SELECT SUM(amount) FROM ORDERS_SUMMARY_2024_Q3 WHERE REGION = 'EMEA'",
+        "SUCCESS: ALL 58 TESTS PASSED IN THE QUARANTINE SUITE TODAY",
+    ] {
+        assert_eq!(r.redact(text), text, "{text:?}");
+    }
+}
