@@ -75,11 +75,16 @@ macro_rules! secret_name {
 mod vendor;
 use vendor::VENDOR_RULES;
 
+#[path = "secret_config_rules.rs"]
+mod config;
+use config::CONFIG_RULES;
+
 /// Every rule, in priority order (earlier wins when two start at the same place): the first
 /// token formats and the forms around them, the other vendors' token formats
-/// (`secret_vendor_rules.rs`), then the values next to secret-like names.
+/// (`secret_vendor_rules.rs`), secrets in structured output, tables and daemons' configuration
+/// (`secret_config_rules.rs`), then the values next to secret-like names.
 pub(crate) static RULES: std::sync::LazyLock<Vec<Rule>> =
-    std::sync::LazyLock::new(|| [FIRST_RULES, VENDOR_RULES, NAMED_RULES].concat());
+    std::sync::LazyLock::new(|| [FIRST_RULES, VENDOR_RULES, CONFIG_RULES, NAMED_RULES].concat());
 
 /// Private keys, the most common token formats, connection strings, cookies and credential
 /// headers.

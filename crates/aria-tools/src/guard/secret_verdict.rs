@@ -44,15 +44,16 @@ pub(super) fn judge(
         Check::Prose => {
             let (name, v) = (name.unwrap_or("password"), value.as_str());
             // Names the judge does not know as words of their own (`PGPASS`, `requirepass`,
-            // `bindpw`, `masterauth`) still say password.
+            // `bindpw`, `masterauth`, sssd's `authtok`) still say password.
             let lower = name.to_ascii_lowercase();
-            let floor = if lower.contains("pass") || lower.ends_with("pw") {
-                Strength::Password
-            } else if lower.ends_with("auth") {
-                Strength::Secret
-            } else {
-                Strength::Weak
-            };
+            let floor =
+                if lower.contains("pass") || lower.ends_with("pw") || lower.ends_with("authtok") {
+                    Strength::Password
+                } else if lower.ends_with("auth") {
+                    Strength::Secret
+                } else {
+                    Strength::Weak
+                };
             v.len() >= 8
                 && v.bytes().any(|b| b.is_ascii_digit())
                 && v.bytes().any(|b| b.is_ascii_alphabetic())
