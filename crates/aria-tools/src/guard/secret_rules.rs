@@ -75,16 +75,11 @@ macro_rules! secret_name {
 mod vendor;
 use vendor::VENDOR_RULES;
 
-#[path = "secret_config_rules.rs"]
-mod config;
-use config::CONFIG_RULES;
-
 /// Every rule, in priority order (earlier wins when two start at the same place): the first
 /// token formats and the forms around them, the other vendors' token formats
-/// (`secret_vendor_rules.rs`), secrets in structured output, tables and daemons' configuration
-/// (`secret_config_rules.rs`), then the values next to secret-like names.
+/// (`secret_vendor_rules.rs`), then the values next to secret-like names.
 pub(crate) static RULES: std::sync::LazyLock<Vec<Rule>> =
-    std::sync::LazyLock::new(|| [FIRST_RULES, VENDOR_RULES, CONFIG_RULES, NAMED_RULES].concat());
+    std::sync::LazyLock::new(|| [FIRST_RULES, VENDOR_RULES, NAMED_RULES].concat());
 
 /// Private keys, the most common token formats, connection strings, cookies and credential
 /// headers.
@@ -520,25 +515,6 @@ const NAMED_RULES: &[Rule] = &[
         check: Check::Named,
     },
     Rule {
-        // `headers.set('Authorization', 'Bearer …')`, `req.Header.Add("Authorization", …)`.
-        kind: "api_key_header",
-        pattern: r#"["'](?i:authorization|proxy-authorization)["'][ \t]*,[ \t]*["'](?i:bearer|token|basic)[ \t]+(?P<VALUE>[A-Za-z0-9._~+/=-]{8,})["']"#,
-        check: Check::Token,
-    },
-    Rule {
-        // Credentials as positional arguments of well-known calls, the user first:
-        // `login("user", "…")`, `HTTPBasicAuth`, `auth=(…)`, .NET `NetworkCredential`, OkHttp
-        // `Credentials.basic`; then `getConnection(url, user, …)`, Go `PlainAuth(id, user, …)`,
-        // PHP `PDO`, `mysqli_connect`, `ldap_bind`. The password is judged as one.
-        kind: "code_password",
-        pattern: concat!(
-            r#"(?:(?-u:\b)(?:login|HTTPBasicAuth|HTTPDigestAuth|NetworkCredential|Credentials\.basic|auth[ \t]*=[ \t]*)\([ \t]*"#,
-            r#"|(?-u:\b)(?:getConnection|PlainAuth|PDO|mysqli_connect|mysql_connect|mysqli|ldap_bind)\([ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^,()"'\n]+)[ \t]*,[ \t]*)"#,
-            r#"(?:"[^"\n]*"|'[^'\n]*')[ \t]*,[ \t]*(?:"(?P<VALUE>[^"\n]+)"|'(?P<VALUE>[^'\n]+)')"#
-        ),
-        check: Check::Nearby,
-    },
-    Rule {
         // Typed declarations: `const API_KEY: &str = "…"`, `apiKey: string = "…"`.
         kind: "code_secret",
         pattern: concat!(
@@ -574,6 +550,17 @@ const NAMED_RULES: &[Rule] = &[
         kind: "code_secret",
         pattern: r#"\$\{(?P<NAME>[A-Za-z0-9_]*(?i:pass|pw|key|token|secret|auth)[A-Za-z0-9_]*):?-(?P<VALUE>[^}\s"'$]+)\}"#,
         check: Check::Prose,
+    },
+    Rule {
+        // A name field ending in a secret's name, then its value a few fields on: AWS SSM
+        // parameters (`"Name": "/prod/db/password", "Type": "SecureString", "Value": …`).
+        kind: "named_value",
+        pattern: concat!(
+            r#"["'](?i:name|key)["'][ \t]*:[ \t]*["'][^"'\n]*?(?P<NAME>"#,
+            secret_name!(),
+            r#")["'](?:[ \t]*,[ \t]*["'][A-Za-z_]+["'][ \t]*:[ \t]*(?:true|false|null|[0-9]+|"[^"\n]*"|'[^'\n]*'))*?[ \t]*,[ \t]*["'](?i:value)["'][ \t]*:[ \t]*["'](?P<VALUE>[^"'\n]+)["']"#
+        ),
+        check: Check::Named,
     },
     Rule {
         // A name and its value in separate fields: Postman environments, HAR headers, ECS and

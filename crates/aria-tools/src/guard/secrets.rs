@@ -186,9 +186,15 @@ impl Group {
             name_start -= 1;
         }
         let after_lt = name_start > 0 && bytes[name_start - 1] == b'<';
+        // After `=`: a quoted or backquoted value (`password = """…"""`) or a wrapper's name
+        // (`password = SecretStr("…")`), not code (`token = get_token(…)`).
+        let value_after =
+            |i: usize| matches!(bytes.get(blanks(i)), Some(b'"' | b'\'' | b'`' | b'A'..=b'Z'));
         match bytes.get(name_end) {
-            // `"""…"""` and backquoted strings, YAML tags, setters: `password = `, `.apiKey(`.
-            Some(b'"' | b'\'' | b':' | b'=' | b'(') => true,
+            Some(b'"' | b'\'' | b':') => true,
+            Some(b'=') => value_after(name_end + 1),
+            // A setter given a literal: `.password("…")`.
+            Some(b'(') => matches!(bytes.get(blanks(name_end + 1)), Some(b'"' | b'\'')),
             // JSON inside a JSON string: `\"password\":`.
             Some(b'\\') => matches!(bytes.get(name_end + 1), Some(b'"' | b'\'')),
             Some(b'>') => after_lt,
@@ -196,7 +202,8 @@ impl Group {
                 let next = blanks(name_end);
                 after_lt
                     || bytes[name_start] == b'-'
-                    || matches!(bytes.get(next), Some(b':' | b'|' | b'?' | b'='))
+                    || matches!(bytes.get(next), Some(b':' | b'|' | b'?'))
+                    || (bytes.get(next) == Some(&b'=') && value_after(next + 1))
                     || bytes[next..].starts_with(b"or ")
             }
             // A lookup's fallback: `env.DB_PASSWORD||'…'`, `env["TOKEN"]) ?? …`.
