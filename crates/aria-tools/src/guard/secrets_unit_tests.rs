@@ -142,9 +142,7 @@ fn secrets_in_escaped_json_yaml_sql_urls_and_command_lines_are_redacted() {
 /// Ordinary text near the new forms is left alone.
 #[test]
 fn ordinary_text_near_those_forms_is_kept() {
-    use aria_api::Redact;
-    let r = SecretRedactor::new(vec![]);
-    for text in [
+    assert_all_kept(&[
         "password: required  # see docs",
         "point: {x: 1, y: 2}",
         "Config { api_key: api_key, timeout: 30 }",
@@ -160,9 +158,7 @@ fn ordinary_text_near_those_forms_is_kept() {
         "set -x PATH /usr/local/bin $PATH",
         "password:\n  required: true",
         "sqlplus /nolog",
-    ] {
-        assert_eq!(r.redact(text), text, "{text:?}");
-    }
+    ]);
 }
 
 /// A second attack batch: each `(text, secret)` must lose the secret, keep some text, and be a
@@ -252,9 +248,7 @@ fn secrets_in_urls_cookies_headers_xml_lists_and_more_command_lines_are_redacted
 /// Ordinary text near the second batch's forms is left alone.
 #[test]
 fn ordinary_urls_cookies_headers_and_config_lines_are_kept() {
-    use aria_api::Redact;
-    let r = SecretRedactor::new(vec![]);
-    for text in [
+    assert_all_kept(&[
         "https://example.com:8080/path/@user",
         "https://x.com:443/a?b=c@d.e",
         "http://localhost:3000/#/users/@bob",
@@ -298,9 +292,7 @@ fn ordinary_urls_cookies_headers_and_config_lines_are_kept() {
         "password=req.body.password;",
         "token=a,b",
         "DB_HOST=db;PORT=5432",
-    ] {
-        assert_eq!(r.redact(text), text, "{text:?}");
-    }
+    ]);
 }
 
 /// Fullwidth forms, other spaces and mathematical letters read as the ASCII they look like.
@@ -403,9 +395,7 @@ fn secrets_in_fallbacks_name_value_pairs_config_lines_and_argv_are_redacted() {
 /// batch's forms, are left alone.
 #[test]
 fn public_keys_page_tokens_addresses_and_ordinary_lookups_are_kept() {
-    use aria_api::Redact;
-    let r = SecretRedactor::new(vec![]);
-    for text in [
+    assert_all_kept(&[
         "VAPID_PUBLIC_KEY=BEl62iUYgUivxIkv69yViEuiBIa40HI80NM9f8R1Kl3bLp",
         "STRIPE_PUBLISHABLE_KEY=pk_live_Sl5zhUq4xGXXTPTzQDajuGp5",
         "RECAPTCHA_SITE_KEY=6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI",
@@ -428,9 +418,7 @@ fn public_keys_page_tokens_addresses_and_ordinary_lookups_are_kept() {
         r#"args: ["--user", "admin", "--verbose"]"#,
         "Basic authentication is supported.",
         "net user bob /delete",
-    ] {
-        assert_eq!(r.redact(text), text, "{text:?}");
-    }
+    ]);
 }
 
 /// Each case: a text and the secret in it that must not survive.
