@@ -54,9 +54,11 @@ impl ChatModel {
     /// Loads a GGUF chat model (architecture `llama` or `qwen2`).
     pub fn load(path: &Path) -> Result<Self, LocalError> {
         let start = Instant::now();
+        // The first line only: with RUST_BACKTRACE set, candle's errors carry a backtrace
+        // on the lines after it.
         let bad = |e: &dyn std::fmt::Display| LocalError::BadModel {
             path: path.to_owned(),
-            message: e.to_string(),
+            message: e.to_string().lines().next().unwrap_or_default().to_owned(),
         };
         let file =
             File::open(path).map_err(|e| LocalError::io("could not open the model", path, e))?;
