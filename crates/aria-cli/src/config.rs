@@ -13,7 +13,10 @@ pub mod agents;
 mod dotenv;
 pub use dotenv::{Pinned, load_dotenv};
 mod memory;
-pub use memory::{EmbedderConfig, MemoryConfig, RawMemory, VectorResidence, resolve_memory};
+pub use memory::{
+    EmbedderConfig, GRANITE_LOCAL_EMBEDDING_MODEL, MemoryConfig, RawMemory, VectorResidence,
+    resolve_memory,
+};
 mod observe;
 pub use observe::{LogLimits, RawTraces, TracesConfig};
 mod mcp;

@@ -30,6 +30,21 @@ const PROFILE_SCAN: usize = 500;
 const PROFILE_MAX: usize = 20;
 /// A new memory whose vector is at least this close to an existing one updates it.
 pub const DUPLICATE_SIMILARITY: f32 = 0.92;
+/// [`DUPLICATE_SIMILARITY`] for granite-embedding-30m-english, whose similarities sit closer
+/// together: "The user deploys on Fridays." and "… on Mondays." score 0.945 there, paraphrases
+/// 0.95 to 0.97 (NumPy reference of the same pack). Two different facts must not merge, so the
+/// bar is above them all; a paraphrase below it is kept as a second memory.
+pub const GRANITE_DUPLICATE_SIMILARITY: f32 = 0.975;
+
+/// The similarity at which a new memory's vector of `model` (an embedder id such as
+/// `local:all-minilm-l6-v2`) updates an existing memory instead of adding one.
+pub fn duplicate_similarity(model: &str) -> f32 {
+    if model.strip_prefix("local:") == Some(crate::config::GRANITE_LOCAL_EMBEDDING_MODEL) {
+        GRANITE_DUPLICATE_SIMILARITY
+    } else {
+        DUPLICATE_SIMILARITY
+    }
+}
 /// The start of the category that marks a memory as one agent's own (`agent:NAME`).
 pub const AGENT_CATEGORY_PREFIX: &str = "agent:";
 
@@ -152,9 +167,10 @@ pub fn agent_embedder(config: &crate::config::Config) -> Option<Arc<dyn Embedder
 
 #[cfg(feature = "local")]
 fn local_embedder_present(config: &crate::config::Config, name: &str) -> bool {
-    aria_local::ModelCatalog::builtin()
-        .get(name)
-        .is_ok_and(|entry| entry.dir(&config.provider.models_dir).join("config.json").is_file())
+    aria_local::ModelCatalog::builtin().get(name).is_ok_and(|entry| {
+        let dir = entry.dir(&config.provider.models_dir);
+        entry.files.iter().all(|f| dir.join(f.file_name).is_file())
+    })
 }
 
 #[cfg(not(feature = "local"))]
@@ -284,9 +300,11 @@ impl MemoryBackend for StoreMemory {
                 ..MemoryFilter::default()
             };
             self.scope.narrow(&mut live);
+            let bar =
+                embedded.as_ref().map_or(DUPLICATE_SIMILARITY, |(m, _)| duplicate_similarity(m));
             let duplicate = self
                 .store
-                .memory_find_duplicate_in(&memory.content, embedding, DUPLICATE_SIMILARITY, &live)
+                .memory_find_duplicate_in(&memory.content, embedding, bar, &live)
                 .map_err(store_error)?
                 .filter(|d| self.scope.holds(&d.memory.categories));
             if let Some(dup) = duplicate {

@@ -57,7 +57,10 @@ pub use memory_extract::{
     Candidate, EXTRACTION_TOOL, Extracted, MAX_PENDING_EXTRACTIONS, extraction_request,
     extraction_schema, parse_extraction,
 };
-pub use memory_policy::{Conversation, DEFAULT_RECALL_MIN_SIMILARITY, relevant, unjustified};
+pub use memory_policy::{
+    Conversation, DEFAULT_RECALL_MIN_SIMILARITY, GRANITE_RECALL_MIN_SIMILARITY, relevant,
+    unjustified,
+};
 pub use memory_tools::{MemorySearchTool, MemoryStoreTool, memory_tools};
 // The fence's reader lives in aria-api with its writer; re-exported for the front ends.
 pub use aria_api::untrusted_body;

@@ -75,12 +75,29 @@ pub(crate) struct Bert {
     vocab: usize,
     types: usize,
     max_positions: usize,
+    /// Position of a text's first token in the position table (RoBERTa-style models start at
+    /// 2, after the padding index).
+    position_offset: usize,
     eps: f32,
     word: Vec<f32>,
     position: Vec<f32>,
     token_type: Vec<f32>,
     emb_norm: Norm,
     layers: Vec<Layer>,
+}
+
+/// The shape of a BERT-layout encoder.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dims {
+    pub vocab: usize,
+    pub hidden: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub intermediate: usize,
+    pub max_positions: usize,
+    pub types: usize,
+    pub eps: f32,
+    pub position_offset: usize,
 }
 
 /// One text's token ids and token type ids (equal lengths).
@@ -134,12 +151,6 @@ impl Bert {
                 c.position_embedding_type
             )));
         }
-        if c.num_attention_heads == 0 || !c.hidden_size.is_multiple_of(c.num_attention_heads) {
-            return Err(bad(format!(
-                "hidden_size {} is not a multiple of num_attention_heads {}",
-                c.hidden_size, c.num_attention_heads
-            )));
-        }
         let st = SafeTensors::deserialize(weights)
             .map_err(|e| bad(format!("model.safetensors: {e}")))?;
         let prefix = if st.tensor("embeddings.word_embeddings.weight").is_err()
@@ -165,7 +176,48 @@ impl Bert {
                 ))
             })
         };
-        let (h, i) = (c.hidden_size, c.intermediate_size);
+        let dims = Dims {
+            vocab: c.vocab_size,
+            hidden: c.hidden_size,
+            layers: c.num_hidden_layers,
+            heads: c.num_attention_heads,
+            intermediate: c.intermediate_size,
+            max_positions: c.max_position_embeddings,
+            types: c.type_vocab_size,
+            eps: c.layer_norm_eps as f32,
+            position_offset: 0,
+        };
+        Self::assemble(dir, dims, &get)
+    }
+
+    /// Builds the model from `get`, which returns a tensor by its BERT name
+    /// (`embeddings.word_embeddings.weight`, `encoder.layer.0.attention.self.query.weight`, …)
+    /// as F32 values of the given shape (PyTorch layout: a linear weight is `outputs × inputs`),
+    /// or the error that says why it cannot. `dir` names the model in errors.
+    pub(crate) fn assemble(
+        dir: &Path,
+        dims: Dims,
+        get: &dyn Fn(&str, &[usize]) -> Result<Vec<f32>, LocalError>,
+    ) -> Result<Self, LocalError> {
+        if dims.heads == 0 || !dims.hidden.is_multiple_of(dims.heads) {
+            return Err(LocalError::BadModel {
+                path: dir.to_owned(),
+                message: format!(
+                    "hidden_size {} is not a multiple of num_attention_heads {}",
+                    dims.hidden, dims.heads
+                ),
+            });
+        }
+        if dims.position_offset >= dims.max_positions {
+            return Err(LocalError::BadModel {
+                path: dir.to_owned(),
+                message: format!(
+                    "the position offset {} leaves none of the {} positions",
+                    dims.position_offset, dims.max_positions
+                ),
+            });
+        }
+        let (h, i) = (dims.hidden, dims.intermediate);
         let norm = |name: &str| -> Result<Norm, LocalError> {
             Ok(Norm {
                 weight: get(&format!("{name}.weight"), &[h])?,
@@ -186,7 +238,7 @@ impl Bert {
                 });
                 Ok(Linear { weight, bias })
             };
-        let layers = (0..c.num_hidden_layers)
+        let layers = (0..dims.layers)
             .map(|l| {
                 let p = format!("encoder.layer.{l}");
                 let a = format!("{p}.attention");
@@ -211,18 +263,16 @@ impl Bert {
         Ok(Bert {
             isa: Isa::detect(),
             hidden: h,
-            heads: c.num_attention_heads,
+            heads: dims.heads,
             intermediate: i,
-            vocab: c.vocab_size,
-            types: c.type_vocab_size,
-            max_positions: c.max_position_embeddings,
-            eps: c.layer_norm_eps as f32,
-            word: get("embeddings.word_embeddings.weight", &[c.vocab_size, h])?,
-            position: get(
-                "embeddings.position_embeddings.weight",
-                &[c.max_position_embeddings, h],
-            )?,
-            token_type: get("embeddings.token_type_embeddings.weight", &[c.type_vocab_size, h])?,
+            vocab: dims.vocab,
+            types: dims.types,
+            max_positions: dims.max_positions,
+            position_offset: dims.position_offset,
+            eps: dims.eps,
+            word: get("embeddings.word_embeddings.weight", &[dims.vocab, h])?,
+            position: get("embeddings.position_embeddings.weight", &[dims.max_positions, h])?,
+            token_type: get("embeddings.token_type_embeddings.weight", &[dims.types, h])?,
             emb_norm: norm("embeddings.LayerNorm")?,
             layers,
         })
@@ -255,11 +305,11 @@ impl Bert {
         let h = self.hidden;
         let mut rows = x.chunks_exact_mut(h);
         for seq in seqs {
-            if seq.ids.len() > self.max_positions || seq.type_ids.len() != seq.ids.len() {
+            let positions = self.max_positions.saturating_sub(self.position_offset);
+            if seq.ids.len() > positions || seq.type_ids.len() != seq.ids.len() {
                 return Err(LocalError::inference(format!(
-                    "a text of {} tokens does not fit the model's {} positions",
+                    "a text of {} tokens does not fit the model's {positions} positions",
                     seq.ids.len(),
-                    self.max_positions
                 )));
             }
             for (pos, (&id, &ty)) in seq.ids.iter().zip(seq.type_ids).enumerate() {
@@ -272,6 +322,7 @@ impl Bert {
                 let Some(row) = rows.next() else { break };
                 let word = &self.word[id * h..(id + 1) * h];
                 let ty = &self.token_type[ty * h..(ty + 1) * h];
+                let pos = pos + self.position_offset;
                 let position = &self.position[pos * h..(pos + 1) * h];
                 for (((r, &w), &t), &p) in row.iter_mut().zip(word).zip(ty).zip(position) {
                     *r = (w + t) + p;

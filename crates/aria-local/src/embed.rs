@@ -1,6 +1,10 @@
-//! [`LocalEmbedder`]: all-MiniLM-L6-v2 (or any BERT sentence-transformer with the same layout)
-//! run in-process: WordPiece tokenizer from `tokenizer.json`, our own BERT forward pass
-//! ([`crate::bert`]), mean pooling over real tokens, L2 normalisation.
+//! [`LocalEmbedder`]: a BERT-layout sentence embedder run in-process: the tokenizer from its
+//! `tokenizer.json`, our own BERT forward pass ([`crate::bert`]), pooling (the mean over real
+//! tokens, or the first token's state), L2 normalisation. Two layouts on disk:
+//! - a sentence-transformers directory (`model.safetensors`, `tokenizer.json`, `config.json`;
+//!   all-MiniLM-L6-v2), mean pooling;
+//! - an embedding model pack (`*.hmsemb`, [`crate::pack`]; granite-embedding-30m-english),
+//!   which says how it pools.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -9,19 +13,21 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, Scratch, Seq};
 use crate::error::LocalError;
+use crate::pack::{self, Pooling};
 
 /// Texts per forward pass. A batch's tokens are packed without padding, so the size only trades
 /// the matrix products' efficiency (more rows) against cache footprint; each worker keeps its
 /// own scratch buffers, sized by the largest batch it has run.
 pub const EMBED_BATCH: usize = 8;
-/// Longest input in tokens (sentence-transformers' `max_seq_length` for this model); the rest
-/// of a longer text is ignored.
+/// Longest input in tokens of a sentence-transformers directory (its `max_seq_length` for
+/// all-MiniLM-L6-v2); the rest of a longer text is ignored. A pack says its own.
 pub const MAX_TOKENS: usize = 256;
 
 /// A sentence embedder held in memory. Not `Clone`: share it in an `Arc`.
 pub struct LocalEmbedder {
     model: Bert,
     tokenizer: Tokenizer,
+    pooling: Pooling,
     dimensions: usize,
     load_time: Duration,
 }
@@ -35,35 +41,49 @@ impl std::fmt::Debug for LocalEmbedder {
 }
 
 impl LocalEmbedder {
-    /// Loads `model.safetensors`, `tokenizer.json` and `config.json` from `dir` (the layout
-    /// `aria model pull all-minilm-l6-v2` produces).
+    /// Loads the model in `dir`: `model.safetensors`, `tokenizer.json` and `config.json` (the
+    /// layout `aria model pull all-minilm-l6-v2` produces), else the one `*.hmsemb` pack there
+    /// (`aria model pull granite-embedding-30m-english`).
     pub fn load(dir: &Path) -> Result<Self, LocalError> {
         let start = Instant::now();
-        let read = |name: &str| {
-            let path = dir.join(name);
-            std::fs::read(&path)
-                .map_err(|e| LocalError::io("could not read the embedding model file", path, e))
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|e| {
+                LocalError::io("could not read the embedding model file", path.to_owned(), e)
+            })
         };
-        let mut tokenizer =
-            Tokenizer::from_bytes(read("tokenizer.json")?).map_err(LocalError::tokenizer)?;
+        let (model, tokenizer_json, pooling, max_tokens) = match find_pack(dir)? {
+            Some(path) => {
+                let pack = pack::read(&path, &read(&path)?)?;
+                (pack.model, pack.tokenizer_json, pack.pooling, pack.max_tokens)
+            }
+            None => {
+                let model = Bert::load(
+                    dir,
+                    &read(&dir.join("config.json"))?,
+                    &read(&dir.join("model.safetensors"))?,
+                )?;
+                (model, read(&dir.join("tokenizer.json"))?, Pooling::Mean, MAX_TOKENS)
+            }
+        };
+        let mut tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(LocalError::tokenizer)?;
         // No padding here: `embed_with` pads each batch itself, after sorting by length.
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
+                max_length: max_tokens,
                 ..TruncationParams::default()
             }))
             .map_err(LocalError::tokenizer)?;
-        let model = Bert::load(dir, &read("config.json")?, &read("model.safetensors")?)?;
         Ok(LocalEmbedder {
             dimensions: model.hidden_size(),
             model,
             tokenizer,
+            pooling,
             load_time: start.elapsed(),
         })
     }
 
-    /// Length of every vector (384 for all-MiniLM-L6-v2).
+    /// Length of every vector (384 for all-MiniLM-L6-v2 and granite-embedding-30m-english).
     pub fn dimensions(&self) -> usize {
         self.dimensions
     }
@@ -142,8 +162,8 @@ impl LocalEmbedder {
         Ok(out)
     }
 
-    /// One forward pass over the texts `batch` indexes, then each text's mean over its tokens,
-    /// L2-normalised.
+    /// One forward pass over the texts `batch` indexes, then each text's pooled state (the mean
+    /// over its tokens, or its first token's), L2-normalised.
     fn forward(
         &self,
         encodings: &[tokenizers::Encoding],
@@ -159,19 +179,59 @@ impl LocalEmbedder {
         let mut rows = hidden.chunks_exact(h);
         let mut out = Vec::with_capacity(seqs.len());
         for seq in &seqs {
-            let mut mean = vec![0.0f32; h];
-            for row in rows.by_ref().take(seq.ids.len()) {
-                for (m, &v) in mean.iter_mut().zip(row) {
-                    *m += v;
+            let mut pooled = vec![0.0f32; h];
+            let mut states = rows.by_ref().take(seq.ids.len());
+            match self.pooling {
+                Pooling::Mean => {
+                    for row in states {
+                        for (m, &v) in pooled.iter_mut().zip(row) {
+                            *m += v;
+                        }
+                    }
+                    let count = (seq.ids.len() as f32).max(1e-9);
+                    pooled.iter_mut().for_each(|m| *m /= count);
+                }
+                Pooling::Cls => {
+                    if let Some(first) = states.next() {
+                        pooled.copy_from_slice(first);
+                    }
+                    // The text's other rows are passed over all the same.
+                    states.for_each(drop);
                 }
             }
-            let count = (seq.ids.len() as f32).max(1e-9);
-            mean.iter_mut().for_each(|m| *m /= count);
-            let norm = mean.iter().map(|m| m * m).sum::<f32>().sqrt().max(1e-12);
-            mean.iter_mut().for_each(|m| *m /= norm);
-            out.push(mean);
+            let norm = pooled.iter().map(|m| m * m).sum::<f32>().sqrt().max(1e-12);
+            pooled.iter_mut().for_each(|m| *m /= norm);
+            out.push(pooled);
         }
         Ok(out)
+    }
+}
+
+/// The one `*.hmsemb` pack in `dir`, when there is no `model.safetensors` beside it; two packs
+/// are an error (which one is meant is unclear).
+fn find_pack(dir: &Path) -> Result<Option<std::path::PathBuf>, LocalError> {
+    if dir.join("model.safetensors").exists() {
+        return Ok(None);
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        // Missing directory: the safetensors path reports which file is missing.
+        Err(_) => return Ok(None),
+    };
+    let mut packs: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "hmsemb"))
+        .collect();
+    match packs.len() {
+        0 | 1 => Ok(packs.pop()),
+        _ => Err(LocalError::BadModel {
+            path: dir.to_owned(),
+            message: format!(
+                "{} model packs (*.hmsemb) in one directory; keep the one the model is",
+                packs.len()
+            ),
+        }),
     }
 }
 

@@ -34,6 +34,7 @@ pub mod grammar;
 mod hparams;
 mod llama;
 mod ollama;
+mod pack;
 mod prompt;
 mod prompt_cache;
 mod provider;
@@ -43,9 +44,9 @@ mod quant;
 mod rope;
 
 pub use catalog::{
-    CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, InstallState, InstalledModel,
-    ModelCatalog, ModelFile, ModelKind, Part, QWEN_0_5B_CHAT_MODEL, RECOMMENDED_CHAT_MODEL, Source,
-    list,
+    CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, GRANITE_EMBEDDING_MODEL,
+    InstallState, InstalledModel, ModelCatalog, ModelFile, ModelKind, Part, QWEN_0_5B_CHAT_MODEL,
+    RECOMMENDED_CHAT_MODEL, Source, list,
 };
 pub use embed::{EMBED_BATCH, EmbedPlan, LocalEmbedder, cosine};
 pub use embed_async::LocalEmbedderHandle;

@@ -17,7 +17,11 @@
 //! `recall_min_similarity` from the message's (or, with no vectors, a full-text match), at most
 //! `recall_limit` of them, at most 2,000 tokens. The default floor depends on the embedder
 //! (its scores for unrelated text differ): 0.3 for the embedded all-MiniLM-L6-v2 and for
-//! OpenAI's models, 0.5 for Ollama's (nomic-embed-text scores unrelated text around 0.4).
+//! OpenAI's models, 0.66 for the embedded granite-embedding-30m-english (it scores unrelated text
+//! up to about 0.64), 0.5 for Ollama's (nomic-embed-text scores unrelated text around 0.4).
+//!
+//! `embedding_model = "granite-embedding-30m-english"` chooses the stronger embedded search
+//! embedder (`aria model pull granite-embedding-30m-english`, then `aria memories reindex`).
 
 use serde::{Deserialize, Serialize};
 
@@ -101,6 +105,8 @@ pub enum VectorResidence {
 
 /// The default embedded embedding model (a catalog name in `aria-local`).
 pub const DEFAULT_LOCAL_EMBEDDING_MODEL: &str = "all-minilm-l6-v2";
+/// The stronger embedded search embedder (a catalog name in `aria-local`).
+pub const GRANITE_LOCAL_EMBEDDING_MODEL: &str = "granite-embedding-30m-english";
 pub const DEFAULT_OLLAMA_EMBEDDING_MODEL: &str = "nomic-embed-text";
 pub const DEFAULT_OPENAI_EMBEDDING_MODEL: &str = "text-embedding-3-small";
 
@@ -213,6 +219,9 @@ pub fn resolve_memory(
         None => match embedder {
             EmbedderConfig::OpenAi { .. } => 0.3,
             EmbedderConfig::Ollama { .. } => 0.5,
+            EmbedderConfig::Local { ref model } if model == GRANITE_LOCAL_EMBEDDING_MODEL => {
+                aria_core::GRANITE_RECALL_MIN_SIMILARITY
+            }
             EmbedderConfig::None | EmbedderConfig::Local { .. } => {
                 aria_core::DEFAULT_RECALL_MIN_SIMILARITY
             }

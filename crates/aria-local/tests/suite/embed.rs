@@ -1,4 +1,5 @@
-//! The sentence embedder with the real all-MiniLM-L6-v2 weights.
+//! The sentence embedder with the real all-MiniLM-L6-v2 weights (granite's own tests are in
+//! `granite.rs`).
 
 use aria_local::cosine;
 

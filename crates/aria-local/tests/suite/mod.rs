@@ -2,6 +2,7 @@ mod support;
 
 mod chat;
 mod embed;
+mod granite;
 mod pull;
 mod pull_parts;
 mod qwen;
