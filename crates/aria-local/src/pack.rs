@@ -94,6 +94,36 @@ pub(crate) struct Pack {
     pub max_tokens: usize,
 }
 
+/// The vector length (`arch.hidden`) of the pack at `path`, from its header alone.
+pub(crate) fn read_dims(path: &Path) -> Result<usize, LocalError> {
+    use std::io::Read;
+    let bad = |message: String| LocalError::BadModel { path: path.to_owned(), message };
+    let io = |e| LocalError::io("could not read the embedding model file", path.to_owned(), e);
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut start = [0u8; 16];
+    file.read_exact(&mut start).map_err(io)?;
+    if &start[..8] != MAGIC {
+        return Err(bad("not an embedding model pack (it does not start with HMSEMB01)".into()));
+    }
+    let len = u64::from_le_bytes(start[8..16].try_into().unwrap_or([0; 8]));
+    if len > MAX_HEADER {
+        return Err(bad(format!("the header claims {len} bytes; the file is damaged")));
+    }
+    let mut header = vec![0u8; len as usize];
+    file.read_exact(&mut header).map_err(io)?;
+    #[derive(Deserialize)]
+    struct Dims {
+        arch: ArchDims,
+    }
+    #[derive(Deserialize)]
+    struct ArchDims {
+        hidden: usize,
+    }
+    let dims: Dims = serde_json::from_slice(&header)
+        .map_err(|e| bad(format!("the header is not the JSON a pack has: {e}")))?;
+    Ok(dims.arch.hidden)
+}
+
 /// Reads a pack from its bytes; `path` names it in errors.
 pub(crate) fn read(path: &Path, bytes: &[u8]) -> Result<Pack, LocalError> {
     let bad = |message: String| LocalError::BadModel { path: path.to_owned(), message };

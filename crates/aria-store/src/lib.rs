@@ -72,6 +72,7 @@ mod ids;
 mod jobs;
 mod journal;
 mod memory;
+mod memory_fusion;
 mod memory_index;
 mod memory_schema;
 mod memory_search;
@@ -100,6 +101,7 @@ pub use memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,
     normalize_text,
 };
+pub use memory_fusion::{FEEDBACK_DOCS, MIN_STANDARDISED, TEXT_WEIGHT, rank_relevance};
 pub use memory_index::Residence;
 pub use memory_search::{
     CANDIDATES, Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, TextCandidates,

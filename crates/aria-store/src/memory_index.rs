@@ -244,12 +244,18 @@ impl VectorIndex {
         keep: Keep<'_>,
         source: &mut dyn VectorSource,
     ) -> Result<Vec<(i64, f32)>, StoreError> {
-        self.search_alongside(query, k, keep, source, &mut || {})
+        let mut pool = self.search_alongside(query, k, keep, source, &mut || {})?;
+        pool.truncate(k);
+        Ok(pool)
     }
 
-    /// [`VectorIndex::search`], running `alongside` exactly once on the calling thread while
-    /// other threads do the first pass (the hybrid search runs BM25 there): on two cores the
-    /// two retrievers overlap instead of queueing.
+    /// Every row the search rescored exactly, best first: its first `k` entries are
+    /// [`VectorIndex::search`]'s answer, the rest the other candidates of the first pass (at
+    /// most `OVERSAMPLE · k` or [`MIN_CANDIDATES`] in all, unless near-ties made it rescore
+    /// more), which pseudo-relevance feedback ranks again ([`VectorIndex::feedback`]). Runs
+    /// `alongside` exactly once on the calling thread while other threads do the first pass
+    /// (the hybrid search runs BM25 there): on two cores the two retrievers overlap instead of
+    /// queueing.
     pub fn search_alongside(
         &self,
         query: &[f32],
@@ -285,12 +291,12 @@ impl VectorIndex {
         let (candidates, kept) = self.first_pass(&query, m, keep, alongside);
         let slots: Vec<usize> = candidates.iter().map(|c| c.0).collect();
         let mut scored = self.rescore(&q, &slots, source)?;
-        top_k(&mut scored, k);
+        best_first(&mut scored);
         if candidates.len() == kept {
             // Every row that passes the filter was rescored.
             return Ok(scored);
         }
-        let t = if scored.len() == k { scored[k - 1].1 } else { f32::NEG_INFINITY };
+        let t = scored.get(k - 1).map_or(f32::NEG_INFINITY, |s| s.1);
         let cut = candidates.iter().map(|c| c.1).fold(f32::INFINITY, f32::min);
         let bound = |e: f32| e + q_error * (1.0 + e) + ROUNDING_SLACK;
         if cut + bound(self.max_error) < t {
@@ -303,8 +309,52 @@ impl VectorIndex {
             .filter(|&slot| self.approx(&query, slot) + bound(self.errors[slot]) >= t)
             .collect();
         scored.extend(self.rescore(&q, &rest, source)?);
-        top_k(&mut scored, k);
+        best_first(&mut scored);
         Ok(scored)
+    }
+
+    /// Pseudo-relevance feedback (Rocchio): the rows of `pool` ranked again by their cosine
+    /// similarity to the unit query plus the mean of the unit vectors of `feedback` (the rows a
+    /// first search put on top), best first. `None` when no row of `feedback` is in the index
+    /// (nothing to learn from); rows of `pool` not in the index are left out.
+    pub fn feedback(
+        &self,
+        query: &[f32],
+        feedback: &[i64],
+        pool: &[i64],
+        source: &mut dyn VectorSource,
+    ) -> Result<Option<Vec<(i64, f32)>>, StoreError> {
+        let Some(mut q) = normalized(query, self.dims) else { return Ok(None) };
+        let d = self.dims;
+        let mut sum = vec![0.0f32; d];
+        let mut count = 0usize;
+        let mut add = |unit: &[f32]| {
+            sum.iter_mut().zip(unit).for_each(|(s, v)| *s += v);
+            count += 1;
+        };
+        let slots: Vec<usize> =
+            feedback.iter().filter_map(|r| self.slots.get(r).copied()).collect();
+        if self.residence == Residence::Ram {
+            slots.iter().for_each(|&s| add(&self.exact[s * d..(s + 1) * d]));
+        } else {
+            let rids: Vec<i64> = slots.iter().map(|&s| self.rids[s]).collect();
+            source.fetch(&rids, &mut |_, vector| {
+                if let Some(unit) = normalized(vector, d) {
+                    add(&unit);
+                }
+            })?;
+        }
+        if count == 0 {
+            return Ok(None);
+        }
+        q.iter_mut().zip(&sum).for_each(|(q, s)| *q += s / count as f32);
+        if !normalize_in_place(&mut q) {
+            return Ok(None);
+        }
+        let pool: Vec<usize> = pool.iter().filter_map(|r| self.slots.get(r).copied()).collect();
+        let mut scored = self.rescore(&q, &pool, source)?;
+        best_first(&mut scored);
+        Ok(Some(scored))
     }
 
     /// The approximate score of one row.
@@ -469,13 +519,22 @@ fn idot(a: &[i8], b: &[i8]) -> i32 {
 
 /// Keeps the `k` highest scores, sorted best first; ties go to the lower rid, so the order
 /// does not depend on where a row happens to sit in the matrix.
+#[cfg(test)]
 pub(crate) fn top_k(scored: &mut Vec<(i64, f32)>, k: usize) {
-    let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if scored.len() > k {
-        scored.select_nth_unstable_by(k - 1, order);
+        scored.select_nth_unstable_by(k - 1, best_order);
         scored.truncate(k);
     }
-    scored.sort_unstable_by(order);
+    best_first(scored);
+}
+
+/// Sorts best first: higher score first, ties to the lower rid.
+fn best_first(scored: &mut [(i64, f32)]) {
+    scored.sort_unstable_by(best_order);
+}
+
+fn best_order(a: &(i64, f32), b: &(i64, f32)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
 /// Dot product with eight independent accumulators, so the loop vectorises without

@@ -1,7 +1,6 @@
-//! Hybrid retrieval over memories: FTS5 BM25 top-N and exact vector top-N, fused with
-//! reciprocal rank fusion, `score = Σ 1 / (60 + rank)` over the lists a memory appears in
-//! (rank from 1). A memory found by both retrievers therefore outscores any memory found by
-//! one at the same ranks, and a memory found by neither is not returned.
+//! Hybrid retrieval over memories: FTS5 BM25 top-N and exact vector top-N, joined by a weighted
+//! sum of each list's standardised scores after one round of pseudo-relevance feedback on the
+//! vector side ([`crate::memory_fusion`]). A memory found by neither retriever is not returned.
 
 use std::collections::{HashMap, HashSet};
 
@@ -16,10 +15,13 @@ use crate::memory::{
 };
 use aria_api::cosine;
 
+use crate::memory_fusion::{FEEDBACK_DOCS, fuse, standardises};
 use crate::memory_index::{Residence, RowMeta, VectorIndex, VectorSource};
 use crate::store::Store;
 
-/// The RRF constant (Cormack et al. 2009; seed 000 and the design fix k = 60).
+/// The reciprocal-rank constant (Cormack et al. 2009; seed 000 and the design fix k = 60). The
+/// fusion no longer ranks by it; [`crate::memory_fusion::rank_relevance`] still reports a hit's
+/// ranks through it (1.0 for first in every list).
 pub const RRF_K: f64 = 60.0;
 
 /// How many memories each retriever hands to the fusion by default. A memory that one retriever
@@ -161,7 +163,7 @@ impl<'a> MemoryQuery<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextCandidates {
     key: TextKey,
-    rids: Vec<i64>,
+    rids: Vec<(i64, f64)>,
 }
 
 /// What the BM25 candidates depend on.
@@ -182,11 +184,12 @@ impl TextKey {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryHit {
     pub memory: Memory,
-    /// The fused RRF score.
+    /// The fused score: the weighted sum of the hit's standardised BM25 score and vector
+    /// similarity ([`crate::memory_fusion`]); only its order means something.
     pub score: f64,
     /// Rank in the BM25 list (from 1), when it was there.
     pub text_rank: Option<usize>,
-    /// Rank in the vector list (from 1), when it was there.
+    /// Rank in the vector list (from 1, after feedback in a hybrid search), when it was there.
     pub vector_rank: Option<usize>,
     /// Cosine similarity to the query, when found by the vector search.
     pub similarity: Option<f32>,
@@ -246,13 +249,13 @@ impl Store {
     fn search(
         &self,
         query: &MemoryQuery<'_>,
-        mut ahead: Option<Vec<i64>>,
+        mut ahead: Option<Vec<(i64, f64)>>,
     ) -> Result<Vec<MemoryHit>, StoreError> {
         let n = query.depth();
         let conn = self.conn();
         let wants_text = query.mode != SearchMode::Vector;
         // BM25 runs on this thread while other threads scan the vectors (unless it ran ahead).
-        let mut text: Option<Result<Vec<i64>, StoreError>> = None;
+        let mut text: Option<Result<Vec<(i64, f64)>, StoreError>> = None;
         let mut run_text = || {
             if wants_text {
                 text = Some(match ahead.take() {
@@ -261,15 +264,39 @@ impl Store {
                 });
             }
         };
-        let vector = match (query.mode, query.embedding) {
+        let (pool, generation) = match (query.mode, query.embedding) {
             (SearchMode::Text, _) | (_, None) => {
                 run_text();
-                Vec::new()
+                (Vec::new(), None)
             }
-            (_, Some(e)) => self.vector_candidates(&conn, e, &query.filter, n, &mut run_text)?,
+            (_, Some(e)) => {
+                let (pool, generation) =
+                    self.vector_candidates(&conn, e, &query.filter, n, &mut run_text)?;
+                (pool, Some(generation))
+            }
         };
         let text = text.transpose()?.unwrap_or_default();
-        let fused = fuse(&text, &vector, query.limit);
+        let mut vector: Vec<(i64, f32)> = pool.iter().take(n).copied().collect();
+        let mut fed_back = false;
+        if let (SearchMode::Hybrid, Some(e), Some(generation)) =
+            (query.mode, query.embedding, generation)
+            && standardises(text.len(), vector.len())
+        {
+            let top: Vec<i64> =
+                fuse(&text, &vector, FEEDBACK_DOCS).iter().map(|f| f.rid).collect();
+            if let Some(again) = self.vector_feedback(&conn, e, generation, &top, &pool)? {
+                vector = again.into_iter().take(n).collect();
+                fed_back = true;
+            }
+        }
+        let mut fused = fuse(&text, &vector, query.limit);
+        if fed_back {
+            // Ranked by the fed-back query; a hit's similarity stays the one to the query.
+            let to_query: HashMap<i64, f32> = pool.iter().copied().collect();
+            for f in fused.iter_mut().filter(|f| f.similarity.is_some()) {
+                f.similarity = to_query.get(&f.rid).copied();
+            }
+        }
         let rows = rows_by_rid(&conn, fused.iter().map(|f| f.rid))?;
         // The rows as they are now: one forgotten, archived or re-filed since its candidate list
         // was made (BM25 computed ahead, a write from another process) is not returned.
@@ -339,7 +366,7 @@ impl Store {
             }));
         }
         let Some(e) = embedding else { return Ok(None) };
-        let best = self.vector_candidates(&conn, e, filter, 1, &mut || {})?;
+        let (best, _) = self.vector_candidates(&conn, e, filter, 1, &mut || {})?;
         let Some(&(rid, similarity)) = best.first().filter(|b| b.1 >= min_similarity) else {
             return Ok(None);
         };
@@ -379,8 +406,10 @@ impl Store {
         })
     }
 
-    /// The vector top-`n`, from this process's index, (re)loaded when it is of another model or
-    /// another process changed the vectors since it was loaded.
+    /// The vector search's rescored candidates, best first (the top `n` first, see
+    /// [`VectorIndex::search_alongside`]), from this process's index, (re)loaded when it is of
+    /// another model or another process changed the vectors since it was loaded; and the
+    /// generation they were read at.
     fn vector_candidates(
         &self,
         conn: &Connection,
@@ -388,7 +417,7 @@ impl Store {
         filter: &MemoryFilter,
         n: usize,
         alongside: &mut dyn FnMut(),
-    ) -> Result<Vec<(i64, f32)>, StoreError> {
+    ) -> Result<(Vec<(i64, f32)>, i64), StoreError> {
         // One read transaction: the generation, and the vectors a rescore reads, agree.
         let tx = conn.unchecked_transaction().map_err(sql("starting a vector search"))?;
         let current = generation(&tx)?;
@@ -400,7 +429,7 @@ impl Store {
         if !fresh {
             *slot = Some(load_index(&tx, e.model, residence)?);
         }
-        let Some(index) = slot.as_ref() else { return Ok(Vec::new()) };
+        let Some(index) = slot.as_ref() else { return Ok((Vec::new(), current)) };
         if index.len() > 0 && index.dims != e.vector.len() {
             return Err(StoreError::InvalidMemory(format!(
                 "the query vector has {} dimensions but `{}` vectors in the store have {}; \
@@ -411,7 +440,31 @@ impl Store {
             )));
         }
         let mut source = StoredVectors { conn: &tx, model: e.model, buffer: Vec::new() };
-        index.search_alongside(e.vector, n, &|m| filter.keeps(m), &mut source, alongside)
+        let pool =
+            index.search_alongside(e.vector, n, &|m| filter.keeps(m), &mut source, alongside)?;
+        Ok((pool, current))
+    }
+
+    /// The candidates `pool` ranked again with the vectors of `top` fed back into the query
+    /// ([`VectorIndex::feedback`]); `None` when the index is no longer the one the candidates
+    /// came from (a write in between) or has none of `top`'s vectors.
+    fn vector_feedback(
+        &self,
+        conn: &Connection,
+        e: Embedding<'_>,
+        generation: i64,
+        top: &[i64],
+        pool: &[(i64, f32)],
+    ) -> Result<Option<Vec<(i64, f32)>>, StoreError> {
+        let slot = self.vector_index();
+        let Some(index) =
+            slot.as_ref().filter(|i| i.model == e.model && i.generation == generation)
+        else {
+            return Ok(None);
+        };
+        let pool: Vec<i64> = pool.iter().map(|p| p.0).collect();
+        let mut source = StoredVectors { conn, model: e.model, buffer: Vec::new() };
+        index.feedback(e.vector, top, &pool, &mut source)
     }
 
     /// Reads, inside a write transaction, what the index needs to follow the write.
@@ -502,7 +555,7 @@ fn text_candidates(
     text: &str,
     filter: &MemoryFilter,
     n: usize,
-) -> Result<Vec<i64>, StoreError> {
+) -> Result<Vec<(i64, f64)>, StoreError> {
     let words = query_words(text);
     if words.is_empty() {
         return Ok(Vec::new());
@@ -539,7 +592,7 @@ fn text_candidates(
             let rows = stmt
                 .query_map(
                     params![
-                        json!(ranked).to_string(),
+                        json!(ranked.iter().map(|r| r.0).collect::<Vec<_>>()).to_string(),
                         statuses,
                         kinds,
                         categories,
@@ -551,7 +604,8 @@ fn text_candidates(
                 .map_err(sql("filtering the text search"))?;
             rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))?
         };
-        let kept: Vec<i64> = ranked.into_iter().filter(|r| keep.contains(r)).take(n).collect();
+        let kept: Vec<(i64, f64)> =
+            ranked.into_iter().filter(|r| keep.contains(&r.0)).take(n).collect();
         if kept.len() >= n || exhausted {
             return Ok(kept);
         }
@@ -574,21 +628,30 @@ fn is_common(conn: &Connection, word: &str) -> Result<bool, StoreError> {
     Ok(usize::try_from(count).unwrap_or(usize::MAX) > COMMON_WORD_ROWS)
 }
 
-/// The BM25 top-`fetch` over every matching row.
-fn ranked_all(conn: &Connection, fts: &str, fetch: usize) -> Result<Vec<i64>, StoreError> {
+/// The BM25 top-`fetch` over every matching row, as (rid, BM25 score: higher is better).
+fn ranked_all(conn: &Connection, fts: &str, fetch: usize) -> Result<Vec<(i64, f64)>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?1 ORDER BY rank \
+             LIMIT ?2",
         )
         .map_err(sql("preparing the text search"))?;
+    // FTS5's rank is bm25(), lower for better matches.
     let rows = stmt
-        .query_map(params![fts, i64::try_from(fetch).unwrap_or(i64::MAX)], |r| r.get(0))
+        .query_map(params![fts, i64::try_from(fetch).unwrap_or(i64::MAX)], |r| {
+            Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+        })
         .map_err(sql("running the text search"))?;
     rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))
 }
 
-/// The BM25 top-`fetch` among the newest [`COMMON_WORD_ROWS`] matching rows.
-fn ranked_newest(conn: &Connection, fts: &str, fetch: usize) -> Result<Vec<i64>, StoreError> {
+/// The BM25 top-`fetch` among the newest [`COMMON_WORD_ROWS`] matching rows, as (rid, BM25
+/// score: higher is better).
+fn ranked_newest(
+    conn: &Connection,
+    fts: &str,
+    fetch: usize,
+) -> Result<Vec<(i64, f64)>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
             "SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?1 \
@@ -603,7 +666,7 @@ fn ranked_newest(conn: &Connection, fts: &str, fetch: usize) -> Result<Vec<i64>,
         rows.collect::<Result<_, _>>().map_err(sql("reading a text search result"))?;
     // bm25() is lower for better matches; ties go to the newer row.
     scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
-    Ok(scored.into_iter().take(fetch).map(|(rid, _)| rid).collect())
+    Ok(scored.into_iter().take(fetch).map(|(rid, bm25)| (rid, -bm25)).collect())
 }
 
 const STOP_WORDS: &[&str] = &[
@@ -639,42 +702,6 @@ fn query_words(text: &str) -> Vec<String> {
 /// `"w1" OR "w2" …`.
 fn or_query<S: AsRef<str>>(words: &[S]) -> String {
     words.iter().map(|w| format!("\"{}\"", w.as_ref())).collect::<Vec<_>>().join(" OR ")
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Fused {
-    pub rid: i64,
-    pub score: f64,
-    pub text_rank: Option<usize>,
-    pub vector_rank: Option<usize>,
-    pub similarity: Option<f32>,
-}
-
-/// Reciprocal rank fusion of two ranked lists, best first, at most `limit`.
-pub(crate) fn fuse(text: &[i64], vector: &[(i64, f32)], limit: usize) -> Vec<Fused> {
-    let mut by_rid: HashMap<i64, Fused> = HashMap::new();
-    for (i, &rid) in text.iter().enumerate() {
-        let f = by_rid.entry(rid).or_insert_with(|| blank(rid));
-        f.text_rank = Some(i + 1);
-        f.score += 1.0 / (RRF_K + (i + 1) as f64);
-    }
-    for (i, &(rid, sim)) in vector.iter().enumerate() {
-        let f = by_rid.entry(rid).or_insert_with(|| blank(rid));
-        f.vector_rank = Some(i + 1);
-        f.similarity = Some(sim);
-        f.score += 1.0 / (RRF_K + (i + 1) as f64);
-    }
-    let mut fused: Vec<Fused> = by_rid.into_values().collect();
-    let best_rank = |f: &Fused| f.text_rank.into_iter().chain(f.vector_rank).min().unwrap_or(0);
-    fused.sort_by(|a, b| {
-        b.score.total_cmp(&a.score).then(best_rank(a).cmp(&best_rank(b))).then(a.rid.cmp(&b.rid))
-    });
-    fused.truncate(limit);
-    fused
-}
-
-fn blank(rid: i64) -> Fused {
-    Fused { rid, score: 0.0, text_rank: None, vector_rank: None, similarity: None }
 }
 
 fn meta_of(status: &str, kind: &str, categories: &str, private: bool) -> Option<RowMeta> {

@@ -653,3 +653,41 @@ fn private_memories_are_kept_out_of_searches_that_exclude_them_in_every_retrieve
         assert_eq!(ids, vec![open.id.clone()], "{residence:?}");
     }
 }
+
+#[test]
+fn hybrid_search_feeds_the_top_memories_back_into_the_query_vector() {
+    for residence in [crate::Residence::Ram, crate::Residence::Sqlite] {
+        let store = store();
+        store.set_memory_vector_residence(residence);
+        // Every text has the query word once and the same length: BM25 cannot tell them apart,
+        // so the order is the vectors'.
+        let mut add_v = |name: &str, v: [f32; 4]| add(&store, &format!("alpha {name}"), Some(&v));
+        for (i, name) in ["one", "two", "three"].iter().enumerate() {
+            add_v(name, [0.9, 0.43 + 0.003 * i as f32, 0.0, 0.0]);
+        }
+        // Like the top three, but further from the query than `dis`.
+        add_v("like", [0.55, 0.835, 0.0, 0.0]);
+        add_v("dis", [0.6, 0.0, 0.8, 0.0]);
+        for i in 0..9 {
+            add_v(&format!("filler{i}"), [0.3, 0.0, 0.01 * i as f32, 0.95]);
+        }
+        let q = Embedding { model: M, vector: &[1.0, 0.0, 0.0, 0.0] };
+        let mut query = MemoryQuery::new("alpha", Some(q), 14);
+        query.mode = SearchMode::Vector;
+        let top = |hits: &[crate::MemoryHit]| {
+            let mut first: Vec<&str> = ids(hits)[..3].to_vec();
+            first.sort_unstable();
+            assert_eq!(first, ["alpha one", "alpha three", "alpha two"]);
+            ids(hits)[3..5].join(",")
+        };
+        assert_eq!(top(&store.memory_search(&query).unwrap()), "alpha dis,alpha like");
+        query.mode = SearchMode::Hybrid;
+        let hits = store.memory_search(&query).unwrap();
+        assert_eq!(top(&hits), "alpha like,alpha dis", "{residence:?}");
+        // The similarity shown is still the one to the query itself.
+        let like = hits.iter().find(|h| h.memory.content == "alpha like").unwrap();
+        let cos = 0.55 / (0.55f32 * 0.55 + 0.835 * 0.835).sqrt();
+        assert!((like.similarity.unwrap() - cos).abs() < 1e-4, "{:?}", like.similarity);
+        assert_eq!(hits.len(), 14);
+    }
+}

@@ -190,15 +190,16 @@ fn memory_json(m: &Memory) -> Value {
 
 /// A hit's fused score as a relevance a person can read: 0–100, where 100 is first in every
 /// list that was searched (reciprocal rank fusion, k = 60: one list gives at most 1/61).
-fn relevance(score: f64, lists: usize) -> u32 {
-    let best = lists.max(1) as f64 / 61.0;
-    ((score / best) * 100.0).round().clamp(0.0, 100.0) as u32
+/// A hit's ranks as a percentage: 100 for a memory every list put first.
+fn relevance(h: &MemoryHit, lists: usize) -> u32 {
+    let share = aria_store::rank_relevance(h.text_rank, h.vector_rank, lists);
+    (share * 100.0).round().clamp(0.0, 100.0) as u32
 }
 
 fn hit_json(h: &MemoryHit, lists: usize) -> Value {
     let mut v = memory_json(&h.memory);
     v["score"] = json!(h.score);
-    v["relevance"] = json!(relevance(h.score, lists));
+    v["relevance"] = json!(relevance(h, lists));
     v["text_rank"] = json!(h.text_rank);
     v["vector_rank"] = json!(h.vector_rank);
     v["similarity"] = json!(h.similarity);
@@ -283,7 +284,7 @@ fn print_hits(hits: &[MemoryHit], lists: usize, as_json: bool) -> CliResult<u8> 
             println!(
                 "{:>4}  {:>9}  {}  {}{}",
                 i + 1,
-                relevance(h.score, lists),
+                relevance(h, lists),
                 h.memory.id,
                 private_mark(&h.memory),
                 one_line(&h.memory.content, 100)
@@ -307,7 +308,7 @@ fn search_many(ctx: &Ctx, path: &Path, limit: usize, mode: SearchMode) -> CliRes
             .iter()
             .map(|h| {
                 json!({
-                    "id": h.memory.id, "score": h.score, "relevance": relevance(h.score, lists),
+                    "id": h.memory.id, "score": h.score, "relevance": relevance(h, lists),
                     "text_rank": h.text_rank, "vector_rank": h.vector_rank,
                     "similarity": h.similarity,
                 })

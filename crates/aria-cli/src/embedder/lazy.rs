@@ -2,7 +2,8 @@
 //! `aria chat`/`aria run`; loading the model (~0.5 s) only pays off when a memory search or a
 //! memory write actually embeds something, so the weights are read then, once, off the async
 //! runtime's threads. The model id and dimension count are known before that from the model's
-//! `config.json`, so the store can check vectors against them without loading anything.
+//! `config.json` (or its pack's header), so the store can check vectors against them without
+//! loading anything.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -27,30 +28,17 @@ struct Inner {
     loaded: Mutex<Option<LocalEmbedderHandle>>,
 }
 
-#[derive(Debug, serde::Deserialize)]
-struct ModelConfig {
-    hidden_size: usize,
-}
-
 impl LazyLocalEmbedder {
-    /// Reads only `dir/config.json` (for the dimension count); the weights wait for first use.
+    /// Reads only the dimension count (`dir/config.json`, or the pack's header); the weights
+    /// wait for first use.
     pub fn new(dir: PathBuf, name: &str) -> Result<LazyLocalEmbedder, EmbedError> {
-        let path = dir.join("config.json");
-        let bad = |why: String| EmbedError::Config {
-            message: format!(
-                "{}: {why}; `aria model pull {name}` fetches it again",
-                path.display()
-            ),
-        };
-        let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
-        let config: ModelConfig = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
-        if config.hidden_size == 0 {
-            return Err(bad("hidden_size is 0".into()));
-        }
+        let dims = aria_local::embedding_dims(&dir).map_err(|e| EmbedError::Config {
+            message: format!("{e}; `aria model pull {name}` fetches it again"),
+        })?;
         Ok(LazyLocalEmbedder {
             inner: Arc::new(Inner { dir, name: name.to_owned(), loaded: Mutex::new(None) }),
             model_id: format!("local:{name}"),
-            dims: config.hidden_size,
+            dims,
         })
     }
 
@@ -147,6 +135,22 @@ mod tests {
         assert!(!lazy.is_loaded());
         let again = lazy.embed(&["hello".to_owned()]).await.unwrap_err();
         assert_eq!(again.kind(), "model");
+    }
+
+    #[test]
+    fn a_packs_dimensions_come_from_its_header_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = br#"{"format": 1, "arch": {"hidden": 384}}"#;
+        let mut pack = b"HMSEMB01".to_vec();
+        pack.extend((header.len() as u64).to_le_bytes());
+        pack.extend(header);
+        // No tokenizer, no tensors: only the header is read until the first embed.
+        std::fs::write(dir.path().join("toy.hmsemb"), pack).unwrap();
+        let lazy = LazyLocalEmbedder::new(dir.path().to_path_buf(), "toy").unwrap();
+        assert_eq!(lazy.dims(), 384);
+        std::fs::write(dir.path().join("toy.hmsemb"), b"HMSEMB01").unwrap();
+        let err = LazyLocalEmbedder::new(dir.path().to_path_buf(), "toy").unwrap_err();
+        assert_eq!(err.kind(), "config", "{err}");
     }
 
     #[test]
