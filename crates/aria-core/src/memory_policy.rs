@@ -14,8 +14,8 @@ use std::collections::HashSet;
 
 use crate::memory::MemoryHit;
 
-/// The default similarity floor of automatic recall, for the embedded embedder,
-/// all-MiniLM-L6-v2. Measured with `aria memories search --json` on eight everyday memories
+/// The similarity floor of automatic recall for the embedded all-MiniLM-L6-v2 (and for any
+/// embedder without a floor of its own). Measured with `aria memories search --json` on eight everyday memories
 /// and ten messages: a message about something else scored at most 0.18 against any of them
 /// ("Tell me a joke", "hello", "write a haiku about autumn"); the memory a message was about
 /// scored 0.35 to 0.69 ("When do we ship to production?" against "The user deploys on

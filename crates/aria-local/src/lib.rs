@@ -44,8 +44,8 @@ mod quant;
 mod rope;
 
 pub use catalog::{
-    CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, GRANITE_EMBEDDING_MODEL,
-    InstallState, InstalledModel, ModelCatalog, ModelFile, ModelKind, Part, QWEN_0_5B_CHAT_MODEL,
+    CatalogEntry, DEFAULT_CHAT_MODEL, DEFAULT_EMBEDDING_MODEL, InstallState, InstalledModel,
+    MINILM_EMBEDDING_MODEL, ModelCatalog, ModelFile, ModelKind, Part, QWEN_0_5B_CHAT_MODEL,
     RECOMMENDED_CHAT_MODEL, Source, list,
 };
 pub use embed::{EMBED_BATCH, EmbedPlan, LocalEmbedder, cosine, embedding_dims};

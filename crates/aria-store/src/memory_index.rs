@@ -249,10 +249,10 @@ impl VectorIndex {
         Ok(pool)
     }
 
-    /// Every row the search rescored exactly, best first: its first `k` entries are
-    /// [`VectorIndex::search`]'s answer, the rest the other candidates of the first pass (at
-    /// most `OVERSAMPLE · k` or [`MIN_CANDIDATES`] in all, unless near-ties made it rescore
-    /// more), which pseudo-relevance feedback ranks again ([`VectorIndex::feedback`]). Runs
+    /// The best rows the search rescored exactly, best first: its first `k` entries are
+    /// [`VectorIndex::search`]'s answer, the rest the next best candidates (`OVERSAMPLE · k` or
+    /// [`MIN_CANDIDATES`] rows in all, whichever is more, when there are that many), which
+    /// pseudo-relevance feedback ranks again ([`VectorIndex::feedback`]). Runs
     /// `alongside` exactly once on the calling thread while other threads do the first pass
     /// (the hybrid search runs BM25 there): on two cores the two retrievers overlap instead of
     /// queueing.
@@ -309,7 +309,9 @@ impl VectorIndex {
             .filter(|&slot| self.approx(&query, slot) + bound(self.errors[slot]) >= t)
             .collect();
         scored.extend(self.rescore(&q, &rest, source)?);
-        best_first(&mut scored);
+        // Near-ties can rescore thousands: the pool stays the first pass's size, and is
+        // selected before it is sorted.
+        top_k(&mut scored, m.max(k));
         Ok(scored)
     }
 
@@ -519,7 +521,6 @@ fn idot(a: &[i8], b: &[i8]) -> i32 {
 
 /// Keeps the `k` highest scores, sorted best first; ties go to the lower rid, so the order
 /// does not depend on where a row happens to sit in the matrix.
-#[cfg(test)]
 pub(crate) fn top_k(scored: &mut Vec<(i64, f32)>, k: usize) {
     if scored.len() > k {
         scored.select_nth_unstable_by(k - 1, best_order);

@@ -282,8 +282,7 @@ impl Store {
             (query.mode, query.embedding, generation)
             && standardises(text.len(), vector.len())
         {
-            let top: Vec<i64> =
-                fuse(&text, &vector, FEEDBACK_DOCS).iter().map(|f| f.rid).collect();
+            let top: Vec<i64> = fuse(&text, &vector, FEEDBACK_DOCS).iter().map(|f| f.rid).collect();
             if let Some(again) = self.vector_feedback(&conn, e, generation, &top, &pool)? {
                 vector = again.into_iter().take(n).collect();
                 fed_back = true;

@@ -661,7 +661,7 @@ fn hybrid_search_feeds_the_top_memories_back_into_the_query_vector() {
         store.set_memory_vector_residence(residence);
         // Every text has the query word once and the same length: BM25 cannot tell them apart,
         // so the order is the vectors'.
-        let mut add_v = |name: &str, v: [f32; 4]| add(&store, &format!("alpha {name}"), Some(&v));
+        let add_v = |name: &str, v: [f32; 4]| add(&store, &format!("alpha {name}"), Some(&v));
         for (i, name) in ["one", "two", "three"].iter().enumerate() {
             add_v(name, [0.9, 0.43 + 0.003 * i as f32, 0.0, 0.0]);
         }

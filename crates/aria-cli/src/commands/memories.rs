@@ -264,7 +264,23 @@ fn search(ctx: &Ctx, query: &str, limit: usize, as_json: bool, mode: SearchMode)
     let (hits, lists) = run_search(ctx, query, vector, limit, mode)?;
     let ids: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
     ctx.store.memory_touch(&ids)?;
+    if let (Some(model), Some(_)) = (ctx.model(), vector) {
+        warn_unembedded(ctx, model)?;
+    }
     print_hits(&hits, lists, as_json)
+}
+
+/// Says on stderr when some memories have no vector of `model` (stored with another embedder,
+/// e.g. all-MiniLM-L6-v2 before granite became the default, or before an embedder was set):
+/// the vector half of a search cannot find them until they are embedded.
+fn warn_unembedded(ctx: &Ctx, model: &str) -> CliResult<()> {
+    if !ctx.store.memory_missing_embeddings(model, 1)?.is_empty() {
+        eprintln!(
+            "note: some memories have no vector of {model} yet, so this search found them by \
+             their words only; `aria memories reindex` embeds them"
+        );
+    }
+    Ok(())
 }
 
 /// A search's hits, best first, as JSON or a table (`lists`: how many ranked lists were fused).

@@ -3,25 +3,26 @@
 //! ```toml
 //! [memory]
 //! embedder = "local"            # local (default), ollama, openai, or none (BM25 only)
-//! embedding_model = "all-minilm-l6-v2"
+//! embedding_model = "granite-embedding-30m-english"   # or all-minilm-l6-v2
 //! embedding_base_url = "http://127.0.0.1:11434"   # ollama / openai only
 //! embedding_dims = 768          # ollama / openai: needed for models ARIA does not know
 //! embedding_batch = 64          # texts per embedding call
 //! extract = true                # mine finished turns for memories (off in --dry-run/read_only)
 //! vectors = "ram"               # ram (fastest search) or sqlite (a quarter of the memory)
 //! recall_limit = 8              # at most this many memories recalled into one request
-//! recall_min_similarity = 0.3   # a recalled memory's cosine similarity to the message
+//! recall_min_similarity = 0.66  # a recalled memory's cosine similarity to the message
 //! ```
 //!
 //! Automatic recall sends a memory with a request only when it is relevant: its vector at least
 //! `recall_min_similarity` from the message's (or, with no vectors, a full-text match), at most
 //! `recall_limit` of them, at most 2,000 tokens. The default floor depends on the embedder
-//! (its scores for unrelated text differ): 0.3 for the embedded all-MiniLM-L6-v2 and for
-//! OpenAI's models, 0.66 for the embedded granite-embedding-30m-english (it scores unrelated text
-//! up to about 0.64), 0.5 for Ollama's (nomic-embed-text scores unrelated text around 0.4).
+//! (its scores for unrelated text differ): 0.66 for the embedded granite-embedding-30m-english
+//! (it scores unrelated text up to about 0.64), 0.3 for the embedded all-MiniLM-L6-v2 and for
+//! OpenAI's models, 0.5 for Ollama's (nomic-embed-text scores unrelated text around 0.4).
 //!
-//! `embedding_model = "granite-embedding-30m-english"` chooses the stronger embedded search
-//! embedder (`aria model pull granite-embedding-30m-english`, then `aria memories reindex`).
+//! Changing `embedding_model` (or moving from all-MiniLM-L6-v2, the default before granite)
+//! leaves the stored memories without vectors of the new model until `aria memories reindex`
+//! embeds them; until then search finds them by their words only.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +31,8 @@ use super::{ConfigError, ProviderConfig};
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawMemory {
-    /// `local` (the embedded all-MiniLM-L6-v2; default), `ollama`, `openai` or `none`.
+    /// `local` (the embedded granite-embedding-30m-english; default), `ollama`, `openai` or
+    /// `none`.
     pub embedder: Option<String>,
     /// The embedding model: a catalog name for `local`, the server's model name otherwise.
     pub embedding_model: Option<String>,
@@ -104,8 +106,9 @@ pub enum VectorResidence {
 }
 
 /// The default embedded embedding model (a catalog name in `aria-local`).
-pub const DEFAULT_LOCAL_EMBEDDING_MODEL: &str = "all-minilm-l6-v2";
-/// The stronger embedded search embedder (a catalog name in `aria-local`).
+pub const DEFAULT_LOCAL_EMBEDDING_MODEL: &str = GRANITE_LOCAL_EMBEDDING_MODEL;
+/// granite-embedding-30m-english (a catalog name in `aria-local`): the default, with its own
+/// recall floor.
 pub const GRANITE_LOCAL_EMBEDDING_MODEL: &str = "granite-embedding-30m-english";
 pub const DEFAULT_OLLAMA_EMBEDDING_MODEL: &str = "nomic-embed-text";
 pub const DEFAULT_OPENAI_EMBEDDING_MODEL: &str = "text-embedding-3-small";

@@ -145,7 +145,9 @@ fn model_list_shows_the_catalog_and_install_state() {
     let names: Vec<&str> =
         rows.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert!(
-        names.contains(&"smollm2-135m-instruct") && names.contains(&"all-minilm-l6-v2"),
+        names.contains(&"smollm2-135m-instruct")
+            && names.contains(&"granite-embedding-30m-english")
+            && names.contains(&"all-minilm-l6-v2"),
         "{names:?}"
     );
     assert!(rows.as_array().unwrap().iter().all(|r| r["state"] == "not installed"), "{rows}");

@@ -183,17 +183,23 @@ fn reindex_embeds_what_another_embedder_left_without_vectors() {
     std::fs::write(&file, lines.join("\n")).unwrap();
     ok(&run(&aria, &bm25_only, &["import", file.to_str().unwrap()]));
     let config = ollama_embedder(&aria, &server);
-    let hits = json_of(&run(&aria, &config, &["search", "note 7", "--json"]));
+    let before = run(&aria, &config, &["search", "note 7", "--json"]);
+    let hits = json_of(&before);
     assert!(hits.as_array().unwrap().iter().all(|h| h["vector_rank"].is_null()), "no vectors yet");
+    let note = "some memories have no vector of ollama:mock-model yet";
+    assert!(text(&before.stderr).contains(note), "{}", text(&before.stderr));
+    assert!(text(&before.stderr).contains("`aria memories reindex` embeds them"));
     let out = ok(&run(&aria, &config, &["reindex"]));
     assert!(out.contains("reindexed 40 memories with ollama:mock-model"), "{out}");
     assert!(
         ok(&run(&aria, &config, &["reindex"])).contains("reindexed 0 memories"),
         "resumable: nothing left"
     );
-    let hits = json_of(&run(&aria, &config, &["search", "note 7", "--json"]));
+    let after = run(&aria, &config, &["search", "note 7", "--json"]);
+    let hits = json_of(&after);
     assert_eq!(hits[0]["id"], "n7");
     assert!(hits[0]["vector_rank"].as_u64().is_some(), "{}", hits[0]);
+    assert!(!text(&after.stderr).contains(note), "every memory has its vector now");
 }
 
 #[test]
@@ -248,10 +254,10 @@ fn wheels_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("aria-wheels"))
 }
 
-/// The default local embedder, pulled offline from the wheel cache into this test's home: a
-/// question that shares no word with the answer still finds it, through the vectors.
+/// The default local embedder (granite), pulled offline from the wheel cache into this test's
+/// home: a question that shares no word with the answer still finds it, through the vectors.
 #[test]
-fn the_embedded_minilm_finds_a_memory_by_meaning() {
+fn the_embedded_default_embedder_finds_a_memory_by_meaning() {
     let wheels = wheels_dir();
     assert!(
         std::fs::read_dir(&wheels).map(|d| d.flatten().count() > 0).unwrap_or(false),

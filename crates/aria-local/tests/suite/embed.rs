@@ -3,7 +3,7 @@
 
 use aria_local::cosine;
 
-use super::support::embedder;
+use super::support::minilm as embedder;
 
 fn embed(texts: &[&str]) -> Vec<Vec<f32>> {
     embedder().embed(&texts.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
@@ -109,10 +109,10 @@ fn embeddings_match_an_independent_numpy_reference() {
 #[test]
 fn the_async_handle_matches_the_blocking_embedder() {
     use aria_api::Embedder;
-    let dir = super::support::models_dir().join(aria_local::DEFAULT_EMBEDDING_MODEL);
+    let dir = super::support::models_dir().join(aria_local::MINILM_EMBEDDING_MODEL);
     let handle = aria_local::LocalEmbedderHandle::new(
         std::sync::Arc::new(aria_local::LocalEmbedder::load(&dir).unwrap()),
-        aria_local::DEFAULT_EMBEDDING_MODEL,
+        aria_local::MINILM_EMBEDDING_MODEL,
     );
     assert_eq!(handle.model_id(), "local:all-minilm-l6-v2");
     assert_eq!(handle.dims(), 384);
@@ -133,7 +133,7 @@ fn the_async_handle_matches_the_blocking_embedder() {
 fn candle_reference(texts: &[String]) -> Vec<Vec<f32>> {
     use candle_core::{DType, Device, Tensor};
     use candle_transformers::models::bert::{BertModel, Config};
-    let dir = super::support::models_dir().join(aria_local::DEFAULT_EMBEDDING_MODEL);
+    let dir = super::support::models_dir().join(aria_local::MINILM_EMBEDDING_MODEL);
     let config: Config =
         serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
     let weights = std::fs::read(dir.join("model.safetensors")).unwrap();

