@@ -98,7 +98,13 @@ pub(crate) struct Pack {
 pub(crate) fn read_dims(path: &Path) -> Result<usize, LocalError> {
     use std::io::Read;
     let bad = |message: String| LocalError::BadModel { path: path.to_owned(), message };
-    let io = |e| LocalError::io("could not read the embedding model file", path.to_owned(), e);
+    let io = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            bad("the file ends inside its header; it is cut short or damaged".into())
+        } else {
+            LocalError::io("could not read the embedding model file", path.to_owned(), e)
+        }
+    };
     let mut file = std::fs::File::open(path).map_err(io)?;
     let mut start = [0u8; 16];
     file.read_exact(&mut start).map_err(io)?;

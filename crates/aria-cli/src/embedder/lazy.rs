@@ -151,6 +151,7 @@ mod tests {
         std::fs::write(dir.path().join("toy.hmsemb"), b"HMSEMB01").unwrap();
         let err = LazyLocalEmbedder::new(dir.path().to_path_buf(), "toy").unwrap_err();
         assert_eq!(err.kind(), "config", "{err}");
+        assert!(err.to_string().contains("cut short"), "{err}");
     }
 
     #[test]
