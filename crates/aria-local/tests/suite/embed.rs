@@ -48,11 +48,7 @@ fn related_sentences_score_higher_than_unrelated_ones() {
             "My favourite colour is green.",
         ),
     ];
-    for (a, related, unrelated) in triples {
-        let v = embed(&[a, related, unrelated]);
-        let (r, u) = (cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
-        assert!(r > u + 0.1, "{a:?}: related {r} vs unrelated {u}");
-    }
+    super::support::assert_related_above_unrelated(embedder(), &triples);
 }
 
 #[test]

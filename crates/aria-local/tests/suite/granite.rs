@@ -53,11 +53,7 @@ fn related_sentences_score_higher_than_unrelated_ones() {
         ("How do I reset my password?", "I forgot my login credentials.", "The recipe needs eggs."),
         ("It is raining heavily in London.", "London weather: storms.", "My favourite colour."),
     ];
-    for (a, related, unrelated) in triples {
-        let v = embed(&[a, related, unrelated]);
-        let (r, u) = (cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
-        assert!(r > u + 0.1, "{a:?}: related {r} vs unrelated {u}");
-    }
+    super::support::assert_related_above_unrelated(granite(), &triples);
 }
 
 #[test]

@@ -117,3 +117,14 @@ pub fn granite() -> &'static LocalEmbedder {
         LocalEmbedder::load(&models_dir().join(aria_local::DEFAULT_EMBEDDING_MODEL)).unwrap()
     })
 }
+
+/// Asserts that each first sentence is closer (by more than 0.1) to the second than to the
+/// third under `embedder`.
+pub fn assert_related_above_unrelated(embedder: &LocalEmbedder, triples: &[(&str, &str, &str)]) {
+    for &(a, related, unrelated) in triples {
+        let texts = [a, related, unrelated].map(str::to_owned);
+        let v = embedder.embed(&texts).unwrap();
+        let (r, u) = (aria_local::cosine(&v[0], &v[1]), aria_local::cosine(&v[0], &v[2]));
+        assert!(r > u + 0.1, "{a:?}: related {r} vs unrelated {u}");
+    }
+}
