@@ -220,7 +220,7 @@ const BUILTIN: &[CatalogEntry] = &[
         },
         license: "Apache-2.0",
         description: "IBM granite-embedding-30m-english sentence embedder, int8 pack (384 \
-                      dimensions, first-token pooling, 512 tokens)",
+                      dimensions, first-token pooling, texts cut at 256 tokens)",
         files: GRANITE_FILES,
     },
     CatalogEntry {

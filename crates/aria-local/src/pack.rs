@@ -90,7 +90,7 @@ pub(crate) struct Pack {
     pub model: Bert,
     pub tokenizer_json: Vec<u8>,
     pub pooling: Pooling,
-    /// Longest input in tokens the model was trained for.
+    /// Longest input in tokens: the model's own, at most [`crate::embed::MAX_TOKENS`].
     pub max_tokens: usize,
 }
 
@@ -267,7 +267,8 @@ pub(crate) fn read(path: &Path, bytes: &[u8]) -> Result<Pack, LocalError> {
     };
     let model = Bert::assemble(path, dims, &get)?;
     let positions = a.max_positions.saturating_sub(a.position_offset);
-    Ok(Pack { model, tokenizer_json, pooling, max_tokens: meta.max_length.min(positions) })
+    let max_tokens = meta.max_length.min(positions).min(crate::embed::MAX_TOKENS);
+    Ok(Pack { model, tokenizer_json, pooling, max_tokens })
 }
 
 /// The pack tensor that holds the BERT tensor `name`, and for a part of a fused query/key/value
