@@ -76,6 +76,7 @@ mod memory_fusion;
 mod memory_index;
 mod memory_schema;
 mod memory_search;
+mod memory_text;
 mod notifications;
 mod outbox;
 mod retention;

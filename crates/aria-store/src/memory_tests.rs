@@ -506,7 +506,7 @@ fn text_query(text: &str, limit: usize) -> MemoryQuery<'_> {
 
 #[test]
 fn a_common_word_is_dropped_from_the_text_query_when_a_rarer_one_is_there() {
-    use crate::memory_search::COMMON_WORD_ROWS;
+    use crate::memory_text::COMMON_WORD_ROWS;
     let store = store();
     // "weather" is in more rows than the common-word threshold, "umbrella" in three.
     let filler: Vec<String> =
@@ -534,7 +534,7 @@ fn a_common_word_is_dropped_from_the_text_query_when_a_rarer_one_is_there() {
 
 #[test]
 fn a_query_of_only_common_words_ranks_the_newest_matching_rows() {
-    use crate::memory_search::COMMON_WORD_ROWS;
+    use crate::memory_text::COMMON_WORD_ROWS;
     let store = store();
     // The best BM25 match of all is the oldest row; later rows push it out of the newest
     // COMMON_WORD_ROWS matches, so it is not scored, while an equally good newer row is.
