@@ -167,10 +167,9 @@ pub fn agent_embedder(config: &crate::config::Config) -> Option<Arc<dyn Embedder
 
 #[cfg(feature = "local")]
 fn local_embedder_present(config: &crate::config::Config, name: &str) -> bool {
-    aria_local::ModelCatalog::builtin().get(name).is_ok_and(|entry| {
-        let dir = entry.dir(&config.provider.models_dir);
-        entry.files.iter().all(|f| dir.join(f.file_name).is_file())
-    })
+    aria_local::ModelCatalog::builtin()
+        .get(name)
+        .is_ok_and(|entry| entry.files_present(&config.provider.models_dir))
 }
 
 #[cfg(not(feature = "local"))]

@@ -94,6 +94,22 @@ pub(crate) struct Pack {
     pub max_tokens: usize,
 }
 
+/// The header's length from a pack's first 16 bytes (magic, then the length), checked against
+/// [`MAX_HEADER`] and `available` (the bytes that follow); the message of what is wrong.
+fn header_len(start: &[u8], available: u64) -> Result<usize, String> {
+    if start.len() < 16 || &start[..8] != MAGIC {
+        return Err("not an embedding model pack (it does not start with HMSEMB01)".into());
+    }
+    let len = u64::from_le_bytes(start[8..16].try_into().unwrap_or([0; 8]));
+    if len > MAX_HEADER || len > available {
+        return Err(format!(
+            "the header claims {len} bytes, more than the file holds; the file is cut short or \
+             damaged (pull the model again)"
+        ));
+    }
+    Ok(len as usize)
+}
+
 /// The vector length (`arch.hidden`) of the pack at `path`, from its header alone.
 pub(crate) fn read_dims(path: &Path) -> Result<usize, LocalError> {
     use std::io::Read;
@@ -108,14 +124,8 @@ pub(crate) fn read_dims(path: &Path) -> Result<usize, LocalError> {
     let mut file = std::fs::File::open(path).map_err(io)?;
     let mut start = [0u8; 16];
     file.read_exact(&mut start).map_err(io)?;
-    if &start[..8] != MAGIC {
-        return Err(bad("not an embedding model pack (it does not start with HMSEMB01)".into()));
-    }
-    let len = u64::from_le_bytes(start[8..16].try_into().unwrap_or([0; 8]));
-    if len > MAX_HEADER {
-        return Err(bad(format!("the header claims {len} bytes; the file is damaged")));
-    }
-    let mut header = vec![0u8; len as usize];
+    let len = header_len(&start, u64::MAX).map_err(bad)?;
+    let mut header = vec![0u8; len];
     file.read_exact(&mut header).map_err(io)?;
     #[derive(Deserialize)]
     struct Dims {
@@ -133,17 +143,8 @@ pub(crate) fn read_dims(path: &Path) -> Result<usize, LocalError> {
 /// Reads a pack from its bytes; `path` names it in errors.
 pub(crate) fn read(path: &Path, bytes: &[u8]) -> Result<Pack, LocalError> {
     let bad = |message: String| LocalError::BadModel { path: path.to_owned(), message };
-    if bytes.len() < 16 || &bytes[..8] != MAGIC {
-        return Err(bad("not an embedding model pack (it does not start with HMSEMB01)".into()));
-    }
-    let header_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or([0; 8]));
-    if header_len > MAX_HEADER || header_len > (bytes.len() - 16) as u64 {
-        return Err(bad(format!(
-            "the header claims {header_len} bytes, more than the file holds; the file is cut \
-             short or damaged (pull the model again)"
-        )));
-    }
-    let mut at = 16 + header_len as usize;
+    let rest = bytes.len().saturating_sub(16) as u64;
+    let mut at = 16 + header_len(bytes, rest).map_err(bad)?;
     let header: Header = serde_json::from_slice(&bytes[16..at])
         .map_err(|e| bad(format!("the header is not the JSON a pack has: {e}")))?;
     if header.format != 1 {

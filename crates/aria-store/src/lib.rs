@@ -102,7 +102,7 @@ pub use memory::{
     Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,
     normalize_text,
 };
-pub use memory_fusion::{FEEDBACK_DOCS, MIN_STANDARDISED, TEXT_WEIGHT, rank_relevance};
+pub use memory_fusion::rank_relevance;
 pub use memory_index::Residence;
 pub use memory_search::{
     CANDIDATES, Duplicate, MemoryFilter, MemoryHit, MemoryQuery, RRF_K, SearchMode, TextCandidates,

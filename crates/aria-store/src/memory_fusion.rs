@@ -88,12 +88,14 @@ pub(crate) fn fuse(text: &[(i64, f64)], vector: &[(i64, f32)], limit: usize) -> 
     // Missing from a list: that list's lowest standardised score (nothing, by rank).
     let floor = |z: &[f64]| z.iter().copied().fold(f64::INFINITY, f64::min);
     let (text_floor, vector_floor) = (floor(&text_z), floor(&vector_z));
-    for f in by_rid.values_mut().filter(|_| by_score) {
-        if f.text_rank.is_none() && text_floor.is_finite() {
-            f.score += text_weight * text_floor;
-        }
-        if f.vector_rank.is_none() && vector_floor.is_finite() {
-            f.score += vector_weight * vector_floor;
+    if by_score {
+        for f in by_rid.values_mut() {
+            if f.text_rank.is_none() {
+                f.score += text_weight * text_floor;
+            }
+            if f.vector_rank.is_none() {
+                f.score += vector_weight * vector_floor;
+            }
         }
     }
     let mut fused: Vec<Fused> = by_rid.into_values().collect();

@@ -44,7 +44,7 @@ pub(super) fn judge(
         Check::Prose => {
             let (name, v) = (name.unwrap_or("password"), value.as_str());
             // Names the judge does not know as words of their own (`PGPASS`, `requirepass`,
-            // `bindpw`, `masterauth`) still say password.
+            // `bindpw`, `masterauth`, `…_authtok`) still say password.
             let lower = name.to_ascii_lowercase();
             let floor =
                 if lower.contains("pass") || lower.ends_with("pw") || lower.ends_with("authtok") {
