@@ -41,9 +41,22 @@ pub fn build(config: &Config) -> CliResult<Option<Arc<dyn Embedder>>> {
 
 #[cfg(feature = "local")]
 fn local(config: &Config, name: &str) -> CliResult<Option<Arc<dyn Embedder>>> {
-    use aria_local::ModelCatalog;
+    use aria_local::{ModelCatalog, ModelKind};
     let catalog = ModelCatalog::builtin();
-    let entry = catalog.get(name).map_err(|e| CliError::config(anyhow::anyhow!("{e}")))?;
+    // Only an embedding model of the catalog will do; the message lists those.
+    let Some(entry) = catalog.get(name).ok().filter(|e| e.kind == ModelKind::Embedding) else {
+        let known: Vec<&str> = catalog
+            .entries()
+            .iter()
+            .filter(|e| e.kind == ModelKind::Embedding)
+            .map(|e| e.name)
+            .collect();
+        return Err(CliError::config(anyhow::anyhow!(
+            "[memory] embedding_model `{name}` is not an embedded embedding model; use one of: \
+             {} (or set [memory] embedder to ollama or openai for a server's model)",
+            known.join(", ")
+        )));
+    };
     let dir = entry.dir(&config.provider.models_dir);
     if !entry.files_present(&config.provider.models_dir) {
         eprintln!(

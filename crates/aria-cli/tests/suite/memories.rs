@@ -209,6 +209,15 @@ fn unknown_memory_keys_and_embedders_are_config_errors() {
     let out = run(&aria, &config, &["search", "x"]);
     assert_eq!(code(&out), 2);
     assert!(text(&out.stderr).contains("embedder `word2vec` is unknown"), "{}", text(&out.stderr));
+    // A local embedding model ARIA does not have, or a chat model: the embedders are listed.
+    for name in ["nope", "smollm2-135m-instruct"] {
+        let config = config_with(&aria, &format!("embedding_model = \"{name}\""));
+        let out = run(&aria, &config, &["search", "x"]);
+        assert_eq!(code(&out), 2);
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("embedding_model `{name}` is not an embedded")), "{err}");
+        assert!(err.contains("granite-embedding-30m-english, all-minilm-l6-v2"), "{err}");
+    }
     let config = config_with(&aria, "embedder = \"ollama\"\nembedding_model = \"my-embedder\"");
     let out = run(&aria, &config, &["list"]);
     assert_eq!(code(&out), 2);
