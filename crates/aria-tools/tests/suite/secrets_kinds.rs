@@ -128,6 +128,20 @@ fn hashes_uuids_and_encoded_media_are_not_secrets() {
     }
 }
 
+/// A hex value is no hash when a password's name is assigned it: `pw:` and `psk:` say password
+/// and pre-shared key, and a config line `bindpw <value>` is nslcd's password.
+#[test]
+fn a_hex_value_assigned_to_a_short_secret_name_is_redacted() {
+    const HEX: &str = "000a00aa0aaaaaa0a00aaaaaaa00aab015dc2b0c";
+    for text in [format!("pw:{HEX}"), format!("psk: {HEX}"), format!("bindpw {HEX}")] {
+        let out = SecretRedactor::new(Vec::new()).redact(&text).into_owned();
+        assert!(!out.contains(HEX), "{text} -> {out}");
+    }
+    // As parts of longer words they name nothing.
+    assert_untouched(&format!("pwa:{HEX}"));
+    assert_untouched(&format!("path:{HEX}"));
+}
+
 #[test]
 fn data_uris_public_keys_and_certificates_are_not_secrets() {
     let png =

@@ -7,12 +7,18 @@ use aria_tools::SecretRedactor;
 use proptest::prelude::*;
 
 /// A lower-case word that does not name a secret: `key: <40 hex digits>` is an assignment the
-/// filter must redact (GitHub's classic tokens were 40 hex digits), not a hash among words.
+/// filter must redact (GitHub's classic tokens were 40 hex digits), not a hash among words. The
+/// short names (`pw: <hash>` is a password) count as whole words, and a line `…pw <value>` is a
+/// password setting (nslcd's `bindpw`).
 fn plain_word() -> impl Strategy<Value = String> {
     const NAMES: [&str; 8] =
         ["key", "token", "secret", "passw", "credential", "pass", "pwd", "auth"];
-    "[a-z]{1,10}"
-        .prop_filter("names a secret", |w| !NAMES.iter().any(|n| w.contains(n)) && w != "pat")
+    const WHOLE_NAMES: [&str; 3] = ["pat", "pw", "psk"];
+    "[a-z]{1,10}".prop_filter("names a secret", |w| {
+        !NAMES.iter().any(|n| w.contains(n))
+            && !WHOLE_NAMES.contains(&w.as_str())
+            && !w.ends_with("pw")
+    })
 }
 
 proptest! {
