@@ -47,8 +47,25 @@ struct Config {
 /// A linear layer, its weight (`outputs × inputs` in the file) packed as the `inputs × outputs`
 /// right operand of [`matmul`].
 struct Linear {
-    weight: Packed,
+    weight: Weight,
     bias: Vec<f32>,
+}
+
+/// A linear layer's weight: F32, or int8 codes with scales as the model ships them (a quarter of
+/// the memory, and a quarter of the bytes a short text's pass reads; decoded panel by panel into
+/// the same F32 values).
+enum Weight {
+    F32(Packed),
+    Int8(PackedI8),
+}
+
+impl Weight {
+    fn rhs(&self) -> Rhs<'_> {
+        match self {
+            Weight::F32(p) => Rhs::F32(p),
+            Weight::Int8(p) => Rhs::Int8(p),
+        }
+    }
 }
 
 struct Norm {
@@ -89,6 +106,19 @@ pub(crate) struct Bert {
 /// A tensor by its BERT name and expected shape, as F32 values (see [`Bert::assemble`]).
 pub(crate) type TensorSource<'a> = &'a dyn Fn(&str, &[usize]) -> Result<Vec<f32>, LocalError>;
 
+/// A linear weight by its BERT name and expected shape (`outputs × inputs`) as the int8 codes
+/// and scales it is stored as, or `None` when it is stored otherwise (see [`Bert::assemble`]).
+pub(crate) type Int8Source<'a> =
+    &'a dyn Fn(&str, &[usize]) -> Result<Option<Int8Matrix>, LocalError>;
+
+/// A row-major `outputs × inputs` matrix of int8 codes with one scale per `group` consecutive
+/// values of a row (value = code × scale): `scales[(row · inputs + col) / group]`.
+pub(crate) struct Int8Matrix {
+    pub codes: Vec<i8>,
+    pub scales: Vec<f32>,
+    pub group: usize,
+}
+
 /// The shape of a BERT-layout encoder.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dims {
@@ -120,8 +150,7 @@ pub(crate) struct Scratch {
     sum: Vec<f32>,
     up: Vec<f32>,
     scores: Vec<f32>,
-    /// The left operand of the product being computed, packed.
-    apack: Vec<f32>,
+    work: Work,
     /// A head's keys (transposed) and values, packed as right operands.
     keys: Packed,
     values: Packed,
@@ -190,17 +219,19 @@ impl Bert {
             eps: c.layer_norm_eps as f32,
             position_offset: 0,
         };
-        Self::assemble(dir, dims, &get)
+        Self::assemble(dir, dims, &get, None)
     }
 
     /// Builds the model from `get`, which returns a tensor by its BERT name
     /// (`embeddings.word_embeddings.weight`, `encoder.layer.0.attention.self.query.weight`, …)
     /// as F32 values of the given shape (PyTorch layout: a linear weight is `outputs × inputs`),
-    /// or the error that says why it cannot. `dir` names the model in errors.
+    /// or the error that says why it cannot. `dir` names the model in errors. A linear weight
+    /// that `int8` has as codes and scales (a group that divides a row) is kept that way.
     pub(crate) fn assemble(
         dir: &Path,
         dims: Dims,
         get: TensorSource<'_>,
+        int8: Option<Int8Source<'_>>,
     ) -> Result<Self, LocalError> {
         if dims.heads == 0 || !dims.hidden.is_multiple_of(dims.heads) {
             return Err(LocalError::BadModel {
@@ -230,15 +261,39 @@ impl Bert {
         let linear =
             |names: &[&str], inputs: usize, outputs: usize| -> Result<Linear, LocalError> {
                 // Stored as outputs × inputs (PyTorch); the parts' outputs side by side.
-                let mut parts = Vec::with_capacity(names.len());
                 let mut bias = Vec::with_capacity(outputs * names.len());
                 for name in names {
-                    parts.push(get(&format!("{name}.weight"), &[outputs, inputs])?);
                     bias.extend(get(&format!("{name}.bias"), &[outputs])?);
                 }
-                let weight = Packed::new(inputs, outputs * names.len(), |k, o| {
-                    parts[o / outputs][(o % outputs) * inputs + k]
-                });
+                let shape = [outputs, inputs];
+                let mut coded = Vec::with_capacity(names.len());
+                if let Some(int8) = int8 {
+                    for name in names {
+                        match int8(&format!("{name}.weight"), &shape)? {
+                            Some(m) if m.group > 0 && inputs.is_multiple_of(m.group) => {
+                                coded.push(m);
+                            }
+                            _ => break,
+                        }
+                    }
+                }
+                let columns = outputs * names.len();
+                let weight = if coded.len() == names.len()
+                    && coded.iter().all(|m| m.group == coded[0].group)
+                {
+                    Weight::Int8(PackedI8::new(inputs, columns, coded[0].group, |k, o| {
+                        let (m, at) = (&coded[o / outputs], (o % outputs) * inputs + k);
+                        (m.codes[at], m.scales[at / m.group])
+                    }))
+                } else {
+                    let mut parts = Vec::with_capacity(names.len());
+                    for name in names {
+                        parts.push(get(&format!("{name}.weight"), &shape)?);
+                    }
+                    Weight::F32(Packed::new(inputs, columns, |k, o| {
+                        parts[o / outputs][(o % outputs) * inputs + k]
+                    }))
+                };
                 Ok(Linear { weight, bias })
             };
         let layers = (0..dims.layers)
@@ -279,6 +334,16 @@ impl Bert {
             emb_norm: norm("embeddings.LayerNorm")?,
             layers,
         })
+    }
+
+    /// How many linear layers keep their weights as int8 codes.
+    #[cfg(test)]
+    pub(crate) fn int8_linears(&self) -> usize {
+        let layers = self.layers.iter();
+        layers
+            .flat_map(|l| [&l.qkv, &l.attn_out, &l.up, &l.down])
+            .filter(|l| matches!(l.weight, Weight::Int8(_)))
+            .count()
     }
 
     /// Width of a hidden state.
@@ -341,7 +406,7 @@ impl Bert {
         let (h, i) = (self.hidden, self.intermediate);
         let x = &mut scratch.x[..tokens * h];
         let qkv = sized(&mut scratch.qkv, tokens * 3 * h);
-        self.linear(x, &layer.qkv, qkv, false, &mut scratch.apack);
+        self.linear(x, &layer.qkv, qkv, false, &mut scratch.work);
         add_bias(qkv, &layer.qkv.bias);
         let ctx = sized(&mut scratch.ctx, tokens * h);
         let mut start = 0;
@@ -354,7 +419,7 @@ impl Bert {
                 &mut ctx[start * h..],
                 AttentionScratch {
                     scores: &mut scratch.scores,
-                    apack: &mut scratch.apack,
+                    work: &mut scratch.work,
                     keys: &mut scratch.keys,
                     values: &mut scratch.values,
                 },
@@ -364,20 +429,20 @@ impl Bert {
         // sum = x + bias + ctx·W, then x = norm(sum): bias and residual in the same pass.
         let sum = sized(&mut scratch.sum, tokens * h);
         residual_with_bias(sum, x, &layer.attn_out.bias);
-        self.linear(ctx, &layer.attn_out, sum, true, &mut scratch.apack);
+        self.linear(ctx, &layer.attn_out, sum, true, &mut scratch.work);
         for (out, row) in x.chunks_exact_mut(h).zip(sum.chunks_exact(h)) {
             out.copy_from_slice(row);
             layer_norm(out, &layer.attn_norm, self.eps);
         }
         let up = sized(&mut scratch.up, tokens * i);
-        self.linear(x, &layer.up, up, false, &mut scratch.apack);
+        self.linear(x, &layer.up, up, false, &mut scratch.work);
         for row in up.chunks_exact_mut(i) {
             for (v, &b) in row.iter_mut().zip(&layer.up.bias) {
                 *v = gelu(*v + b);
             }
         }
         residual_with_bias(sum, x, &layer.down.bias);
-        self.linear(up, &layer.down, sum, true, &mut scratch.apack);
+        self.linear(up, &layer.down, sum, true, &mut scratch.work);
         for (out, row) in x.chunks_exact_mut(h).zip(sum.chunks_exact(h)) {
             out.copy_from_slice(row);
             layer_norm(out, &layer.out_norm, self.eps);
@@ -399,34 +464,29 @@ impl Bert {
             // scores = q·kᵀ / √d (keys transposed: d × len), softmax per row, then · values.
             s.keys.pack(d, len, |i, t| qkv[t * 3 * h + k + i]);
             s.values.pack(len, d, |t, i| qkv[t * 3 * h + v + i]);
-            matmul(self.isa, scores, len, len, &qkv[q..], 3 * h, s.keys, false, scale, s.apack);
+            let keys = Rhs::F32(s.keys);
+            matmul(self.isa, scores, len, len, &qkv[q..], 3 * h, keys, false, scale, s.work);
             for row in scores.chunks_exact_mut(len) {
                 softmax(row);
             }
             let out = &mut ctx[head * d..];
-            matmul(self.isa, out, h, len, scores, len, s.values, false, 1.0, s.apack);
+            let values = Rhs::F32(s.values);
+            matmul(self.isa, out, h, len, scores, len, values, false, 1.0, s.work);
         }
     }
 
     /// `out (+)= x·W` for the rows of `x`.
-    fn linear(
-        &self,
-        x: &[f32],
-        w: &Linear,
-        out: &mut [f32],
-        accumulate: bool,
-        apack: &mut Vec<f32>,
-    ) {
-        let (k, n) = (w.weight.k, w.weight.n);
-        let rows = x.len() / k;
-        matmul(self.isa, out, n, rows, x, k, &w.weight, accumulate, 1.0, apack);
+    fn linear(&self, x: &[f32], w: &Linear, out: &mut [f32], accumulate: bool, work: &mut Work) {
+        let rhs = w.weight.rhs();
+        let rows = x.len() / rhs.k();
+        matmul(self.isa, out, rhs.n(), rows, x, rhs.k(), rhs, accumulate, 1.0, work);
     }
 }
 
 /// The parts of [`Scratch`] attention uses (the rest is borrowed by the layer meanwhile).
 struct AttentionScratch<'a> {
     scores: &'a mut Vec<f32>,
-    apack: &'a mut Vec<f32>,
+    work: &'a mut Work,
     keys: &'a mut Packed,
     values: &'a mut Packed,
 }
@@ -517,12 +577,142 @@ impl Packed {
     }
 }
 
+/// A right operand (`k × n`) of int8 codes packed as [`Packed`] packs floats, with one scale per
+/// `group` consecutive rows of each column (`k` a multiple of `group`): panel `p`'s scales are
+/// `k / group` rows of [`NR`], zero past column `n`.
+struct PackedI8 {
+    codes: Vec<i8>,
+    scales: Vec<f32>,
+    group: usize,
+    k: usize,
+    n: usize,
+}
+
+impl PackedI8 {
+    /// Packs the matrix whose element `(row, col)` is `at(row, col)` = (code, its scale).
+    fn new(k: usize, n: usize, group: usize, at: impl Fn(usize, usize) -> (i8, f32)) -> Self {
+        let (panels, groups) = (n.div_ceil(NR), k / group);
+        let mut codes = vec![0i8; panels * k * NR];
+        let mut scales = vec![0.0f32; panels * groups * NR];
+        for col in 0..n {
+            let (p, c) = (col / NR, col % NR);
+            for row in 0..k {
+                let (code, scale) = at(row, col);
+                codes[(p * k + row) * NR + c] = code;
+                scales[(p * groups + row / group) * NR + c] = scale;
+            }
+        }
+        PackedI8 { codes, scales, group, k, n }
+    }
+
+    /// Rows `k0..k1` of panel `p` decoded to F32 into `buf`, a run of rows that share their
+    /// scales at a time by `decode`.
+    #[inline(always)]
+    fn decode<'b>(
+        &self,
+        p: usize,
+        k0: usize,
+        k1: usize,
+        buf: &'b mut Vec<[f32; NR]>,
+        decode: &impl Fn(&[[i8; NR]], &[f32; NR], &mut [[f32; NR]]),
+    ) -> &'b [[f32; NR]] {
+        // Every row is written below: grown, never cleared.
+        if buf.len() < k1 - k0 {
+            buf.resize(k1 - k0, [0.0; NR]);
+        }
+        let codes = self.codes[(p * self.k + k0) * NR..(p * self.k + k1) * NR].as_chunks::<NR>().0;
+        let scales = self.scales[p * (self.k / self.group) * NR..].as_chunks::<NR>().0;
+        let mut k = k0;
+        while k < k1 {
+            let end = ((k / self.group + 1) * self.group).min(k1);
+            decode(&codes[k - k0..end - k0], &scales[k / self.group], &mut buf[k - k0..end - k0]);
+            k = end;
+        }
+        &buf[..k1 - k0]
+    }
+}
+
+/// `out[r][c] = codes[r][c] · scale[c]` with AVX2: eight codes widened to i32 and converted at a
+/// time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn decode_avx2(s: pulp::x86::V3, codes: &[[i8; NR]], scale: &[f32; NR], out: &mut [[f32; NR]]) {
+    let scale: [pulp::f32x8; 2] = bytemuck::cast(*scale);
+    for (out, codes) in out.iter_mut().zip(codes) {
+        let [lo, hi]: [u64; 2] = bytemuck::cast(*codes);
+        let widen = |half: u64| {
+            let bytes: pulp::i8x16 = bytemuck::cast([half, 0]);
+            s.convert_i32x8_to_f32x8(s.convert_i8x16_to_i32x8(bytes))
+        };
+        let values = [s.mul_f32x8(widen(lo), scale[0]), s.mul_f32x8(widen(hi), scale[1])];
+        *out = bytemuck::cast(values);
+    }
+}
+
+/// [`decode_avx2`] for any CPU.
+fn decode_portable(codes: &[[i8; NR]], scale: &[f32; NR], out: &mut [[f32; NR]]) {
+    for (out, codes) in out.iter_mut().zip(codes) {
+        for ((o, &c), &s) in out.iter_mut().zip(codes).zip(scale) {
+            *o = f32::from(c) * s;
+        }
+    }
+}
+
+/// The right operand of a [`matmul`].
+#[derive(Clone, Copy)]
+enum Rhs<'a> {
+    F32(&'a Packed),
+    Int8(&'a PackedI8),
+}
+
+impl<'a> Rhs<'a> {
+    fn k(self) -> usize {
+        match self {
+            Rhs::F32(p) => p.k,
+            Rhs::Int8(p) => p.k,
+        }
+    }
+
+    fn n(self) -> usize {
+        match self {
+            Rhs::F32(p) => p.n,
+            Rhs::Int8(p) => p.n,
+        }
+    }
+
+    /// Rows `k0..k1` of panel `p` as F32: the packed floats, or int8 codes decoded into `buf`.
+    #[inline(always)]
+    fn panel<'b>(
+        self,
+        p: usize,
+        k0: usize,
+        k1: usize,
+        buf: &'b mut Vec<[f32; NR]>,
+        decode: &impl Fn(&[[i8; NR]], &[f32; NR], &mut [[f32; NR]]),
+    ) -> &'b [[f32; NR]]
+    where
+        'a: 'b,
+    {
+        match self {
+            Rhs::F32(packed) => packed.panel(p, k0, k1),
+            Rhs::Int8(packed) => packed.decode(p, k0, k1, buf, decode),
+        }
+    }
+}
+
+/// Buffers a [`matmul`] reuses: the packed left operand, and a decoded int8 panel.
+#[derive(Default)]
+pub(crate) struct Work {
+    apack: Vec<f32>,
+    panel: Vec<[f32; NR]>,
+}
+
 /// A kernel tile's result: `MR` rows of `NR` columns.
 type Tile = [[f32; NR]; MR];
 
 /// `dst = scale · lhs·rhs`, or `dst += scale · lhs·rhs` when `accumulate`, on this thread:
 /// `rows` rows, `rhs.n` columns, row `r` of `dst` at `dst[r·dst_stride..]` and of `lhs` (with
-/// `rhs.k` columns) at `lhs[r·lhs_stride..]`. `apack` is scratch for the packed left operand.
+/// `rhs.k` columns) at `lhs[r·lhs_stride..]`. `work` holds the buffers it reuses.
 #[allow(clippy::too_many_arguments)] // one product's shape; a struct would only rename them
 fn matmul(
     isa: Isa,
@@ -531,17 +721,22 @@ fn matmul(
     rows: usize,
     lhs: &[f32],
     lhs_stride: usize,
-    rhs: &Packed,
+    rhs: Rhs<'_>,
     accumulate: bool,
     scale: f32,
-    apack: &mut Vec<f32>,
+    work: &mut Work,
 ) {
     let p = Product { dst_stride, rows, lhs, lhs_stride, rhs, accumulate, scale };
     match isa {
         // The whole product, kernel inlined, compiles with AVX2 and FMA on.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2(s) => s.vectorize(|| p.run(dst, apack, |a, b| tile_avx2(s, a, b))),
-        Isa::Portable => p.run(dst, apack, tile_portable),
+        Isa::Avx2(s) => s.vectorize(|| {
+            let decode = |c: &[[i8; NR]], sc: &[f32; NR], o: &mut [[f32; NR]]| {
+                decode_avx2(s, c, sc, o);
+            };
+            p.run(dst, work, |a, b, r| tile_avx2(s, a, b, r), decode);
+        }),
+        Isa::Portable => p.run(dst, work, tile_portable, decode_portable),
     }
 }
 
@@ -551,7 +746,7 @@ struct Product<'a> {
     rows: usize,
     lhs: &'a [f32],
     lhs_stride: usize,
-    rhs: &'a Packed,
+    rhs: Rhs<'a>,
     accumulate: bool,
     scale: f32,
 }
@@ -561,10 +756,12 @@ impl Product<'_> {
     fn run(
         &self,
         dst: &mut [f32],
-        apack: &mut Vec<f32>,
-        tile: impl Fn(&[[f32; MR]], &[[f32; NR]]) -> Tile,
+        work: &mut Work,
+        tile: impl Fn(&[[f32; MR]], &[[f32; NR]], usize) -> Tile,
+        decode: impl Fn(&[[i8; NR]], &[f32; NR], &mut [[f32; NR]]),
     ) {
-        let (k, n, rows) = (self.rhs.k, self.rhs.n, self.rows);
+        let (k, n, rows) = (self.rhs.k(), self.rhs.n(), self.rows);
+        let Work { apack, panel: decoded } = work;
         for k0 in (0..k.max(1)).step_by(KC) {
             let k1 = (k0 + KC).min(k);
             let kc = k1 - k0;
@@ -583,13 +780,14 @@ impl Product<'_> {
                     }
                 }
                 for p in 0..n.div_ceil(NR) {
-                    let panel = self.rhs.panel(p, k0, k1);
+                    let panel = self.rhs.panel(p, k0, k1, decoded, &decode);
                     let cols = NR.min(n - p * NR);
                     for block in 0..blocks {
                         let a = apack[block * kc * MR..(block + 1) * kc * MR].as_chunks::<MR>().0;
-                        let t = tile(a, panel);
                         let r0 = i0 + block * MR;
-                        for (r, t) in t.iter().enumerate().take(MR.min(rows - r0)) {
+                        let live = MR.min(rows - r0);
+                        let t = tile(a, panel, live);
+                        for (r, t) in t.iter().enumerate().take(live) {
                             let out = &mut dst[(r0 + r) * self.dst_stride + p * NR..][..cols];
                             for (o, &v) in out.iter_mut().zip(t) {
                                 *o = if add { self.scale.mul_add(v, *o) } else { self.scale * v };
@@ -602,12 +800,27 @@ impl Product<'_> {
     }
 }
 
-/// One 6 × 16 tile: `Σ_k a[k][r] · b[k][c]` with AVX2 FMAs in 12 accumulators.
+/// One tile of up to 6 × 16: `Σ_k a[k][r] · b[k][c]` for the first `live` rows (the rest are
+/// zero), with AVX2 FMAs in two accumulators per row. A short text's last rows are not
+/// computed: a query of three tokens costs half a full tile.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn tile_avx2(s: pulp::x86::V3, a: &[[f32; MR]], b: &[[f32; NR]]) -> Tile {
+fn tile_avx2(s: pulp::x86::V3, a: &[[f32; MR]], b: &[[f32; NR]], live: usize) -> Tile {
+    match live {
+        1 => tile_avx2_rows::<1>(s, a, b),
+        2 => tile_avx2_rows::<2>(s, a, b),
+        3 => tile_avx2_rows::<3>(s, a, b),
+        4 => tile_avx2_rows::<4>(s, a, b),
+        5 => tile_avx2_rows::<5>(s, a, b),
+        _ => tile_avx2_rows::<MR>(s, a, b),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn tile_avx2_rows<const R: usize>(s: pulp::x86::V3, a: &[[f32; MR]], b: &[[f32; NR]]) -> Tile {
     let zero = s.splat_f32x8(0.0);
-    let mut acc = [[zero; 2]; MR];
+    let mut acc = [[zero; 2]; R];
     for (a, b) in a.iter().zip(b) {
         let b: [pulp::f32x8; 2] = bytemuck::cast(*b);
         for (acc, &a) in acc.iter_mut().zip(a) {
@@ -616,14 +829,18 @@ fn tile_avx2(s: pulp::x86::V3, a: &[[f32; MR]], b: &[[f32; NR]]) -> Tile {
             acc[1] = s.mul_add_f32x8(a, b[1], acc[1]);
         }
     }
-    acc.map(bytemuck::cast)
+    let mut tile = [[0.0; NR]; MR];
+    for (t, acc) in tile.iter_mut().zip(acc) {
+        *t = bytemuck::cast(acc);
+    }
+    tile
 }
 
 /// [`tile_avx2`] for any CPU.
-fn tile_portable(a: &[[f32; MR]], b: &[[f32; NR]]) -> Tile {
+fn tile_portable(a: &[[f32; MR]], b: &[[f32; NR]], live: usize) -> Tile {
     let mut acc = [[0.0f32; NR]; MR];
     for (a, b) in a.iter().zip(b) {
-        for (acc, &a) in acc.iter_mut().zip(a) {
+        for (acc, &a) in acc.iter_mut().zip(a).take(live) {
             for (acc, &b) in acc.iter_mut().zip(b) {
                 *acc += a * b;
             }

@@ -20,11 +20,12 @@
 //! [`LocalError::BadModel`] that says which part is wrong.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::bert::{Bert, Dims};
+use crate::bert::{Bert, Dims, Int8Matrix};
 use crate::error::LocalError;
 
 const MAGIC: &[u8; 8] = b"HMSEMB01";
@@ -237,36 +238,53 @@ pub(crate) fn read(path: &Path, bytes: &[u8]) -> Result<Pack, LocalError> {
         eps: a.layer_norm_eps as f32,
         position_offset: a.position_offset,
     };
-    let get = |name: &str, shape: &[usize]| -> Result<Vec<f32>, LocalError> {
+    // The pack tensor holding the BERT tensor `name` and which of its values are that tensor
+    // (all of them, or a part of a fused query/key/value tensor along the first axis).
+    let find = |name: &str, shape: &[usize]| -> Result<(&TensorInfo, &[u8], Range<usize>), _> {
         let (pack_name, part) =
             pack_name(name).ok_or_else(|| bad(format!("no tensor for {name}")))?;
-        let (info, data) = tensors
+        let &(info, data) = tensors
             .get(pack_name.as_str())
             .ok_or_else(|| bad(format!("tensor {pack_name} is missing")))?;
-        let values = dequantize(info, data);
-        let Some((index, parts)) = part else {
-            if info.shape != shape {
-                return Err(bad(format!(
-                    "tensor {pack_name} has shape {:?}, the header's arch implies {shape:?}",
-                    info.shape
-                )));
-            }
-            return Ok(values);
+        let size: usize = shape.iter().product();
+        let (expected, range): (Vec<usize>, _) = match part {
+            None => (shape.to_vec(), 0..size),
+            Some((index, parts)) => (
+                std::iter::once(shape[0] * parts).chain(shape[1..].iter().copied()).collect(),
+                index * size..(index + 1) * size,
+            ),
         };
-        // A fused query/key/value tensor: the part `index` of `parts` along the first axis.
-        let rows = shape[0];
-        let width: usize = shape[1..].iter().product();
-        let fused: Vec<usize> =
-            std::iter::once(rows * parts).chain(shape[1..].iter().copied()).collect();
-        if info.shape != fused {
+        if info.shape != expected {
             return Err(bad(format!(
-                "tensor {pack_name} has shape {:?}, the header's arch implies {fused:?}",
+                "tensor {pack_name} has shape {:?}, the header's arch implies {expected:?}",
                 info.shape
             )));
         }
-        Ok(values[index * rows * width..(index + 1) * rows * width].to_vec())
+        Ok((info, data, range))
     };
-    let model = Bert::assemble(path, dims, &get)?;
+    let get = |name: &str, shape: &[usize]| -> Result<Vec<f32>, LocalError> {
+        let (info, data, range) = find(name, shape)?;
+        let mut values = dequantize(info, data);
+        values.truncate(range.end);
+        values.drain(..range.start);
+        Ok(values)
+    };
+    // Int8 linear weights stay int8 when a scale's group lies within one row.
+    let int8 = |name: &str, shape: &[usize]| -> Result<Option<Int8Matrix>, LocalError> {
+        let (info, data, range) = find(name, shape)?;
+        let width: usize = shape[1..].iter().product();
+        if info.dtype != "i8" || !width.is_multiple_of(info.group) {
+            return Ok(None);
+        }
+        let (codes, scales) = data.split_at(data.len() / (info.group + 4) * info.group);
+        let group = info.group;
+        Ok(Some(Int8Matrix {
+            codes: codes[range.clone()].iter().map(|&c| i8::from_le_bytes([c])).collect(),
+            scales: f32s(&scales[range.start / group * 4..range.end / group * 4]),
+            group,
+        }))
+    };
+    let model = Bert::assemble(path, dims, &get, Some(&int8))?;
     let positions = a.max_positions.saturating_sub(a.position_offset);
     let max_tokens = meta.max_length.min(positions).min(crate::embed::MAX_TOKENS);
     Ok(Pack { model, tokenizer_json, pooling, max_tokens })
@@ -306,11 +324,13 @@ fn pack_name(name: &str) -> Option<(String, Option<(usize, usize)>)> {
     Some((format!("l{layer}.{short}.{suffix}"), part))
 }
 
+/// Little-endian `f32` values.
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
 /// A checked tensor's values as `f32`.
 fn dequantize(info: &TensorInfo, data: &[u8]) -> Vec<f32> {
-    let f32s = |b: &[u8]| -> Vec<f32> {
-        b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-    };
     if info.dtype == "f32" {
         return f32s(data);
     }

@@ -227,6 +227,30 @@ fn a_tiny_int8_pack_matches_candles_bert_on_the_decoded_weights() {
     assert!(long.is_err());
 }
 
+#[test]
+fn int8_weights_kept_as_codes_give_exactly_what_their_decoded_floats_give() {
+    let parts = parts();
+    let coded = read(Path::new("tiny.hmsemb"), &pack_bytes(&parts, meta())).unwrap();
+    // The same values stored as floats take the F32 path.
+    let floats: Vec<Part> = parts.into_iter().map(|p| Part { int8: false, ..p }).collect();
+    let plain = read(Path::new("plain.hmsemb"), &pack_bytes(&floats, meta())).unwrap();
+    assert_eq!(coded.model.int8_linears(), 2 * 4, "every linear weight of both layers");
+    assert_eq!(plain.model.int8_linears(), 0);
+    // Every tile height (1 to 6 rows), and more than one tile, alone and batched.
+    let ids: Vec<Vec<u32>> = (1..=POSITIONS - OFFSET)
+        .map(|len| (0..len).map(|i| ((i * 5 + len) % VOCAB) as u32).collect())
+        .collect();
+    let types: Vec<Vec<u32>> = ids.iter().map(|i| vec![0; i.len()]).collect();
+    let seqs: Vec<Seq<'_>> =
+        ids.iter().zip(&types).map(|(ids, types)| Seq { ids, type_ids: types }).collect();
+    for batch in seqs.chunks(1).chain([&seqs[..]]) {
+        let (mut a, mut b) = (Scratch::default(), Scratch::default());
+        let got = coded.model.forward(batch, &mut a).unwrap();
+        let want = plain.model.forward(batch, &mut b).unwrap();
+        assert_eq!(got, want, "{} sequences from {} tokens", batch.len(), batch[0].ids.len());
+    }
+}
+
 fn read_error(bytes: &[u8]) -> String {
     match read(Path::new("bad.hmsemb"), bytes) {
         Ok(_) => panic!("a malformed pack was accepted"),
