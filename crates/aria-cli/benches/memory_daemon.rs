@@ -284,7 +284,11 @@ fn main() {
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
         config.join("aria.toml"),
-        format!("[memory]\nembedder = \"local\"\nembedding_model = \"{embedder}\"\n"),
+        // No rate limit: the bench asks faster than the default 600 requests a minute allow.
+        format!(
+            "[memory]\nembedder = \"local\"\nembedding_model = \"{embedder}\"\n\n\
+             [server]\nrate_limit_per_minute = 0\n"
+        ),
     )
     .unwrap();
     let took = fill(&home, n, &format!("local:{embedder}"));
