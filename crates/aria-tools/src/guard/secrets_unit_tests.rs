@@ -543,3 +543,122 @@ fn assert_all_kept(texts: &[&str]) {
         assert_eq!(r.redact(text), *text, "{text:?}");
     }
 }
+
+/// The gated forms (`secret_gated_rules.rs`). Each case: a text and the secret in it that must
+/// not survive.
+#[test]
+fn secrets_in_structured_outputs_tables_daemon_configs_and_scripts_are_redacted() {
+    use aria_api::Redact;
+    const PW: &str = "Tq7vRw3nKz9bLp";
+    const TOKEN: &str = "I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI";
+    let r = SecretRedactor::new(vec![]);
+    let cases: &[(&str, &str)] = &[
+        // Values a few fields away from their name.
+        (
+            r#"{"db_password": {"sensitive": true, "type": "string", "value": "Tq7vRw3nKz9bLp"}}"#,
+            PW,
+        ),
+        (
+            r#"{"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "Tq7vRw3nKz9bLp", "Version": 3}}"#,
+            PW,
+        ),
+        ("\"adminPassword\": {\n  \"value\": \"Tq7vRw3nKz9bLp\"\n}", PW),
+        (
+            "variable \"db_password\" {\n  type      = string\n  sensitive = true\n  default   = \"Tq7vRw3nKz9bLp\"\n}",
+            PW,
+        ),
+        ("password(name: 'DB_PASSWORD', defaultValue: 'Tq7vRw3nKz9bLp', description: 'db')", PW),
+        (
+            "string(name: 'API_TOKEN', defaultValue: 'I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI')",
+            TOKEN,
+        ),
+        (
+            "inputs:\n  api_token:\n    description: token\n    default: I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI",
+            TOKEN,
+        ),
+        (
+            "Parameters:\n  DBPassword:\n    Type: String\n    NoEcho: true\n    Default: Tq7vRw3nKz9bLp",
+            PW,
+        ),
+        // Tables.
+        ("| Variable | Value |\n|---|---|\n| DB_PASSWORD | Tq7vRw3nKz9bLp |", PW),
+        ("name,value\nSTRIPE_SECRET,I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI", TOKEN),
+        ("<tr><td>Password</td><td>Tq7vRw3nKz9bLp</td></tr>", PW),
+        // Tools' own output.
+        (
+            "Unseal Key 1: vImQisSgqjp9U+KARDk4D6Bj2vpkHbcuLs+Jiv99n9P=",
+            "vImQisSgqjp9U+KARDk4D6Bj2vpkHbcuLs+Jiv99n9P=",
+        ),
+        (
+            "AccessorID:       e4b1a8c2-5d3f-4a6b-9c8d-7e6f5a4b3c2d\nSecretID:         6a1f3c9e-2b7d-4e8a-b5c4-d3e2f1a0b9c8",
+            "6a1f3c9e-2b7d-4e8a-b5c4-d3e2f1a0b9c8",
+        ),
+        (
+            "Accessor ID  = 2c8d3e4f-5a6b-7c8d-9e0f-1a2b3c4d5e6f\nSecret ID    = 9f8e7d6c-5b4a-3c2d-1e0f-a9b8c7d6e5f4",
+            "9f8e7d6c-5b4a-3c2d-1e0f-a9b8c7d6e5f4",
+        ),
+        // Daemon and client configuration.
+        ("user app on >Tq7vRw3nKz9bLp ~app:* +@all", PW),
+        ("listen stats\n  bind :8404\n  stats auth admin:Tq7vRw3nKz9bLp", PW),
+        ("userlist ops\n  user admin insecure-password Tq7vRw3nKz9bLp", PW),
+        ("[domain/example]\nldap_default_authtok = Tq7vRw3nKz9bLp", PW),
+        ("dn: olcDatabase={1}mdb,cn=config\nolcRootPW: Tq7vRw3nKz9bLp", PW),
+        (": PSK \"Tq7vRw3nKz9bLp\"", PW),
+        ("poll imap.example.com protocol IMAP user \"bob\" password \"Tq7vRw3nKz9bLp\"", PW),
+        ("[Repository Remote]\nremoteuser = bob\nremotepass = Tq7vRw3nKz9bLp", PW),
+        ("cache_peer proxy.example.com parent 3128 0 no-query login=bob:Tq7vRw3nKz9bLp", PW),
+        ("url = \"https://api.example.com/v1\"\nuser = \"bob:Tq7vRw3nKz9bLp\"", PW),
+        (
+            "<settingsSecurity>\n  <master>{8DVBliK/JVW6FQpiwfHMX1FK9+rsrYmKwj2Jz7E7CKv=}</master>\n</settingsSecurity>",
+            "8DVBliK/JVW6FQpiwfHMX1FK9",
+        ),
+        (r#"{"bearer": {"repo.example.org": "I24qYPwALhVwim9yNr70OemzywtNB1ppHdxdVekI"}}"#, TOKEN),
+        (
+            "npmRegistries:\n  \"https://npm.example.com\":\n    npmAuthIdent: \"ci-bot:Tq7vRw3nKz9bLp\"",
+            PW,
+        ),
+        ("poetry config http-basic.private ci-bot Tq7vRw3nKz9bLp", PW),
+        ("expect \"password:\"\nsend \"Tq7vRw3nKz9bLp\\r\"", PW),
+        (
+            r#"{"cookies": [{"name": "sessionid", "value": "olnf25z2ea58y90x0hxgvf8msosidsm1", "httpOnly": true}]}"#,
+            "olnf25z2ea58y90x0hxgvf8msosidsm1",
+        ),
+    ];
+    let mut leaks = Vec::new();
+    for (text, secret) in cases {
+        let out = r.redact(text);
+        if out.contains(secret) || !out.contains("[REDACTED:") {
+            leaks.push(format!("{text:?} -> {out:?}"));
+        }
+        assert_eq!(r.redact(&out), out, "a fixed point");
+    }
+    assert!(leaks.is_empty(), "{} leaks:\n{}", leaks.len(), leaks.join("\n"));
+}
+
+/// Ordinary structured output, tables and configuration next to the gated forms.
+#[test]
+fn structured_outputs_tables_and_configs_without_a_secret_are_kept() {
+    assert_all_kept(&[
+        r#"{"db_password": {"sensitive": true, "type": "string"}}"#,
+        r#"{"Parameter": {"Name": "/prod/db/host", "Type": "String", "Value": "db.internal.example.com"}}"#,
+        "variable \"db_password\" {\n  type      = string\n  sensitive = true\n}",
+        "variable \"region\" {\n  default = \"eu-west-1\"\n}",
+        "string(name: 'BRANCH', defaultValue: 'main')",
+        "inputs:\n  environment:\n    description: where\n    default: staging",
+        "| Variable | Meaning |\n|---|---|\n| DB_PASSWORD | the database password |",
+        "name,value\nLOG_LEVEL,debug",
+        "<tr><td>Password</td><td>required</td></tr>",
+        "AccessorID:       e4b1a8c2-5d3f-4a6b-9c8d-7e6f5a4b3c2d",
+        "Unseal Key 1: (hidden)",
+        "user default off",
+        "  stats uri /haproxy?stats",
+        "olcRootDN: cn=admin,dc=example,dc=org",
+        "[smtp.gmail.com]:587",
+        "password required for this account",
+        "SMTP_PASSWORD=",
+        "cache_peer proxy.example.com parent 3128 0 no-query",
+        "expect \"login:\"\nsend \"admin\\r\"",
+        r#"{"cookies": [{"name": "theme", "value": "dark"}]}"#,
+        r#"{"bearer": {}}"#,
+    ]);
+}
