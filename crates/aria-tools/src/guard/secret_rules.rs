@@ -75,27 +75,11 @@ macro_rules! secret_name {
 mod vendor;
 use vendor::VENDOR_RULES;
 
-#[path = "secret_gated_rules.rs"]
-mod gated;
-use gated::GATED_RULES;
-
 /// Every rule, in priority order (earlier wins when two start at the same place): the first
 /// token formats and the forms around them, the other vendors' token formats
-/// (`secret_vendor_rules.rs`), the forms behind a keyword gate of their own
-/// (`secret_gated_rules.rs`), then the values next to secret-like names.
-pub(crate) static RULES: std::sync::LazyLock<Vec<Rule>> = std::sync::LazyLock::new(|| {
-    let mut rules = [FIRST_RULES, VENDOR_RULES].concat();
-    rules.extend(GATED_RULES.iter().map(|g| g.rule.clone()));
-    rules.extend_from_slice(NAMED_RULES);
-    rules
-});
-
-/// The keywords that gate rule `i` of [`RULES`] (`secret_gated_rules.rs`), `None` for a rule
-/// that runs on every text.
-pub(crate) fn gate(i: usize) -> Option<&'static [&'static str]> {
-    let first = FIRST_RULES.len() + VENDOR_RULES.len();
-    i.checked_sub(first).and_then(|g| GATED_RULES.get(g)).map(|g| g.gate)
-}
+/// (`secret_vendor_rules.rs`), then the values next to secret-like names.
+pub(crate) static RULES: std::sync::LazyLock<Vec<Rule>> =
+    std::sync::LazyLock::new(|| [FIRST_RULES, VENDOR_RULES, NAMED_RULES].concat());
 
 /// Private keys, the most common token formats, connection strings, cookies and credential
 /// headers.

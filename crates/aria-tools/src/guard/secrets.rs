@@ -50,7 +50,7 @@ use regex::{Regex, RegexBuilder};
 
 use crate::guard::entropy::find_high_entropy;
 use crate::guard::invisible;
-use crate::guard::secret_rules::{self, Check, ENV_KEYWORDS, RULES};
+use crate::guard::secret_rules::{Check, ENV_KEYWORDS, RULES};
 
 #[path = "secret_judge.rs"]
 mod secret_judge;
@@ -97,9 +97,6 @@ struct Group {
     /// Every match starts in the name before its keyword (the `.env` rule alone), so the
     /// search may start there rather than at the start of the line.
     from_name: bool,
-    /// For a gated rule (`secret_gated_rules.rs`): its keywords. The regex runs only on a
-    /// text that contains one.
-    gate: Option<AhoCorasick>,
 }
 
 impl Group {
@@ -113,12 +110,6 @@ impl Group {
         folds: bool,
         hits: &mut KeywordHits,
     ) -> Option<(usize, usize)> {
-        if let Some(gate) = &self.gate
-            && !folds
-            && !gate.is_match(text)
-        {
-            return None;
-        }
         let Some(keywords) = self.keywords.as_ref().filter(|_| !folds) else {
             return self.re.find_at(text, pos).map(|m| (m.start(), m.end()));
         };
@@ -260,16 +251,7 @@ fn build_patterns() -> Result<Vec<Group>, ()> {
             let (source, names) = combined_source(range.clone());
             let re = build(&source)?;
             let slots = slots_for(&re, &names, range.clone());
-            let gate = match secret_rules::gate(range.start) {
-                Some(words) => {
-                    Some(AhoCorasick::builder().ascii_case_insensitive(true).build(words).map_err(
-                        |e| tracing::error!(error = %e, "could not build a rule's keyword gate"),
-                    )?)
-                }
-                None => None,
-            };
-            // A gated rule's matches may span lines: no line prefilter.
-            let env = gate.is_none() && RULES[range.clone()].iter().all(|r| r.check.keyworded());
+            let env = RULES[range.clone()].iter().all(|r| r.check.keyworded());
             let keywords = if env {
                 let built = AhoCorasick::builder()
                     .ascii_case_insensitive(true)
@@ -283,7 +265,7 @@ fn build_patterns() -> Result<Vec<Group>, ()> {
                 None
             };
             let from_name = RULES[range].iter().all(|r| r.check == Check::EnvValue);
-            Ok(Group { re, slots, keywords, from_name, gate })
+            Ok(Group { re, slots, keywords, from_name })
         })
         .collect()
 }
@@ -628,13 +610,10 @@ fn rule_groups() -> Vec<Range<usize>> {
     let mut groups: Vec<Range<usize>> = Vec::new();
     for (i, rule) in RULES.iter().enumerate() {
         match groups.last_mut() {
-            // The `.env` rule matches often in code: on its own, its captures stay cheap. A
-            // gated rule is a group of its own.
+            // The `.env` rule matches often in code: on its own, its captures stay cheap.
             Some(last)
-                if secret_rules::gate(i).is_none()
-                    && secret_rules::gate(last.start).is_none()
-                    && (RULES[last.start].check == rule.check
-                        || (!RULES[last.start].check.keyworded() && !rule.check.keyworded())) =>
+                if RULES[last.start].check == rule.check
+                    || (!RULES[last.start].check.keyworded() && !rule.check.keyworded()) =>
             {
                 last.end = i + 1;
             }

@@ -1,41 +1,25 @@
 //! The split pattern pass (token formats and `.env` rule in separate regexes, the `.env` rule
-//! behind a keyword prefilter) must redact exactly like one alternation of the rules before and
-//! one of the rules after the gated ones (which keep their gates), which is how the patterns
-//! are defined.
+//! behind a keyword prefilter) must redact exactly like one alternation of all rules, which
+//! is how the patterns are defined.
 
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
 
 use super::{Group, PATTERNS, RULES, SecretRedactor, build, combined_source, slots_for};
-use crate::guard::secret_rules::gate;
 
-/// The definition: all rules as one regex, no prefilter, except the gated rules (their keyword
-/// gates are part of their definition): those are the split pass's own groups, in rule order.
+/// The definition: all rules as one regex, no prefilter.
 fn reference() -> &'static [Group] {
     static REFERENCE: OnceLock<Vec<Group>> = OnceLock::new();
     REFERENCE.get_or_init(|| {
-        let one = |range: std::ops::Range<usize>| {
-            let (source, names) = combined_source(range.clone());
-            let re = build(&source).unwrap();
-            Group {
-                slots: slots_for(&re, &names, range),
-                re,
-                keywords: None,
-                from_name: false,
-                gate: None,
-            }
-        };
-        let gated: Vec<usize> = (0..RULES.len()).filter(|&i| gate(i).is_some()).collect();
-        let (first, last) = (gated[0], gated[gated.len() - 1] + 1);
-        assert_eq!(gated.len(), last - first, "the gated rules are contiguous");
-        let mut groups = vec![one(0..first)];
-        let split = PATTERNS.as_ref().unwrap();
-        groups.extend(split.iter().filter(|g| g.gate.is_some()).cloned());
-        assert_eq!(groups.len() - 1, gated.len(), "one group per gated rule");
-        assert!(groups[1..].iter().all(|g| g.slots.len() == 1), "and nothing else in it");
-        groups.push(one(last..RULES.len()));
-        groups
+        let (source, names) = combined_source(0..RULES.len());
+        let re = build(&source).unwrap();
+        vec![Group {
+            slots: slots_for(&re, &names, 0..RULES.len()),
+            re,
+            keywords: None,
+            from_name: false,
+        }]
     })
 }
 
