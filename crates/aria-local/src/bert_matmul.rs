@@ -69,7 +69,12 @@ pub(super) struct PackedI8 {
 
 impl PackedI8 {
     /// Packs the matrix whose element `(row, col)` is `at(row, col)` = (code, its scale).
-    pub(super) fn new(k: usize, n: usize, group: usize, at: impl Fn(usize, usize) -> (i8, f32)) -> Self {
+    pub(super) fn new(
+        k: usize,
+        n: usize,
+        group: usize,
+        at: impl Fn(usize, usize) -> (i8, f32),
+    ) -> Self {
         let (panels, groups) = (n.div_ceil(NR), k / group);
         let mut codes = vec![0i8; panels * k * NR];
         let mut scales = vec![0.0f32; panels * groups * NR];
@@ -327,4 +332,3 @@ fn tile_portable(a: &[[f32; MR]], b: &[[f32; NR]], live: usize) -> Tile {
     }
     acc
 }
-
