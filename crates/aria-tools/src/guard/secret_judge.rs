@@ -508,8 +508,40 @@ pub(crate) fn value_is_secret(strength: Strength, name: &str, value: &str, quote
             }
             true
         }
-        Strength::Weak => len >= 16 && digits && letters && entropy >= 3.2 && !value.contains(' '),
+        // A name that does not say secret (`pwa`, `tokenizer`) next to a digest or a UUID is
+        // a digest or a UUID.
+        Strength::Weak => {
+            len >= 16
+                && digits
+                && letters
+                && entropy >= 3.2
+                && !value.contains(' ')
+                && !is_hex_digest(value)
+                && !is_uuid(value)
+        }
     }
+}
+
+/// A UUID (`8-4-4-4-12` hex digits, one case).
+fn is_uuid(v: &str) -> bool {
+    let groups: Vec<&str> = v.split('-').collect();
+    let lengths = groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12]);
+    lengths && (is_hex_in(v, b'a'..=b'f') || is_hex_in(v, b'A'..=b'F'))
+}
+
+/// Every character is a digit, a `-` or a letter of `letters`.
+fn is_hex_in(v: &str, letters: std::ops::RangeInclusive<u8>) -> bool {
+    v.bytes().all(|b| b.is_ascii_digit() || b == b'-' || letters.contains(&b))
+}
+
+/// An MD5, a git SHA or a sha256/sha512 digest in one case of hex: not a token, even where a
+/// token format allows only those characters (Square's `EAAA` + 60 characters takes an
+/// uppercase sha256 that starts with `EAAA`; a real one mixes cases), and not a secret after a
+/// name that does not say secret.
+pub(crate) fn is_hex_digest(v: &str) -> bool {
+    matches!(v.len(), 32 | 40 | 64 | 128)
+        && !v.contains('-')
+        && (is_hex_in(v, b'a'..=b'f') || is_hex_in(v, b'A'..=b'F'))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use regex::Captures;
 
 use super::secret_judge::{
-    Strength, is_placeholder, is_vendor_placeholder, strength, value_is_secret,
+    Strength, is_hex_digest, is_placeholder, is_vendor_placeholder, strength, value_is_secret,
 };
 use super::{Check, Slots};
 
@@ -31,7 +31,7 @@ pub(super) fn judge(
     let name = slots.name(caps);
     let ok = match slots.check {
         Check::None => true,
-        Check::Token => !is_vendor_placeholder(value.as_str()),
+        Check::Token => !is_vendor_placeholder(value.as_str()) && !is_hex_digest(value.as_str()),
         Check::Cookie => {
             !is_vendor_placeholder(value.as_str()) && !value.as_str().starts_with("eyJ")
         }

@@ -128,6 +128,16 @@ fn hashes_uuids_and_encoded_media_are_not_secrets() {
     }
 }
 
+/// A digest in uppercase hex that happens to start like a Square token (`EAAA` + 60
+/// characters) is a digest; a Square token mixes cases.
+#[test]
+fn an_uppercase_digest_is_not_taken_for_a_token_of_the_same_shape() {
+    assert_untouched("sha256: EAAA0A0AA00AAA0000000A0A0AAA0A000A0A0A00AAAAAAA0A0AAA00B00AB1CAA");
+    let token = "EAAAl3kYqWnZ8vR2pXc7TgH4sJ9bM1dF6aK0eL5uQyNwVzB3rC8tG2hP7jS4mD1x";
+    assert_eq!(token.len(), 64);
+    assert_redacted(&format!("SQUARE {token} done"), token, "square_token");
+}
+
 /// A hex value is no hash when a password's name is assigned it: `pw:` and `psk:` say password
 /// and pre-shared key, and a config line `bindpw <value>` is nslcd's password.
 #[test]
@@ -137,9 +147,12 @@ fn a_hex_value_assigned_to_a_short_secret_name_is_redacted() {
         let out = SecretRedactor::new(Vec::new()).redact(&text).into_owned();
         assert!(!out.contains(HEX), "{text} -> {out}");
     }
-    // As parts of longer words they name nothing.
+    // As parts of longer words they name nothing, on a line of their own too.
     assert_untouched(&format!("pwa:{HEX}"));
     assert_untouched(&format!("path:{HEX}"));
+    assert_untouched(&format!("pwa {HEX}"));
+    assert_untouched(&format!("tokenizer {HEX}"));
+    assert_untouched("pwa 000aaa00-0aa8-1a21-ba1f-bbce050d3a40");
 }
 
 #[test]
