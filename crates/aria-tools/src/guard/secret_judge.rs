@@ -489,7 +489,8 @@ pub(crate) fn value_is_secret(strength: Strength, name: &str, value: &str, quote
         && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && value.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
         && value.bytes().any(|b| b.is_ascii_uppercase())
-        && !digits;
+        && !digits
+        && camel_words(value);
     if camel || (value.contains(' ') && (value.ends_with(':') || value.ends_with('?'))) {
         return false; // newPassword, "Enter password:"
     }
@@ -520,6 +521,25 @@ pub(crate) fn value_is_secret(strength: Strength, name: &str, value: &str, quote
                 && !is_uuid(value)
         }
     }
+}
+
+/// Whether mixed-case letters read as camelCase words (`userPasswordHash`, `getHTTPClient`):
+/// at most one run of three or more capitals (an acronym), and at most one lowercase letter
+/// standing alone between capitals. Letters in random case have several of either
+/// (`diNecKOOrHEDYMIuoe…`, `qXbTrWmZ…`).
+fn camel_words(v: &str) -> bool {
+    let mut runs: Vec<(bool, usize)> = Vec::new();
+    for b in v.bytes().filter(u8::is_ascii_alphabetic) {
+        let upper = b.is_ascii_uppercase();
+        match runs.last_mut() {
+            Some((case, len)) if *case == upper => *len += 1,
+            _ => runs.push((upper, 1)),
+        }
+    }
+    let last = runs.len().saturating_sub(1);
+    let acronyms = runs.iter().filter(|&&(upper, len)| upper && len >= 3).count();
+    let lone = runs.iter().enumerate().filter(|&(i, &(upper, len))| !upper && len == 1 && i < last);
+    acronyms <= 1 && lone.count() <= 1
 }
 
 /// A UUID (`8-4-4-4-12` hex digits, one case).
@@ -608,6 +628,14 @@ mod tests {
         assert!(value_is_secret(Password, "password", "hunter22", false));
         assert!(!value_is_secret(Password, "password", "password", false));
         assert!(!value_is_secret(Password, "password", "newPassword", false));
+        // Identifiers in code keep being identifiers, acronyms included ...
+        for v in ["userPasswordHash", "getHTTPClient", "parseJWTToken", "isHTTPSEnabled", "dbPwd"] {
+            assert!(!value_is_secret(Password, "password", v, false), "{v}");
+        }
+        // ... but letters in random case are no identifier, however long.
+        for v in ["diNecKOOrHEDYMIuoeBEIXgyXKECFKDl", "qXbTrWmZkPvYnLsQ", "hGtRwQzXcVbNmKjL"] {
+            assert!(value_is_secret(Password, "password", v, false), "{v}");
+        }
         assert!(value_is_secret(Secret, "api_key", "3f2a9c0e7b1d4f6a8c2e0b9d7f5a3c1e", true));
         assert!(!value_is_secret(Secret, "api_key", "created_at", true));
         assert!(!value_is_secret(Secret, "api_key", "1234567890", true));

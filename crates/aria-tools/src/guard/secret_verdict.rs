@@ -31,7 +31,12 @@ pub(super) fn judge(
     let name = slots.name(caps);
     let ok = match slots.check {
         Check::None => true,
-        Check::Token => !is_vendor_placeholder(value.as_str()) && !is_hex_digest(value.as_str()),
+        // A token format matched alone that is a one-case hex digest is the digest; with
+        // context around it (`Authorization: Token <40 hex>`) it is a token.
+        Check::Token => {
+            !is_vendor_placeholder(value.as_str())
+                && !(value.range() == whole.range() && is_hex_digest(value.as_str()))
+        }
         Check::Cookie => {
             !is_vendor_placeholder(value.as_str()) && !value.as_str().starts_with("eyJ")
         }

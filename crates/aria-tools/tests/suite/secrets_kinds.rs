@@ -136,6 +136,9 @@ fn an_uppercase_digest_is_not_taken_for_a_token_of_the_same_shape() {
     let token = "EAAAl3kYqWnZ8vR2pXc7TgH4sJ9bM1dF6aK0eL5uQyNwVzB3rC8tG2hP7jS4mD1x";
     assert_eq!(token.len(), 64);
     assert_redacted(&format!("SQUARE {token} done"), token, "square_token");
+    // A hex token with its header around it stays a token.
+    let hex = "950463b7dee343e1c022869e619a6bcccc0c3dfd";
+    assert_redacted(&format!("Authorization: Token {hex}"), hex, "bearer_token");
 }
 
 /// A hex value is no hash when a password's name is assigned it: `pw:` and `psk:` say password
