@@ -34,8 +34,8 @@ pub(super) fn judge(
         // A token format matched alone that is a one-case hex digest is the digest; with
         // context around it (`Authorization: Token <40 hex>`) it is a token.
         Check::Token => {
-            !is_vendor_placeholder(value.as_str())
-                && !(value.range() == whole.range() && is_hex_digest(value.as_str()))
+            let digest_alone = value.range() == whole.range() && is_hex_digest(value.as_str());
+            !is_vendor_placeholder(value.as_str()) && !digest_alone
         }
         Check::Cookie => {
             !is_vendor_placeholder(value.as_str()) && !value.as_str().starts_with("eyJ")
