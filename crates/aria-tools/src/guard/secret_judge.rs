@@ -544,14 +544,16 @@ fn camel_words(v: &str) -> bool {
 
 /// A UUID (`8-4-4-4-12` hex digits, one case).
 fn is_uuid(v: &str) -> bool {
-    let groups: Vec<&str> = v.split('-').collect();
-    let lengths = groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12]);
-    lengths && (is_hex_in(v, b'a'..=b'f') || is_hex_in(v, b'A'..=b'F'))
+    v.split('-').map(str::len).eq([8, 4, 4, 4, 12])
+        && one_case_hex(v.bytes().filter(|&b| b != b'-'))
 }
 
-/// Every character is a digit, a `-` or a letter of `letters`.
-fn is_hex_in(v: &str, letters: std::ops::RangeInclusive<u8>) -> bool {
-    v.bytes().all(|b| b.is_ascii_digit() || b == b'-' || letters.contains(&b))
+/// Every byte is a hex digit, the letters all lowercase or all uppercase.
+fn one_case_hex(bytes: impl Iterator<Item = u8> + Clone) -> bool {
+    let within = |letters: std::ops::RangeInclusive<u8>| {
+        bytes.clone().all(|b| b.is_ascii_digit() || letters.contains(&b))
+    };
+    within(b'a'..=b'f') || within(b'A'..=b'F')
 }
 
 /// An MD5, a git SHA or a sha256/sha512 digest in one case of hex: not a token, even where a
@@ -559,9 +561,7 @@ fn is_hex_in(v: &str, letters: std::ops::RangeInclusive<u8>) -> bool {
 /// uppercase sha256 that starts with `EAAA`; a real one mixes cases), and not a secret after a
 /// name that does not say secret.
 pub(crate) fn is_hex_digest(v: &str) -> bool {
-    matches!(v.len(), 32 | 40 | 64 | 128)
-        && !v.contains('-')
-        && (is_hex_in(v, b'a'..=b'f') || is_hex_in(v, b'A'..=b'F'))
+    matches!(v.len(), 32 | 40 | 64 | 128) && one_case_hex(v.bytes())
 }
 
 #[cfg(test)]
