@@ -99,8 +99,8 @@ pub use ids::{IdKind, MIN_PREFIX};
 pub use jobs::{Claim, Job, JobSchedule, NewJob, SlotRun};
 pub use journal::{ConversationSummary, StoredMessage, StoredTrace};
 pub use memory::{
-    Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Provenance, Writer,
-    normalize_text,
+    Embedding, Memory, MemoryKind, MemoryStatus, MemoryUpdate, NewMemory, Passages, Provenance,
+    Writer, normalize_text,
 };
 pub use memory_fusion::rank_relevance;
 pub use memory_index::Residence;

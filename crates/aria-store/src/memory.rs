@@ -165,6 +165,16 @@ pub struct Embedding<'a> {
     pub vector: &'a [f32],
 }
 
+/// The vectors of one memory under one model, one per passage of its text, first passage
+/// first: one vector for a text its embedder takes whole, more for a longer one
+/// (`aria_api::Embedder::passages`). Search scores the memory by its best passage.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Passages<'a> {
+    /// [`aria_api::Embedder::model_id`].
+    pub model: &'a str,
+    pub vectors: &'a [Vec<f32>],
+}
+
 /// Who is writing, for the audit record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Writer<'a> {
@@ -196,17 +206,18 @@ pub fn normalize_text(text: &str) -> String {
 }
 
 impl Store {
-    /// Stores one memory (with its vector when given) and audits it (`memory.store`).
+    /// Stores one memory (with its passages' vectors when given) and audits it
+    /// (`memory.store`).
     pub fn memory_insert(
         &self,
         memory: &NewMemory,
-        embedding: Option<Embedding<'_>>,
+        embedding: Option<Passages<'_>>,
         by: Writer<'_>,
     ) -> Result<Memory, StoreError> {
         let mut ids = self.memory_insert_batch(
             std::slice::from_ref(memory),
             embedding.map(|e| e.model),
-            |_| embedding.map(|e| e.vector),
+            |_| embedding.map(|e| e.vectors),
             by,
         )?;
         let id = ids
@@ -216,12 +227,12 @@ impl Store {
     }
 
     /// Stores many memories in one transaction, all or none, each audited. `vector_of(i)` gives
-    /// the vector of `memories[i]` under `model`. Returns the ids, in order.
+    /// the vectors of `memories[i]`'s passages under `model`. Returns the ids, in order.
     pub fn memory_insert_batch<'v>(
         &self,
         memories: &[NewMemory],
         model: Option<&str>,
-        vector_of: impl Fn(usize) -> Option<&'v [f32]>,
+        vector_of: impl Fn(usize) -> Option<&'v [Vec<f32>]>,
         by: Writer<'_>,
     ) -> Result<Vec<String>, StoreError> {
         for m in memories {
@@ -239,8 +250,8 @@ impl Store {
         for (i, m) in memories.iter().enumerate() {
             let id = m.id.clone().unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
             let rid = insert_row(&tx, &id, m, &now)?;
-            if let (Some(model), Some(vector)) = (model, vector_of(i)) {
-                put_vector(&tx, rid, model, vector, &now)?;
+            if let (Some(model), Some(vectors)) = (model, vector_of(i)) {
+                put_vectors(&tx, rid, model, vectors, &now)?;
             }
             events.push(AuditEvent::new(
                 by.session_id,
@@ -322,7 +333,7 @@ impl Store {
         &self,
         id: &str,
         update: &MemoryUpdate,
-        embedding: Option<Embedding<'_>>,
+        embedding: Option<Passages<'_>>,
         by: Writer<'_>,
     ) -> Result<Memory, StoreError> {
         let mut conn = self.conn();
@@ -361,7 +372,7 @@ impl Store {
                 .map_err(sql("dropping a memory's vectors"))?;
         }
         if let Some(e) = embedding.filter(|_| new.status != MemoryStatus::Deleted) {
-            put_vector(&tx, rid, e.model, e.vector, &now)?;
+            put_vectors(&tx, rid, e.model, e.vectors, &now)?;
         }
         let kind = if new.status == MemoryStatus::Deleted && old.status != MemoryStatus::Deleted {
             "memory.forget"
@@ -424,13 +435,45 @@ impl Store {
         rows.map(|r| r.map_err(sql("reading a memory to embed"))).collect()
     }
 
-    /// Stores vectors of `model` for memories by id, in one transaction, audited as one
+    /// Up to `limit` live memories after rid `after`, in rid order, with how many vectors of
+    /// `model` each has (its passages; 0 for none), as (rid, id, content, count): a reindex
+    /// walks them to find memories whose text now splits into another number of passages than
+    /// were stored (those embedded whole before passages existed). Page on with the last rid.
+    pub fn memory_passage_counts(
+        &self,
+        model: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, String, String, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT m.rid, m.id, m.content, \
+                 (SELECT count(*) FROM memory_embeddings e WHERE e.rid = m.rid AND e.model = ?1) \
+                 FROM memories m WHERE m.status <> 'deleted' AND m.rid > ?2 \
+                 ORDER BY m.rid LIMIT ?3",
+            )
+            .map_err(sql("listing memories' passages"))?;
+        let rows = stmt
+            .query_map(params![model, after, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, i64>(3)?))
+            })
+            .map_err(sql("listing memories' passages"))?;
+        rows.map(|r| {
+            let (rid, id, content, n) = r.map_err(sql("reading a memory's passages"))?;
+            Ok((rid, id, content, to_u64("passage count", n)?))
+        })
+        .collect()
+    }
+
+    /// Stores vectors of `model` for memories by id (each memory's passages, first first; they
+    /// replace the vectors of `model` it had), in one transaction, audited as one
     /// `memory.embed` record (ids and model; the vectors themselves are derived data). A memory
     /// that was deleted or forgotten meanwhile is skipped. Returns how many were stored.
     pub fn memory_put_embeddings(
         &self,
         model: &str,
-        vectors: &[(String, Vec<f32>)],
+        vectors: &[(String, Vec<Vec<f32>>)],
         by: Writer<'_>,
     ) -> Result<usize, StoreError> {
         let mut conn = self.conn();
@@ -451,7 +494,7 @@ impl Store {
                 .optional()
                 .map_err(sql("finding a memory to embed"))?;
             if let Some(rid) = rid {
-                put_vector(&tx, rid, model, vector, &now)?;
+                put_vectors(&tx, rid, model, vector, &now)?;
                 rids.push(rid);
                 stored.push(id.as_str());
             }
@@ -474,7 +517,8 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT e.model, count(*) FROM memory_embeddings e JOIN memories m ON m.rid = e.rid \
+                "SELECT e.model, count(DISTINCT e.rid) FROM memory_embeddings e \
+                 JOIN memories m ON m.rid = e.rid \
                  WHERE m.status <> 'deleted' GROUP BY e.model ORDER BY e.model",
             )
             .map_err(sql("counting vectors"))?;
@@ -535,17 +579,30 @@ fn insert_row(tx: &Transaction<'_>, id: &str, m: &NewMemory, now: &str) -> Resul
     }
 }
 
-fn put_vector(
+/// Replaces the vectors of `model` of memory `rid` with `passages` (passage 0 first). Nothing
+/// is written when `passages` is empty; every vector must be non-zero, finite and of the
+/// model's length.
+fn put_vectors(
     tx: &Transaction<'_>,
     rid: i64,
     model: &str,
-    vector: &[f32],
+    passages: &[Vec<f32>],
     now: &str,
 ) -> Result<(), StoreError> {
-    if normalized(vector, vector.len()).is_none() {
-        return Err(StoreError::InvalidMemory(format!(
-            "the vector from `{model}` is empty, zero or not finite"
-        )));
+    let Some(first) = passages.first() else { return Ok(()) };
+    for v in passages {
+        if normalized(v, v.len()).is_none() {
+            return Err(StoreError::InvalidMemory(format!(
+                "the vector from `{model}` is empty, zero or not finite"
+            )));
+        }
+        if v.len() != first.len() {
+            return Err(StoreError::InvalidMemory(format!(
+                "the passages' vectors from `{model}` have {} and {} dimensions",
+                first.len(),
+                v.len()
+            )));
+        }
     }
     let dims: Option<i64> = tx
         .query_row("SELECT dims FROM memory_embeddings WHERE model = ?1 LIMIT 1", [model], |r| {
@@ -553,19 +610,27 @@ fn put_vector(
         })
         .optional()
         .map_err(sql("reading a model's dimensions"))?;
-    if let Some(d) = dims.filter(|d| usize::try_from(*d).ok() != Some(vector.len())) {
+    if let Some(d) = dims.filter(|d| usize::try_from(*d).ok() != Some(first.len())) {
         return Err(StoreError::InvalidMemory(format!(
             "model `{model}` has {d}-dimension vectors in the store, this one has {}",
-            vector.len()
+            first.len()
         )));
     }
-    let blob: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-    tx.prepare_cached(
-        "INSERT OR REPLACE INTO memory_embeddings (rid, model, dims, vector, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )
-    .and_then(|mut s| s.execute(params![rid, model, vector.len() as i64, blob, now]))
-    .map_err(sql("storing a vector"))?;
+    tx.prepare_cached("DELETE FROM memory_embeddings WHERE rid = ?1 AND model = ?2")
+        .and_then(|mut s| s.execute(params![rid, model]))
+        .map_err(sql("replacing a memory's vectors"))?;
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO memory_embeddings (rid, model, passage, dims, vector, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(sql("storing a vector"))?;
+    for (passage, vector) in passages.iter().enumerate() {
+        let blob: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        insert
+            .execute(params![rid, model, passage as i64, vector.len() as i64, blob, now])
+            .map_err(sql("storing a vector"))?;
+    }
     Ok(())
 }
 

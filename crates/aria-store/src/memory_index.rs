@@ -31,6 +31,14 @@
 //! [`Residence::Ram`] keeps the unit `f32` rows next to the codes (1.9 KB per 384-dim row);
 //! [`Residence::Sqlite`] keeps only the codes (0.4 KB per row) and reads the candidates' blobs
 //! from `memory_embeddings` through a [`VectorSource`] when rescoring.
+//!
+//! # Passages
+//!
+//! A row is one passage of a memory (a long text has several, schema step 15). A search
+//! returns memories, each scored by its best passage: the rescored rows are reduced to the
+//! best row per memory before `t` (now the k-th best *memory*) is taken. The certificate above
+//! still holds: a row left out scores at most `cut + E < t`, so it can neither bring another
+//! memory into the top `k` nor raise the score of one already there, which is at least `t`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -56,10 +64,17 @@ pub enum Residence {
     Sqlite,
 }
 
+/// A row's key: the memory's rid and the passage's number (0 for the first).
+pub(crate) type RowKey = (i64, u32);
+
 /// Gives the stored (not necessarily unit) vectors of rows, for rescoring with
 /// [`Residence::Sqlite`]. A row it does not know is simply not passed to `sink`.
 pub(crate) trait VectorSource {
-    fn fetch(&mut self, rids: &[i64], sink: &mut dyn FnMut(i64, &[f32])) -> Result<(), StoreError>;
+    fn fetch(
+        &mut self,
+        rows: &[RowKey],
+        sink: &mut dyn FnMut(RowKey, &[f32]),
+    ) -> Result<(), StoreError>;
 }
 
 /// A row filter.
@@ -83,7 +98,9 @@ pub(crate) struct VectorIndex {
     /// The `memory_state.generation` this index reflects.
     pub generation: i64,
     residence: Residence,
+    /// Per row: the memory's rid, and which of its passages the row is.
     rids: Vec<i64>,
+    passages: Vec<u32>,
     metas: Vec<RowMeta>,
     /// `rows × dims` int8 codes.
     codes: Vec<i8>,
@@ -95,7 +112,9 @@ pub(crate) struct VectorIndex {
     max_error: f32,
     /// `rows × dims` unit vectors, with [`Residence::Ram`] only.
     exact: Vec<f32>,
-    slots: HashMap<i64, usize>,
+    slots: HashMap<RowKey, usize>,
+    /// For a memory with more than one passage: one past its highest passage number.
+    spans: HashMap<i64, u32>,
     /// Scratch for decoding a stored vector.
     scratch: Vec<f32>,
 }
@@ -108,6 +127,7 @@ impl VectorIndex {
             generation,
             residence,
             rids: Vec::new(),
+            passages: Vec::new(),
             metas: Vec::new(),
             codes: Vec::new(),
             scales: Vec::new(),
@@ -115,6 +135,7 @@ impl VectorIndex {
             max_error: 0.0,
             exact: Vec::new(),
             slots: HashMap::new(),
+            spans: HashMap::new(),
             scratch: Vec::new(),
         }
     }
@@ -127,29 +148,38 @@ impl VectorIndex {
         self.residence
     }
 
-    /// Adds or replaces a row. The vector is normalised to unit length; a zero vector or one of
-    /// the wrong length is not indexed (it could never be similar to anything).
+    /// Replaces a memory's rows with one vector (one passage); see
+    /// [`VectorIndex::upsert_passages`].
+    #[cfg(test)]
     pub fn upsert(&mut self, rid: i64, meta: RowMeta, vector: &[f32]) {
-        let Some(unit) = normalized(vector, self.dims) else {
-            self.remove(rid);
-            return;
-        };
-        let slot = match self.slots.get(&rid) {
-            Some(&slot) => {
-                self.metas[slot] = meta;
-                slot
-            }
-            None => self.push_slot(rid, meta),
-        };
-        self.set_row(slot, &unit);
+        self.upsert_passages(rid, meta, &[vector]);
     }
 
-    /// Adds an empty slot (zero codes, scale and error) for `rid`, which is not in the index yet;
-    /// the caller fills it with [`VectorIndex::set_row`].
-    fn push_slot(&mut self, rid: i64, meta: RowMeta) -> usize {
+    /// Replaces a memory's rows with one row per passage, each vector normalised to unit
+    /// length; a zero passage or one of the wrong length is not indexed (it could never be
+    /// similar to anything).
+    pub fn upsert_passages<V: AsRef<[f32]>>(&mut self, rid: i64, meta: RowMeta, passages: &[V]) {
+        self.remove(rid);
+        for (passage, vector) in (0u32..).zip(passages) {
+            if let Some(unit) = normalized(vector.as_ref(), self.dims) {
+                let slot = self.push_slot((rid, passage), meta.clone());
+                self.set_row(slot, &unit);
+            }
+        }
+    }
+
+    /// Adds an empty slot (zero codes, scale and error) for `key`, which is not in the index
+    /// yet; the caller fills it with [`VectorIndex::set_row`].
+    fn push_slot(&mut self, key: RowKey, meta: RowMeta) -> usize {
         let slot = self.rids.len();
-        self.slots.insert(rid, slot);
+        self.slots.insert(key, slot);
+        let (rid, passage) = key;
+        if passage > 0 {
+            let span = self.spans.entry(rid).or_insert(1);
+            *span = (*span).max(passage + 1);
+        }
         self.rids.push(rid);
+        self.passages.push(passage);
         self.metas.push(meta);
         self.codes.resize(self.codes.len() + self.dims, 0);
         self.scales.push(0.0);
@@ -160,12 +190,18 @@ impl VectorIndex {
         slot
     }
 
+    /// The slots of a memory's passages.
+    fn slots_of(&self, rid: i64) -> impl Iterator<Item = usize> + '_ {
+        let span = self.spans.get(&rid).copied().unwrap_or(1);
+        (0..span).filter_map(move |p| self.slots.get(&(rid, p)).copied())
+    }
+
     /// Appends a row not yet in the index straight from its stored form (`f32` little-endian),
     /// without an allocation per row (what loading 100,000 vectors costs otherwise). Returns
     /// `false` (and indexes nothing) when the blob has the wrong length or the vector is zero
     /// or not finite, as [`VectorIndex::upsert`] would.
-    pub fn push_le_bytes(&mut self, rid: i64, meta: RowMeta, blob: &[u8]) -> bool {
-        if blob.len() != self.dims * 4 || self.slots.contains_key(&rid) {
+    pub fn push_le_bytes(&mut self, key: RowKey, meta: RowMeta, blob: &[u8]) -> bool {
+        if blob.len() != self.dims * 4 || self.slots.contains_key(&key) {
             return false;
         }
         let mut unit = std::mem::take(&mut self.scratch);
@@ -173,7 +209,7 @@ impl VectorIndex {
         unit.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
         let ok = normalize_in_place(&mut unit);
         if ok {
-            let slot = self.push_slot(rid, meta);
+            let slot = self.push_slot(key, meta);
             self.set_row(slot, &unit);
         }
         self.scratch = unit;
@@ -195,6 +231,7 @@ impl VectorIndex {
     /// Room for `rows` more rows, so a load does not reallocate as it grows.
     pub fn reserve(&mut self, rows: usize) {
         self.rids.reserve(rows);
+        self.passages.reserve(rows);
         self.metas.reserve(rows);
         self.codes.reserve(rows.saturating_mul(self.dims));
         self.scales.reserve(rows);
@@ -205,14 +242,23 @@ impl VectorIndex {
         self.slots.reserve(rows);
     }
 
-    /// Removes a row (swap-remove: the last row takes its slot).
+    /// Removes a memory's rows.
     pub fn remove(&mut self, rid: i64) {
-        let Some(slot) = self.slots.remove(&rid) else { return };
+        let span = self.spans.remove(&rid).unwrap_or(1);
+        for passage in 0..span {
+            self.remove_row((rid, passage));
+        }
+    }
+
+    /// Removes a row (swap-remove: the last row takes its slot).
+    fn remove_row(&mut self, key: RowKey) {
+        let Some(slot) = self.slots.remove(&key) else { return };
         let last = self.rids.len() - 1;
         let d = self.dims;
         if slot != last {
-            let moved = self.rids[last];
+            let moved = (self.rids[last], self.passages[last]);
             self.rids.swap(slot, last);
+            self.passages.swap(slot, last);
             self.metas.swap(slot, last);
             self.scales.swap(slot, last);
             self.errors.swap(slot, last);
@@ -223,6 +269,7 @@ impl VectorIndex {
             self.slots.insert(moved, slot);
         }
         self.rids.pop();
+        self.passages.pop();
         self.metas.pop();
         self.scales.pop();
         self.errors.pop();
@@ -232,8 +279,9 @@ impl VectorIndex {
         }
     }
 
-    /// The `k` most similar rows that pass `keep`, best first, as (rid, cosine similarity):
-    /// exactly what scoring every row in `f32` would return (see the module docs). Empty when
+    /// The `k` most similar memories whose rows pass `keep`, best first, as (rid, cosine
+    /// similarity of its best passage): exactly what scoring every row in `f32` would return
+    /// (see the module docs). Empty when
     /// the query has the wrong length or is zero. `source` is only read with
     /// [`Residence::Sqlite`].
     #[cfg(test)]
@@ -249,9 +297,10 @@ impl VectorIndex {
         Ok(pool)
     }
 
-    /// The best rows the search rescored exactly, best first: its first `k` entries are
-    /// [`VectorIndex::search`]'s answer, the rest the next best candidates (`OVERSAMPLE · k` or
-    /// [`MIN_CANDIDATES`] rows in all, whichever is more, when there are that many), which
+    /// The best memories the search rescored exactly, best first, each once with its best
+    /// rescored passage: its first `k` entries are [`VectorIndex::search`]'s answer, the rest
+    /// the next best candidates (from `OVERSAMPLE · k` or [`MIN_CANDIDATES`] rows in all,
+    /// whichever is more, when there are that many), which
     /// pseudo-relevance feedback ranks again ([`VectorIndex::feedback`]). Runs
     /// `alongside` exactly once on the calling thread while other threads do the first pass
     /// (the hybrid search runs BM25 there): on two cores the two retrievers overlap instead of
@@ -291,7 +340,7 @@ impl VectorIndex {
         let (candidates, kept) = self.first_pass(&query, m, keep, alongside);
         let slots: Vec<usize> = candidates.iter().map(|c| c.0).collect();
         let mut scored = self.rescore(&q, &slots, source)?;
-        best_first(&mut scored);
+        best_per_memory(&mut scored);
         if candidates.len() == kept {
             // Every row that passes the filter was rescored.
             return Ok(scored);
@@ -309,16 +358,17 @@ impl VectorIndex {
             .filter(|&slot| self.approx(&query, slot) + bound(self.errors[slot]) >= t)
             .collect();
         scored.extend(self.rescore(&q, &rest, source)?);
-        // Near-ties can rescore thousands: the pool stays the first pass's size, and is
-        // selected before it is sorted.
-        top_k(&mut scored, m.max(k));
+        // Near-ties can rescore thousands: the pool stays the first pass's size.
+        best_per_memory(&mut scored);
+        scored.truncate(m.max(k));
         Ok(scored)
     }
 
-    /// Pseudo-relevance feedback (Rocchio): the rows of `pool` ranked again by their cosine
-    /// similarity to the unit query plus the mean of the unit vectors of `feedback` (the rows a
-    /// first search put on top), best first. `None` when no row of `feedback` is in the index
-    /// (nothing to learn from); rows of `pool` not in the index are left out.
+    /// Pseudo-relevance feedback (Rocchio): the memories of `pool` ranked again by their best
+    /// passage's cosine similarity to the unit query plus the mean, over the memories of
+    /// `feedback` (the ones a first search put on top), of each one's mean unit passage; best
+    /// first. `None` when no memory of `feedback` is in the index (nothing to learn from);
+    /// memories of `pool` not in the index are left out.
     pub fn feedback(
         &self,
         query: &[f32],
@@ -328,34 +378,39 @@ impl VectorIndex {
     ) -> Result<Option<Vec<(i64, f32)>>, StoreError> {
         let Some(mut q) = normalized(query, self.dims) else { return Ok(None) };
         let d = self.dims;
-        let mut sum = vec![0.0f32; d];
-        let mut count = 0usize;
-        let mut add = |unit: &[f32]| {
+        // Per feedback memory: the sum of its unit passages and how many there are.
+        let mut means: HashMap<i64, (Vec<f32>, usize)> = HashMap::new();
+        let mut add = |rid: i64, unit: &[f32]| {
+            let (sum, n) = means.entry(rid).or_insert_with(|| (vec![0.0; d], 0));
             sum.iter_mut().zip(unit).for_each(|(s, v)| *s += v);
-            count += 1;
+            *n += 1;
         };
-        let slots: Vec<usize> =
-            feedback.iter().filter_map(|r| self.slots.get(r).copied()).collect();
+        let slots: Vec<usize> = feedback.iter().flat_map(|&r| self.slots_of(r)).collect();
         if self.residence == Residence::Ram {
-            slots.iter().for_each(|&s| add(&self.exact[s * d..(s + 1) * d]));
+            slots.iter().for_each(|&s| add(self.rids[s], &self.exact[s * d..(s + 1) * d]));
         } else {
-            let rids: Vec<i64> = slots.iter().map(|&s| self.rids[s]).collect();
-            source.fetch(&rids, &mut |_, vector| {
+            let keys: Vec<RowKey> =
+                slots.iter().map(|&s| (self.rids[s], self.passages[s])).collect();
+            source.fetch(&keys, &mut |(rid, _), vector| {
                 if let Some(unit) = normalized(vector, d) {
-                    add(&unit);
+                    add(rid, &unit);
                 }
             })?;
         }
-        if count == 0 {
+        if means.is_empty() {
             return Ok(None);
         }
-        q.iter_mut().zip(&sum).for_each(|(q, s)| *q += s / count as f32);
+        let memories = means.len() as f32;
+        for (sum, n) in means.values() {
+            let weight = 1.0 / (*n as f32 * memories);
+            q.iter_mut().zip(sum).for_each(|(q, s)| *q += s * weight);
+        }
         if !normalize_in_place(&mut q) {
             return Ok(None);
         }
-        let pool: Vec<usize> = pool.iter().filter_map(|r| self.slots.get(r).copied()).collect();
+        let pool: Vec<usize> = pool.iter().flat_map(|&r| self.slots_of(r)).collect();
         let mut scored = self.rescore(&q, &pool, source)?;
-        best_first(&mut scored);
+        best_per_memory(&mut scored);
         Ok(Some(scored))
     }
 
@@ -443,7 +498,7 @@ impl VectorIndex {
         }
     }
 
-    /// Exact scores of `slots` against the unit query `q`, as (rid, score).
+    /// Exact scores of `slots` against the unit query `q`, as (rid, score), one per row.
     fn rescore(
         &self,
         q: &[f32],
@@ -457,10 +512,10 @@ impl VectorIndex {
                 .map(|&s| (self.rids[s], dot(q, &self.exact[s * d..(s + 1) * d])))
                 .collect());
         }
-        let rids: Vec<i64> = slots.iter().map(|&s| self.rids[s]).collect();
-        let mut scored = Vec::with_capacity(rids.len());
+        let keys: Vec<RowKey> = slots.iter().map(|&s| (self.rids[s], self.passages[s])).collect();
+        let mut scored = Vec::with_capacity(keys.len());
         let mut unit = Vec::with_capacity(self.dims);
-        source.fetch(&rids, &mut |rid, vector| {
+        source.fetch(&keys, &mut |(rid, _), vector| {
             if vector.len() != self.dims {
                 return;
             }
@@ -521,12 +576,20 @@ fn idot(a: &[i8], b: &[i8]) -> i32 {
 
 /// Keeps the `k` highest scores, sorted best first; ties go to the lower rid, so the order
 /// does not depend on where a row happens to sit in the matrix.
+#[cfg(test)]
 pub(crate) fn top_k(scored: &mut Vec<(i64, f32)>, k: usize) {
     if scored.len() > k {
         scored.select_nth_unstable_by(k - 1, best_order);
         scored.truncate(k);
     }
     best_first(scored);
+}
+
+/// Keeps each memory's best row, sorted best first (ties to the lower rid).
+fn best_per_memory(scored: &mut Vec<(i64, f32)>) {
+    best_first(scored);
+    let mut seen = HashSet::with_capacity(scored.len());
+    scored.retain(|(rid, _)| seen.insert(*rid));
 }
 
 /// Sorts best first: higher score first, ties to the lower rid.

@@ -20,11 +20,15 @@ struct MapSource {
 }
 
 impl VectorSource for MapSource {
-    fn fetch(&mut self, rids: &[i64], sink: &mut dyn FnMut(i64, &[f32])) -> Result<(), StoreError> {
-        self.fetched += rids.len();
-        for rid in rids {
-            if let Some(v) = self.rows.get(rid) {
-                sink(*rid, v);
+    fn fetch(
+        &mut self,
+        rows: &[RowKey],
+        sink: &mut dyn FnMut(RowKey, &[f32]),
+    ) -> Result<(), StoreError> {
+        self.fetched += rows.len();
+        for &(rid, passage) in rows {
+            if let Some(v) = self.rows.get(&rid).filter(|_| passage == 0) {
+                sink((rid, passage), v);
             }
         }
         Ok(())
@@ -68,7 +72,7 @@ impl Both {
 struct NoSource;
 
 impl VectorSource for NoSource {
-    fn fetch(&mut self, _: &[i64], _: &mut dyn FnMut(i64, &[f32])) -> Result<(), StoreError> {
+    fn fetch(&mut self, _: &[RowKey], _: &mut dyn FnMut(RowKey, &[f32])) -> Result<(), StoreError> {
         panic!("the RAM residence read the database")
     }
 }
@@ -84,7 +88,7 @@ fn exact_scan(
     let Some(q) = normalized(q, index.dims) else { return Vec::new() };
     let mut scored: Vec<(i64, f32)> = rows
         .iter()
-        .filter(|(rid, _)| keep(&index.metas[index.slots[rid]]))
+        .filter(|(rid, _)| keep(&index.metas[index.slots[&(**rid, 0)]]))
         .filter_map(|(&rid, v)| normalized(v, index.dims).map(|u| (rid, dot(&q, &u))))
         .collect();
     if k == 0 {
@@ -285,7 +289,7 @@ fn push_le_bytes_indexes_what_upsert_would_and_refuses_bad_blobs() {
     let mut pushed = VectorIndex::new("m", 2, 0, Residence::Ram);
     let mut upserted = VectorIndex::new("m", 2, 0, Residence::Ram);
     for (rid, v) in [(1, [3.0f32, 4.0]), (2, [0.0, -2.0]), (5, [1.0, 1.0])] {
-        assert!(pushed.push_le_bytes(rid, meta(MemoryKind::Fact), &bytes(&v)));
+        assert!(pushed.push_le_bytes((rid, 0), meta(MemoryKind::Fact), &bytes(&v)));
         upserted.upsert(rid, meta(MemoryKind::Fact), &v);
     }
     assert_eq!(pushed.exact, upserted.exact);
@@ -293,10 +297,10 @@ fn push_le_bytes_indexes_what_upsert_would_and_refuses_bad_blobs() {
     let search = |i: &VectorIndex| i.search(&[0.6, 0.8], 3, &any, &mut NoSource).unwrap();
     assert_eq!(search(&pushed), search(&upserted));
     // Wrong length, zero, not finite, already present: nothing indexed, nothing left behind.
-    assert!(!pushed.push_le_bytes(6, meta(MemoryKind::Fact), &bytes(&[1.0, 2.0, 3.0])));
-    assert!(!pushed.push_le_bytes(7, meta(MemoryKind::Fact), &bytes(&[0.0, 0.0])));
-    assert!(!pushed.push_le_bytes(8, meta(MemoryKind::Fact), &bytes(&[f32::NAN, 1.0])));
-    assert!(!pushed.push_le_bytes(1, meta(MemoryKind::Fact), &bytes(&[1.0, 0.0])));
+    assert!(!pushed.push_le_bytes((6, 0), meta(MemoryKind::Fact), &bytes(&[1.0, 2.0, 3.0])));
+    assert!(!pushed.push_le_bytes((7, 0), meta(MemoryKind::Fact), &bytes(&[0.0, 0.0])));
+    assert!(!pushed.push_le_bytes((8, 0), meta(MemoryKind::Fact), &bytes(&[f32::NAN, 1.0])));
+    assert!(!pushed.push_le_bytes((1, 0), meta(MemoryKind::Fact), &bytes(&[1.0, 0.0])));
     assert_eq!((pushed.len(), pushed.exact.len(), pushed.codes.len()), (3, 6, 6));
     assert_eq!(pushed.search(&[3.0, 4.0], 1, &any, &mut NoSource).unwrap(), vec![(1, 1.0)]);
 }
@@ -369,4 +373,179 @@ fn the_alongside_work_runs_exactly_once_on_every_path() {
         assert_eq!(hits[..top.len()], top[..], "case {i}");
         assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1), "case {i}");
     }
+}
+
+/// Stored passages by row key, as the database gives them back.
+#[derive(Default)]
+struct PassageSource(HashMap<RowKey, Vec<f32>>);
+
+impl VectorSource for PassageSource {
+    fn fetch(
+        &mut self,
+        rows: &[RowKey],
+        sink: &mut dyn FnMut(RowKey, &[f32]),
+    ) -> Result<(), StoreError> {
+        for key in rows {
+            if let Some(v) = self.0.get(key) {
+                sink(*key, v);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Memories of several passages in both residences, next to what is stored.
+struct Passaged {
+    ram: VectorIndex,
+    sqlite: VectorIndex,
+    source: PassageSource,
+    memories: HashMap<i64, (MemoryKind, Vec<Vec<f32>>)>,
+}
+
+impl Passaged {
+    fn new(dims: usize) -> Passaged {
+        Passaged {
+            ram: VectorIndex::new("m", dims, 0, Residence::Ram),
+            sqlite: VectorIndex::new("m", dims, 0, Residence::Sqlite),
+            source: PassageSource::default(),
+            memories: HashMap::new(),
+        }
+    }
+
+    fn put(&mut self, rid: i64, kind: MemoryKind, passages: Vec<Vec<f32>>) {
+        self.remove(rid);
+        self.ram.upsert_passages(rid, meta(kind), &passages);
+        self.sqlite.upsert_passages(rid, meta(kind), &passages);
+        for (p, v) in (0u32..).zip(&passages) {
+            self.source.0.insert((rid, p), v.clone());
+        }
+        self.memories.insert(rid, (kind, passages));
+    }
+
+    fn remove(&mut self, rid: i64) {
+        self.ram.remove(rid);
+        self.sqlite.remove(rid);
+        self.source.0.retain(|key, _| key.0 != rid);
+        self.memories.remove(&rid);
+    }
+
+    /// Brute force: every memory scored by its best passage, best first, ties to the lower rid.
+    fn exact(&self, q: &[f32], k: usize, keep: Keep<'_>) -> Vec<(i64, f32)> {
+        let Some(q) = normalized(q, self.ram.dims) else { return Vec::new() };
+        let mut scored: Vec<(i64, f32)> = self
+            .memories
+            .iter()
+            .filter(|(_, (kind, _))| keep(&meta(*kind)))
+            .filter_map(|(&rid, (_, passages))| {
+                passages
+                    .iter()
+                    .filter_map(|p| normalized(p, self.ram.dims).map(|u| dot(&q, &u)))
+                    .max_by(f32::total_cmp)
+                    .map(|best| (rid, best))
+            })
+            .collect();
+        if k == 0 {
+            return Vec::new();
+        }
+        top_k(&mut scored, k);
+        scored
+    }
+
+    fn check(&mut self, q: &[f32], k: usize, keep: Keep<'_>) -> Vec<(i64, f32)> {
+        let exact = self.exact(q, k, keep);
+        let ram = self.ram.search(q, k, keep, &mut NoSource).unwrap();
+        let sqlite = self.sqlite.search(q, k, keep, &mut self.source).unwrap();
+        assert_eq!(ram, exact, "ram residence vs exact scan, k = {k}");
+        assert_eq!(sqlite, exact, "sqlite residence vs exact scan, k = {k}");
+        exact
+    }
+}
+
+#[test]
+fn a_memory_is_found_once_scored_by_its_best_passage_exactly() {
+    for dims in [3usize, 8, 24] {
+        let mut rng = Lcg(dims as u64 * 31 + 7);
+        let mut index = Passaged::new(dims);
+        let kind = |rid: i64| if rid % 3 == 0 { MemoryKind::Event } else { MemoryKind::Fact };
+        for rid in 1..=700i64 {
+            let n = 1 + ((rng.next() + 0.5) * 4.0) as usize;
+            let passages = (0..n).map(|_| rng.vector(dims)).collect();
+            index.put(rid, kind(rid), passages);
+        }
+        // Some memories get fewer passages (the old ones must leave), some leave entirely.
+        for rid in (7..=700).step_by(7) {
+            index.put(rid, kind(rid), vec![rng.vector(dims)]);
+        }
+        for rid in (11..=700).step_by(11) {
+            index.remove(rid);
+        }
+        assert_eq!(index.ram.len(), index.source.0.len(), "one row per stored passage");
+        let events = |m: &RowMeta| m.kind == MemoryKind::Event;
+        for _ in 0..15 {
+            let q = rng.vector(dims);
+            for k in [1, 5, 10, 60, 2_000] {
+                let hits = index.check(&q, k, &any);
+                let distinct: HashSet<i64> = hits.iter().map(|h| h.0).collect();
+                assert_eq!(distinct.len(), hits.len(), "a memory appears once");
+                index.check(&q, k, &events);
+            }
+        }
+    }
+}
+
+#[test]
+fn one_memory_with_more_passages_than_candidates_does_not_crowd_out_the_others() {
+    // 150 passages of one memory equal the query: more than the first pass keeps
+    // (MIN_CANDIDATES), so its candidates hold one memory only and the rest must be found.
+    let dims = 16;
+    let mut rng = Lcg(99);
+    let mut index = Passaged::new(dims);
+    let q = rng.vector(dims);
+    index.put(1, MemoryKind::Fact, vec![q.clone(); 150]);
+    for rid in 2..=400 {
+        let mut near = q.clone();
+        near.iter_mut().for_each(|x| *x += rng.next() * 0.5);
+        index.put(rid, MemoryKind::Fact, vec![near, rng.vector(dims)]);
+    }
+    let hits = index.check(&q, 10, &any);
+    assert_eq!(hits.len(), 10);
+    assert_eq!(hits[0].0, 1);
+}
+
+#[test]
+fn feedback_ranks_memories_once_by_their_best_passage() {
+    let dims = 8;
+    let mut rng = Lcg(5);
+    let mut index = Passaged::new(dims);
+    for rid in 1..=50 {
+        let passages = (0..1 + rid as usize % 3).map(|_| rng.vector(dims)).collect();
+        index.put(rid, MemoryKind::Fact, passages);
+    }
+    let q = rng.vector(dims);
+    let pool: Vec<i64> = (1..=50).collect();
+    let ram = index.ram.feedback(&q, &[2, 3], &pool, &mut NoSource).unwrap().unwrap();
+    let sqlite = index.sqlite.feedback(&q, &[2, 3], &pool, &mut index.source).unwrap().unwrap();
+    assert_eq!(ram, sqlite);
+    assert_eq!(ram.len(), 50, "each memory once");
+    // The expanded query: q plus the mean over memories 2 and 3 of their mean unit passage.
+    let unit = |v: &[f32]| normalized(v, dims).unwrap();
+    let mut expanded = unit(&q);
+    for rid in [2, 3] {
+        let passages = &index.memories[&rid].1;
+        for p in passages {
+            let u = unit(p);
+            let w = 1.0 / (passages.len() as f32 * 2.0);
+            expanded.iter_mut().zip(&u).for_each(|(e, x)| *e += x * w);
+        }
+    }
+    let expanded = unit(&expanded);
+    for (rid, score) in &ram {
+        let best = index.memories[rid]
+            .1
+            .iter()
+            .map(|p| dot(&expanded, &unit(p)))
+            .fold(f32::NEG_INFINITY, f32::max);
+        assert!((best - score).abs() < 1e-5, "memory {rid}: {score} against {best}");
+    }
+    assert!(ram.windows(2).all(|w| w[0].1 >= w[1].1));
 }

@@ -5,7 +5,8 @@
 //! - `memories_fts`: an FTS5 external-content index over `content`, kept in sync by triggers.
 //!   A memory whose status is `deleted` is taken *out* of the index, so forgotten content can
 //!   never be matched by a text search, whatever filter a caller passes.
-//! - `memory_embeddings`: one vector per (memory, embedding model), f32 little-endian. Vectors of
+//! - `memory_embeddings`: one vector per (memory, embedding model, passage), f32 little-endian
+//!   (step 15 added the passage: a long text has one vector per passage). Vectors of
 //!   two models are never compared: a search names its model. Step 5 ([`ROWID_EMBEDDINGS`])
 //!   made it a rowid table: as a `WITHOUT ROWID` table (step 4) each 1.5 KB vector spilled to
 //!   an overflow page of its own, and loading 100,000 of them took seconds; in a rowid table
@@ -126,5 +127,31 @@ pub(crate) const PRIVATE_MEMORIES: &[&str] = &[
     "CREATE TRIGGER memories_bump_update AFTER UPDATE OF status, kind, categories, private \
      ON memories
      BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END",
+    "UPDATE memory_state SET generation = generation + 1 WHERE id = 1",
+];
+
+/// Schema step 15: a memory may have several vectors of one model, one per passage (issue #25:
+/// a text longer than its embedder takes is split into passages, and search scores the memory
+/// by its best one). `memory_embeddings` gains `passage` (0 for the first, and for every row
+/// stored before), its key becomes `(rid, model, passage)`; rows are copied in key order, and
+/// the generation moves on so a process holding vectors loaded before reloads them.
+pub(crate) const PASSAGES: &[&str] = &[
+    "CREATE TABLE memory_embeddings_v15 (
+        rid INTEGER NOT NULL REFERENCES memories(rid) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        passage INTEGER NOT NULL DEFAULT 0 CHECK (passage >= 0),
+        dims INTEGER NOT NULL CHECK (dims > 0),
+        vector BLOB NOT NULL CHECK (length(vector) = 4 * dims),
+        created_at TEXT NOT NULL,
+        UNIQUE (rid, model, passage)
+    ) STRICT",
+    "INSERT INTO memory_embeddings_v15 (rid, model, passage, dims, vector, created_at)
+     SELECT rid, model, 0, dims, vector, created_at FROM memory_embeddings ORDER BY rid, model",
+    "DROP TABLE memory_embeddings",
+    "ALTER TABLE memory_embeddings_v15 RENAME TO memory_embeddings",
+    "CREATE INDEX memory_embeddings_model ON memory_embeddings(model, rid)",
+    EMBEDDINGS_BUMP_INSERT,
+    EMBEDDINGS_BUMP_UPDATE,
+    EMBEDDINGS_BUMP_DELETE,
     "UPDATE memory_state SET generation = generation + 1 WHERE id = 1",
 ];

@@ -16,7 +16,7 @@ use crate::memory::{
 use aria_api::cosine;
 
 use crate::memory_fusion::{FEEDBACK_DOCS, fuse, standardises};
-use crate::memory_index::{Residence, RowMeta, VectorIndex, VectorSource};
+use crate::memory_index::{Residence, RowKey, RowMeta, VectorIndex, VectorSource};
 pub use crate::memory_text::fts_query;
 use crate::memory_text::text_candidates;
 use crate::store::Store;
@@ -208,8 +208,9 @@ pub struct Duplicate {
     pub same_text: bool,
 }
 
-/// A row after a write: its filter fields and vector, or `None` when it left the index.
-pub(crate) type IndexRow = (i64, Option<(RowMeta, Vec<f32>)>);
+/// A memory after a write: its filter fields and its passages' vectors (none when it has no
+/// vector of the index's model), or `None` when it left the index.
+pub(crate) type IndexRow = (i64, Option<(RowMeta, Vec<Vec<f32>>)>);
 
 /// What a write must do to this process's vector index once it has committed.
 #[derive(Debug)]
@@ -380,8 +381,8 @@ impl Store {
         }))
     }
 
-    /// The cosine similarity between two stored memories' vectors of `model` (for tests and
-    /// diagnostics); `None` when either has none.
+    /// The cosine similarity between two stored memories' (first passages') vectors of `model`
+    /// (for tests and diagnostics); `None` when either has none.
     pub fn memory_similarity(
         &self,
         a: &str,
@@ -392,7 +393,7 @@ impl Store {
         let get = |id: &str| -> Result<Option<Vec<u8>>, StoreError> {
             conn.query_row(
                 "SELECT e.vector FROM memory_embeddings e JOIN memories m ON m.rid = e.rid \
-                 WHERE m.id = ?1 AND e.model = ?2",
+                 WHERE m.id = ?1 AND e.model = ?2 AND e.passage = 0",
                 params![id, model],
                 |r| r.get(0),
             )
@@ -485,25 +486,33 @@ impl Store {
             Some(i) if i.dims == 0 => return Ok(IndexDelta::Invalidate),
             Some(i) => i.model.clone(),
         };
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT m.status, m.kind, m.categories, m.private, e.vector FROM memories m \
-                 LEFT JOIN memory_embeddings e ON e.rid = m.rid AND e.model = ?2 WHERE m.rid = ?1",
-            )
+        let mut meta_stmt = tx
+            .prepare_cached("SELECT status, kind, categories, private FROM memories WHERE rid = ?1")
             .map_err(sql("reading a memory for the index"))?;
+        let mut vectors_stmt = tx
+            .prepare_cached(
+                "SELECT vector FROM memory_embeddings WHERE rid = ?1 AND model = ?2 \
+                 ORDER BY passage",
+            )
+            .map_err(sql("reading a memory's vectors for the index"))?;
         let mut rows = Vec::with_capacity(rids.len());
         for &rid in rids {
-            let row = stmt
-                .query_row(params![rid, model], |r| {
+            let (status, kind, cats, private) = meta_stmt
+                .query_row(params![rid], |r| {
                     let (status, kind, cats): (String, String, String) =
                         (r.get(0)?, r.get(1)?, r.get(2)?);
-                    Ok((status, kind, cats, r.get::<_, bool>(3)?, r.get::<_, Option<Vec<u8>>>(4)?))
+                    Ok((status, kind, cats, r.get::<_, bool>(3)?))
                 })
                 .map_err(sql("reading a memory for the index"))?;
-            let (status, kind, cats, private, blob) = row;
-            let entry = match (meta_of(&status, &kind, &cats, private), blob) {
-                (Some(meta), Some(blob)) if meta.status != MemoryStatus::Deleted => {
-                    Some((meta, decode_vector(&blob)))
+            let entry = match meta_of(&status, &kind, &cats, private) {
+                Some(meta) if meta.status != MemoryStatus::Deleted => {
+                    let passages = vectors_stmt
+                        .query_map(params![rid, model], |r| r.get::<_, Vec<u8>>(0))
+                        .and_then(|blobs| {
+                            blobs.map(|b| b.map(|b| decode_vector(&b))).collect::<Result<_, _>>()
+                        })
+                        .map_err(sql("reading a memory's vectors for the index"))?;
+                    Some((meta, passages))
                 }
                 _ => None,
             };
@@ -522,7 +531,7 @@ impl Store {
                 Some(index) if index.model == model && index.generation == before => {
                     for (rid, entry) in rows {
                         match entry {
-                            Some((meta, vector)) => index.upsert(rid, meta, &vector),
+                            Some((meta, passages)) => index.upsert_passages(rid, meta, &passages),
                             None => index.remove(rid),
                         }
                     }
@@ -563,7 +572,8 @@ fn load_index(
         .map_err(sql("counting vectors"))?;
     let mut stmt = tx
         .prepare(
-            "SELECT e.rid, e.dims, e.vector, m.status, m.kind, m.categories, m.private \
+            "SELECT e.rid, e.passage, e.dims, e.vector, m.status, m.kind, m.categories, \
+             m.private \
              FROM memory_embeddings e NOT INDEXED JOIN memories m ON m.rid = e.rid \
              WHERE e.model = ?1 AND m.status <> 'deleted'",
         )
@@ -573,15 +583,17 @@ fn load_index(
     let bad = |rid: i64| StoreError::Corrupt { what: format!("memory row {rid} has bad fields") };
     while let Some(row) = rows.next().map_err(sql("loading vectors"))? {
         let text = |i: usize| row.get_ref(i).and_then(|v| Ok(v.as_str()?));
-        let (rid, dims, blob, meta) = (|| -> rusqlite::Result<_> {
+        let (rid, passage, dims, blob, meta) = (|| -> rusqlite::Result<_> {
             Ok((
                 row.get::<_, i64>(0)?,
                 row.get::<_, i64>(1)?,
-                row.get_ref(2)?.as_blob()?,
-                meta_of(text(3)?, text(4)?, text(5)?, row.get::<_, bool>(6)?),
+                row.get::<_, i64>(2)?,
+                row.get_ref(3)?.as_blob()?,
+                meta_of(text(4)?, text(5)?, text(6)?, row.get::<_, bool>(7)?),
             ))
         })()
         .map_err(sql("loading vectors"))?;
+        let passage = u32::try_from(passage).map_err(|_| bad(rid))?;
         let meta = meta.ok_or_else(|| bad(rid))?;
         let index = index.get_or_insert_with(|| {
             let dims = usize::try_from(dims).unwrap_or(0);
@@ -590,7 +602,7 @@ fn load_index(
             index
         });
         // A zero vector (or one of another length than the first) is not indexed, as upsert.
-        index.push_le_bytes(rid, meta, blob);
+        index.push_le_bytes((rid, passage), meta, blob);
     }
     Ok(index.unwrap_or_else(|| VectorIndex::new(model, 0, generation, residence)))
 }
@@ -603,27 +615,41 @@ struct StoredVectors<'c> {
 }
 
 impl VectorSource for StoredVectors<'_> {
-    fn fetch(&mut self, rids: &[i64], sink: &mut dyn FnMut(i64, &[f32])) -> Result<(), StoreError> {
+    fn fetch(
+        &mut self,
+        rows: &[RowKey],
+        sink: &mut dyn FnMut(RowKey, &[f32]),
+    ) -> Result<(), StoreError> {
+        let wanted: std::collections::HashSet<RowKey> = rows.iter().copied().collect();
+        let mut rids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        rids.sort_unstable();
+        rids.dedup();
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT rid, vector FROM memory_embeddings \
+                "SELECT rid, passage, vector FROM memory_embeddings \
                  WHERE model = ?1 AND rid IN (SELECT value FROM json_each(?2))",
             )
             .map_err(sql("reading vectors to rescore"))?;
-        let mut rows = stmt
+        let mut found = stmt
             .query(params![self.model, json!(rids).to_string()])
             .map_err(sql("reading vectors to rescore"))?;
-        while let Some(row) = rows.next().map_err(sql("reading vectors to rescore"))? {
-            let rid: i64 = row.get(0).map_err(sql("reading vectors to rescore"))?;
+        while let Some(row) = found.next().map_err(sql("reading vectors to rescore"))? {
+            let (rid, passage): (i64, i64) =
+                (|| Ok((row.get(0)?, row.get(1)?)))().map_err(sql("reading vectors to rescore"))?;
+            // Only the rows asked for: another passage of the same memory was not a candidate.
+            let Some(key) = u32::try_from(passage).ok().map(|p| (rid, p)) else { continue };
+            if !wanted.contains(&key) {
+                continue;
+            }
             let blob = row
-                .get_ref(1)
+                .get_ref(2)
                 .and_then(|v| Ok(v.as_blob()?))
                 .map_err(sql("reading vectors to rescore"))?;
             self.buffer.clear();
             self.buffer
                 .extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-            sink(rid, &self.buffer);
+            sink(key, &self.buffer);
         }
         Ok(())
     }

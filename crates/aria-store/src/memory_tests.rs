@@ -13,7 +13,8 @@ fn store() -> Store {
 }
 
 fn add(store: &Store, text: &str, vector: Option<&[f32]>) -> Memory {
-    let e = vector.map(|v| Embedding { model: M, vector: v });
+    let vectors = vector.map(|v| vec![v.to_vec()]);
+    let e = vectors.as_deref().map(|vectors| Passages { model: M, vectors });
     store.memory_insert(&NewMemory::new(text), e, Writer::USER).unwrap()
 }
 
@@ -194,7 +195,7 @@ fn filters_on_status_kind_and_categories_apply_to_both_retrievers() {
     pref.kind = MemoryKind::Preference;
     pref.categories = vec!["food".into()];
     let pref = store
-        .memory_insert(&pref, Some(Embedding { model: M, vector: &[1.0, 0.0] }), Writer::USER)
+        .memory_insert(&pref, Some(Passages { model: M, vectors: &[vec![1.0, 0.0]] }), Writer::USER)
         .unwrap();
     let fact = add(&store, "green tea has caffeine", Some(&[0.9, 0.1]));
     let archived = add(&store, "green tea was bought on monday", Some(&[0.8, 0.2]));
@@ -243,8 +244,11 @@ fn a_category_and_an_excluded_category_prefix_apply_to_both_retrievers() {
     let with = |text: &str, categories: &[&str], vector: &[f32]| {
         let mut new = NewMemory::new(text);
         new.categories = categories.iter().map(|c| (*c).to_owned()).collect();
-        let e = Embedding { model: M, vector };
-        store.memory_insert(&new, Some(e), Writer::USER).unwrap().id
+        let vectors = [vector.to_vec()];
+        store
+            .memory_insert(&new, Some(Passages { model: M, vectors: &vectors }), Writer::USER)
+            .unwrap()
+            .id
     };
     let poet = with("the poet likes green tea", &["agent:poet"], &[1.0, 0.0]);
     let plain = with("green tea is in the kitchen", &[], &[0.9, 0.1]);
@@ -278,7 +282,7 @@ fn a_duplicate_is_looked_for_only_among_the_memories_the_filter_keeps() {
     let mut new = NewMemory::new("The poet likes green tea.");
     new.categories = vec!["agent:poet".into()];
     let poet = store
-        .memory_insert(&new, Some(Embedding { model: M, vector: &[1.0, 0.0] }), Writer::USER)
+        .memory_insert(&new, Some(Passages { model: M, vectors: &[vec![1.0, 0.0]] }), Writer::USER)
         .unwrap();
     let live = vec![MemoryStatus::Active, MemoryStatus::Archived];
     let shared = MemoryFilter {
@@ -328,7 +332,7 @@ fn vectors_of_two_models_are_never_mixed() {
     let b = store
         .memory_insert(
             &NewMemory::new("beta"),
-            Some(Embedding { model: "other:big", vector: &[1.0, 0.0, 0.0] }),
+            Some(Passages { model: "other:big", vectors: &[vec![1.0, 0.0, 0.0]] }),
             Writer::USER,
         )
         .unwrap();
@@ -348,7 +352,7 @@ fn vectors_of_two_models_are_never_mixed() {
     let err = store
         .memory_insert(
             &NewMemory::new("gamma"),
-            Some(Embedding { model: M, vector: &[1.0; 3] }),
+            Some(Passages { model: M, vectors: &[vec![1.0; 3]] }),
             Writer::USER,
         )
         .unwrap_err();
@@ -367,8 +371,8 @@ fn reindex_work_list_is_resumable() {
     }
     let first = store.memory_missing_embeddings(M, 2).unwrap();
     assert_eq!(first.len(), 2);
-    let vectors: Vec<(String, Vec<f32>)> =
-        first.iter().map(|(id, _)| (id.clone(), vec![1.0, 2.0])).collect();
+    let vectors: Vec<(String, Vec<Vec<f32>>)> =
+        first.iter().map(|(id, _)| (id.clone(), vec![vec![1.0, 2.0]])).collect();
     assert_eq!(store.memory_put_embeddings(M, &vectors, Writer::USER).unwrap(), 2);
     let rest = store.memory_missing_embeddings(M, 10).unwrap();
     assert_eq!(rest.len(), 3);
@@ -376,7 +380,9 @@ fn reindex_work_list_is_resumable() {
     assert_eq!(audit_kinds(&store).last().map(String::as_str), Some("memory.embed"));
     // Vectors for an unknown id are skipped, not invented.
     assert_eq!(
-        store.memory_put_embeddings(M, &[("nope".into(), vec![1.0, 0.0])], Writer::USER).unwrap(),
+        store
+            .memory_put_embeddings(M, &[("nope".into(), vec![vec![1.0, 0.0]])], Writer::USER)
+            .unwrap(),
         0
     );
 }
@@ -460,7 +466,8 @@ fn the_vector_index_follows_writes_made_by_another_store_on_the_same_file() {
         two.memory_forget(&y.id, Writer::USER).unwrap();
         assert_eq!(one.memory_search(&query).unwrap()[0].memory.id, x.id, "one saw the forget");
         // Another process re-embeds x to match the query exactly.
-        two.memory_put_embeddings(M, &[(x.id.clone(), vec![0.0, 3.0])], Writer::USER).unwrap();
+        two.memory_put_embeddings(M, &[(x.id.clone(), vec![vec![0.0, 3.0]])], Writer::USER)
+            .unwrap();
         let hit = one.memory_search(&query).unwrap().remove(0);
         assert_eq!((hit.memory.id.as_str(), hit.similarity), (x.id.as_str(), Some(1.0)));
         // And writes through `one` keep its own index current without a reload.
@@ -562,7 +569,8 @@ fn both_residences_agree_and_follow_writes() {
     };
     let memories: Vec<NewMemory> =
         (0..400).map(|i| NewMemory::new(format!("memory number {i}"))).collect();
-    let vectors: Vec<Vec<f32>> = (0..400).map(|_| (0..8).map(|_| next()).collect()).collect();
+    let vectors: Vec<Vec<Vec<f32>>> =
+        (0..400).map(|_| vec![(0..8).map(|_| next()).collect()]).collect();
     let ids = store
         .memory_insert_batch(&memories, Some(M), |i| Some(vectors[i].as_slice()), Writer::USER)
         .unwrap();
@@ -588,7 +596,7 @@ fn both_residences_agree_and_follow_writes() {
     let best = ram[0].0.clone();
     store.memory_forget(&best, Writer::USER).unwrap();
     let moved = ids[7].clone();
-    store.memory_put_embeddings(M, &[(moved.clone(), q.clone())], Writer::USER).unwrap();
+    store.memory_put_embeddings(M, &[(moved.clone(), vec![q.clone()])], Writer::USER).unwrap();
     let changed = ram[1].0.clone();
     let update = MemoryUpdate { content: Some("new words".into()), ..MemoryUpdate::default() };
     store.memory_update(&changed, &update, None, Writer::USER).unwrap();
@@ -615,7 +623,11 @@ fn private_memories_are_kept_out_of_searches_that_exclude_them_in_every_retrieve
         let mut secret = NewMemory::new("the salary review is in march");
         secret.private = true;
         let secret = one
-            .memory_insert(&secret, Some(Embedding { model: M, vector: &[1.0, 0.0] }), Writer::USER)
+            .memory_insert(
+                &secret,
+                Some(Passages { model: M, vectors: &[vec![1.0, 0.0]] }),
+                Writer::USER,
+            )
             .unwrap();
         assert!(secret.private);
         let open = add(&one, "the review meeting is on friday", Some(&[0.9, 0.1]));
@@ -690,4 +702,81 @@ fn hybrid_search_feeds_the_top_memories_back_into_the_query_vector() {
         assert!((like.similarity.unwrap() - cos).abs() < 1e-4, "{:?}", like.similarity);
         assert_eq!(hits.len(), 14);
     }
+}
+
+#[test]
+fn a_long_memory_is_found_by_any_of_its_passages_and_counted_once() {
+    let store = store();
+    let passages = vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]];
+    let long = store
+        .memory_insert(
+            &NewMemory::new("a long text in three passages"),
+            Some(Passages { model: M, vectors: &passages }),
+            Writer::USER,
+        )
+        .unwrap();
+    let short = add(&store, "a short one", Some(&[0.6, 0.8, 0.0]));
+    let vector_search = |q: &[f32]| {
+        let mut query = MemoryQuery::new("", Some(Embedding { model: M, vector: q }), 10);
+        query.mode = SearchMode::Vector;
+        let hits = store.memory_search(&query).unwrap();
+        hits.into_iter().map(|h| (h.memory.id, h.similarity.unwrap())).collect::<Vec<_>>()
+    };
+    for residence in [crate::Residence::Ram, crate::Residence::Sqlite] {
+        store.set_memory_vector_residence(residence);
+        // The third passage matches exactly: the memory scores 1.0, once.
+        assert_eq!(
+            vector_search(&[0.0, 0.0, 2.0]),
+            [(long.id.clone(), 1.0), (short.id.clone(), 0.0)]
+        );
+        let hits = vector_search(&[0.0, 1.0, 0.0]);
+        assert_eq!(hits[0], (long.id.clone(), 1.0), "{residence:?}");
+        assert_eq!(hits.len(), 2);
+    }
+    assert_eq!(store.memory_embedding_models().unwrap(), [(M.to_owned(), 2)]);
+    let counts = store.memory_passage_counts(M, 0, 10).unwrap();
+    let counts: Vec<(String, u64)> = counts.into_iter().map(|(_, id, _, n)| (id, n)).collect();
+    assert_eq!(counts, [(long.id.clone(), 3), (short.id.clone(), 1)]);
+
+    // Embedding again replaces every passage: the old third one no longer matches.
+    let again = vec![(long.id.clone(), vec![vec![1.0, 0.0, 0.0]])];
+    store.memory_put_embeddings(M, &again, Writer::USER).unwrap();
+    assert_eq!(vector_search(&[0.0, 0.0, 1.0])[0].1, 0.0);
+    assert_eq!(store.memory_passage_counts(M, 0, 10).unwrap()[0].3, 1);
+
+    // A new text drops the vectors; new passages can come with it.
+    let update = MemoryUpdate { content: Some("rewritten".into()), ..MemoryUpdate::default() };
+    let two = [vec![0.0, 0.0, 1.0], vec![0.0, 1.0, 0.0]];
+    store
+        .memory_update(&long.id, &update, Some(Passages { model: M, vectors: &two }), Writer::USER)
+        .unwrap();
+    assert_eq!(vector_search(&[0.0, 0.0, 1.0])[0], (long.id.clone(), 1.0));
+    assert_eq!(store.memory_passage_counts(M, 0, 10).unwrap()[0].3, 2);
+    store.memory_update(&long.id, &update_text("again"), None, Writer::USER).unwrap();
+    assert_eq!(store.memory_passage_counts(M, 0, 10).unwrap()[0].3, 0);
+    assert_eq!(vector_search(&[0.0, 0.0, 1.0]), [(short.id.clone(), 0.0)]);
+    // Paging goes on after the last rid seen.
+    let after = store.memory_passage_counts(M, 0, 1).unwrap()[0].0;
+    let rest = store.memory_passage_counts(M, after, 10).unwrap();
+    assert_eq!(rest.iter().map(|r| r.1.as_str()).collect::<Vec<_>>(), [short.id.as_str()]);
+}
+
+#[test]
+fn passages_of_different_lengths_or_zero_are_refused_and_nothing_is_stored() {
+    let store = store();
+    for bad in [vec![vec![1.0, 0.0], vec![1.0, 0.0, 0.0]], vec![vec![1.0, 0.0], vec![0.0, 0.0]]] {
+        let err = store
+            .memory_insert(
+                &NewMemory::new("two passages"),
+                Some(Passages { model: M, vectors: &bad }),
+                Writer::USER,
+            )
+            .unwrap_err();
+        assert!(matches!(err, StoreError::InvalidMemory(_)), "{err}");
+    }
+    assert_eq!(store.memory_counts().unwrap(), (0, 0, 0));
+}
+
+fn update_text(text: &str) -> MemoryUpdate {
+    MemoryUpdate { content: Some(text.into()), ..MemoryUpdate::default() }
 }

@@ -189,6 +189,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "agent profiles made with aria agents add, the API or the web UI",
         statements: crate::agents::AGENTS,
     },
+    Migration {
+        version: 15,
+        description: "memories: one vector per passage of a long text",
+        statements: crate::memory_schema::PASSAGES,
+    },
 ];
 
 /// The version this build writes.

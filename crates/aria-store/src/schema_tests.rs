@@ -4,7 +4,7 @@ use aria_api::{Journal, NoRedact};
 use rusqlite::{Connection, params};
 
 use super::*;
-use crate::Store;
+use crate::{Passages, Store};
 
 fn schema_of(conn: &Connection) -> Vec<String> {
     let mut stmt = conn
@@ -192,6 +192,12 @@ fn migrating_a_version_4_database_keeps_its_memories_and_vectors() {
         ]
     );
 
+    // Step 15: each vector became its memory's first (and only) passage.
+    let later_passages: i64 = conn
+        .query_row("SELECT count(*) FROM memory_embeddings WHERE passage <> 0", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(later_passages, 0);
+
     // Found by vectors (in both residences), by text, and compared by similarity.
     let search = |vector: &[f32], mode: SearchMode, text: &str| {
         let mut query = MemoryQuery::new(text, Some(Embedding { model: "m", vector }), 5);
@@ -208,12 +214,12 @@ fn migrating_a_version_4_database_keeps_its_memories_and_vectors() {
     let new = store
         .memory_insert(
             &NewMemory::new("likes the sea"),
-            Some(Embedding { model: "m", vector: &[0.0, 0.0, 2.0] }),
+            Some(Passages { model: "m", vectors: &[vec![0.0, 0.0, 2.0]] }),
             Writer::USER,
         )
         .unwrap();
     assert_eq!(search(&[0.0, 0.1, 1.0], SearchMode::Vector, "")[0], new.id);
-    let tea = vec![("tea".to_owned(), vec![0.0f32, 0.0, 1.0])];
+    let tea = vec![("tea".to_owned(), vec![vec![0.0f32, 0.0, 1.0]])];
     assert_eq!(store.memory_put_embeddings("m", &tea, Writer::USER).unwrap(), 1);
     let vectors_of_tea: i64 = conn
         .query_row(

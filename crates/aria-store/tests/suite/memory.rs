@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use aria_api::NoRedact;
 use aria_store::{
-    Embedding, MemoryQuery, MemoryStatus, MemoryUpdate, NewMemory, SearchMode, Store, Writer,
+    Embedding, MemoryQuery, MemoryStatus, MemoryUpdate, NewMemory, Passages, SearchMode, Store,
+    Writer,
 };
 
 use super::helpers::*;
@@ -33,8 +34,8 @@ fn concurrent_writers_do_not_corrupt_the_store() {
                 for i in 0..EACH {
                     let mut new = NewMemory::new(format!("writer {name} note {i} shared word"));
                     new.id = Some(format!("{name}-{i}"));
-                    let v = vector(i);
-                    let e = (i % 2 == 0).then_some(Embedding { model: MODEL, vector: &v });
+                    let v = [vector(i)];
+                    let e = (i % 2 == 0).then_some(Passages { model: MODEL, vectors: &v });
                     store.memory_insert(&new, e, Writer::USER).unwrap();
                     if i % 5 == 1 {
                         let update = MemoryUpdate {
@@ -50,8 +51,8 @@ fn concurrent_writers_do_not_corrupt_the_store() {
                     }
                     if i % 10 == 9 {
                         let todo = store.memory_missing_embeddings(MODEL, 3).unwrap();
-                        let vectors: Vec<(String, Vec<f32>)> =
-                            todo.into_iter().map(|(id, _)| (id, vector(i + 1))).collect();
+                        let vectors: Vec<(String, Vec<Vec<f32>>)> =
+                            todo.into_iter().map(|(id, _)| (id, vec![vector(i + 1)])).collect();
                         store.memory_put_embeddings(MODEL, &vectors, Writer::USER).unwrap();
                     }
                     // Searches interleave with the writes, loading and updating the index.
