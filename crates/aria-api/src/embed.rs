@@ -5,6 +5,8 @@
 //! memory store records that id beside every vector and never compares vectors from two ids:
 //! changing the embedder means re-embedding (`aria memories reindex`), never mixing.
 
+use std::ops::Range;
+
 use futures::future::BoxFuture;
 
 /// A sentence embedder. Only [`Embedder::embed`] does work; it is batched, and the returned
@@ -18,6 +20,133 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
 
     /// Embeds a batch of texts. An empty batch yields an empty result without any work.
     fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>>;
+
+    /// Where a long text is cut into passages, each embedded on its own (a model reads only so
+    /// many tokens; the rest of a longer text would be ignored): byte ranges of `text`, in
+    /// order, overlapping a little, together covering it. A text that fits is one passage,
+    /// `0..text.len()`, so its vector is the one [`Embedder::embed`] gives for it.
+    ///
+    /// The default cuts by words ([`word_passages`], [`PASSAGE_WORDS`] words with
+    /// [`PASSAGE_OVERLAP`] shared between neighbours); an embedder that knows its tokenizer
+    /// cuts by tokens instead.
+    fn passages(&self, text: &str) -> Vec<Range<usize>> {
+        word_passages(text, PASSAGE_WORDS, PASSAGE_OVERLAP)
+    }
+
+    /// One vector per passage of each text ([`Embedder::passages`]), grouped by text, in
+    /// order: what a memory stores so that search can score it by its best passage.
+    fn embed_passages(
+        &self,
+        texts: &[String],
+    ) -> BoxFuture<'static, Result<Vec<Vec<Vec<f32>>>, EmbedError>> {
+        let plan = PassagePlan::new(texts, |text| self.passages(text));
+        let vectors = self.embed(plan.texts());
+        Box::pin(async move { plan.regroup(vectors.await?) })
+    }
+}
+
+/// Words per passage when an embedder cuts by words: about 210 tokens of English prose, which
+/// fits the 256 tokens of the small embedders with room for longer words.
+pub const PASSAGE_WORDS: usize = 160;
+/// Words two neighbouring passages share, so a sentence cut at a border is whole in one.
+pub const PASSAGE_OVERLAP: usize = 40;
+
+/// Cuts `text` into windows of at most `words` whitespace-separated words, each starting
+/// `words - overlap` words after the one before, the last ending at the last word; one range,
+/// `0..text.len()`, when the text has no more than `words` words.
+pub fn word_passages(text: &str, words: usize, overlap: usize) -> Vec<Range<usize>> {
+    let words = words.max(1);
+    let spans: Vec<Range<usize>> = word_spans(text).collect();
+    if spans.len() <= words {
+        return vec![0..text.len()];
+    }
+    let step = words.saturating_sub(overlap).max(1);
+    let mut passages = Vec::new();
+    let mut first = 0;
+    loop {
+        let last = (first + words).min(spans.len()) - 1;
+        passages.push(spans[first].start..spans[last].end);
+        if last + 1 == spans.len() {
+            return passages;
+        }
+        first += step;
+    }
+}
+
+/// The byte ranges of the whitespace-separated words of `text`.
+fn word_spans(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut start = None;
+    text.char_indices().map(Some).chain(std::iter::once(None)).filter_map(move |c| match c {
+        Some((i, ch)) if ch.is_whitespace() => start.take().map(|s| s..i),
+        Some((i, _)) => {
+            start.get_or_insert(i);
+            None
+        }
+        None => start.take().map(|s| s..text.len()),
+    })
+}
+
+/// The passages of a batch of texts, flattened for one [`Embedder::embed`] call and grouped
+/// back by text afterwards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassagePlan {
+    texts: Vec<String>,
+    /// How many passages each input text has.
+    counts: Vec<usize>,
+}
+
+impl PassagePlan {
+    /// `cut` gives a text's passages as byte ranges; a range that is empty, out of the text or
+    /// not on character boundaries is dropped, and a text left without one is one passage.
+    pub fn new(texts: &[String], cut: impl Fn(&str) -> Vec<Range<usize>>) -> PassagePlan {
+        let mut flat = Vec::with_capacity(texts.len());
+        let mut counts = Vec::with_capacity(texts.len());
+        for text in texts {
+            let ranges = cut(text);
+            let before = flat.len();
+            if ranges.len() == 1 && ranges[0] == (0..text.len()) {
+                flat.push(text.clone());
+            } else {
+                flat.extend(
+                    ranges
+                        .into_iter()
+                        .filter(|r| !r.is_empty())
+                        .filter_map(|r| text.get(r))
+                        .map(str::to_owned),
+                );
+            }
+            if flat.len() == before {
+                flat.push(text.clone());
+            }
+            counts.push(flat.len() - before);
+        }
+        PassagePlan { texts: flat, counts }
+    }
+
+    /// Every passage of every text, in order.
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
+
+    /// How many passages each text has.
+    pub fn counts(&self) -> &[usize] {
+        &self.counts
+    }
+
+    /// Groups one vector per passage (in [`PassagePlan::texts`]' order) back by text.
+    pub fn regroup(&self, vectors: Vec<Vec<f32>>) -> Result<Vec<Vec<Vec<f32>>>, EmbedError> {
+        if vectors.len() != self.texts.len() {
+            return Err(EmbedError::Malformed {
+                message: format!(
+                    "asked for {} passage vectors, got {}",
+                    self.texts.len(),
+                    vectors.len()
+                ),
+            });
+        }
+        let mut vectors = vectors.into_iter();
+        Ok(self.counts.iter().map(|&n| vectors.by_ref().take(n).collect()).collect())
+    }
 }
 
 /// A classified embedding failure. Every message says what to do next.
@@ -108,6 +237,63 @@ mod tests {
         let ragged = check_batch(2, 3, &[vec![0.0; 3], vec![0.0; 2]]).unwrap_err();
         assert!(ragged.to_string().contains("vector 1 has 2 dimensions"), "{ragged}");
         assert!(check_batch(1, 1, &[vec![f32::NAN]]).is_err());
+    }
+
+    fn cut(text: &str, words: usize, overlap: usize) -> Vec<&str> {
+        word_passages(text, words, overlap).into_iter().map(|r| &text[r]).collect()
+    }
+
+    #[test]
+    fn a_text_that_fits_is_one_passage_exactly_as_given() {
+        for text in ["", "   ", "one", "  a few words, with  spaces \n", "élan vital"] {
+            assert_eq!(word_passages(text, 5, 1), [0..text.len()], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_text_is_cut_into_overlapping_windows_that_cover_every_word() {
+        let text = " w0 w1\tw2\nw3  w4 w5 w6 w7 w8 w9 ";
+        assert_eq!(
+            cut(text, 4, 1),
+            ["w0 w1\tw2\nw3", "w3  w4 w5 w6", "w6 w7 w8 w9"],
+            "the last window ends at the last word"
+        );
+        assert_eq!(cut(text, 4, 0), ["w0 w1\tw2\nw3", "w4 w5 w6 w7", "w8 w9"]);
+        // An overlap as large as the window still moves on.
+        assert_eq!(cut(text, 3, 5).len(), 8);
+        // Multi-byte characters stay whole.
+        let greek = "αβ γδ εζ ηθ ικ";
+        assert_eq!(cut(greek, 2, 0), ["αβ γδ", "εζ ηθ", "ικ"]);
+    }
+
+    #[test]
+    fn every_word_of_a_long_text_is_in_some_passage() {
+        let text: String = (0..1_000).map(|i| format!("word{i} ")).collect();
+        let passages = cut(&text, PASSAGE_WORDS, PASSAGE_OVERLAP);
+        assert_eq!(passages.len(), 1 + (1_000 - PASSAGE_WORDS).div_ceil(120));
+        for i in 0..1_000 {
+            let word = format!("word{i}");
+            assert!(passages.iter().any(|p| p.split(' ').any(|w| w == word)), "{word}");
+        }
+        assert!(passages.iter().all(|p| p.split_whitespace().count() <= PASSAGE_WORDS));
+    }
+
+    #[test]
+    fn a_plan_flattens_passages_and_groups_their_vectors_back() {
+        let texts = vec!["a b c d e".to_owned(), "short".to_owned(), "x y z".to_owned()];
+        let plan = PassagePlan::new(&texts, |t| word_passages(t, 2, 0));
+        assert_eq!(plan.texts(), ["a b", "c d", "e", "short", "x y", "z"]);
+        assert_eq!(plan.counts(), [3, 1, 2]);
+        let vectors: Vec<Vec<f32>> = (0..6).map(|i| vec![i as f32]).collect();
+        let grouped = plan.regroup(vectors).unwrap();
+        assert_eq!(
+            grouped,
+            [vec![vec![0.0], vec![1.0], vec![2.0]], vec![vec![3.0]], vec![vec![4.0], vec![5.0]]]
+        );
+        assert!(plan.regroup(vec![vec![0.0]; 5]).is_err(), "a short answer is an error");
+        // Bad ranges from a cutter are dropped; a text left with none is embedded whole.
+        let odd = PassagePlan::new(&["héllo".to_owned()], |_| vec![1..2, 3..3, 9..12]);
+        assert_eq!(odd.texts(), ["héllo"]);
     }
 
     #[test]

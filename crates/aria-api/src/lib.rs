@@ -24,7 +24,10 @@ mod words;
 pub use chat::{
     ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError,
 };
-pub use embed::{EmbedError, Embedder, check_batch as check_embed_batch, cosine};
+pub use embed::{
+    EmbedError, Embedder, PASSAGE_OVERLAP, PASSAGE_WORDS, PassagePlan,
+    check_batch as check_embed_batch, cosine, word_passages,
+};
 pub use fence::{
     CHANGE_TOOLS, EDIT_FILE_TOOL, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, fence, tool_failed,
     untrusted_body,

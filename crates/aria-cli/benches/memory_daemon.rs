@@ -226,7 +226,7 @@ fn fill(home: &Path, n: usize, model: &str) -> Duration {
             .memory_insert_batch(
                 &memories,
                 Some(model),
-                |i| Some(vectors[i].as_slice()),
+                |i| Some(std::slice::from_ref(&vectors[i])),
                 Writer::USER,
             )
             .unwrap();

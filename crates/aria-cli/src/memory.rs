@@ -140,6 +140,24 @@ impl StoreMemory {
             .ok_or_else(|| MemoryError::Embed("the embedder returned no vector".into()))?;
         Ok(Some((embedder.model_id().to_owned(), vector)))
     }
+
+    /// The vectors of `text`'s passages (one for a text the embedder takes whole), with the
+    /// embedder's model id; `None` without an embedder.
+    async fn embed_passages(
+        &self,
+        text: &str,
+    ) -> Result<Option<(String, Vec<Vec<f32>>)>, MemoryError> {
+        let Some(embedder) = &self.embedder else { return Ok(None) };
+        let mut grouped = embedder
+            .embed_passages(&[text.to_owned()])
+            .await
+            .map_err(|e| MemoryError::Embed(e.to_string()))?;
+        let vectors = grouped
+            .pop()
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| MemoryError::Embed("the embedder returned no vector".into()))?;
+        Ok(Some((embedder.model_id().to_owned(), vectors)))
+    }
 }
 
 /// The embedder the agent's memory uses: the configured one, except that the embedded model is
@@ -280,9 +298,15 @@ impl MemoryBackend for StoreMemory {
             if memory.content.trim().is_empty() {
                 return Err(MemoryError::Invalid("a memory cannot be empty".into()));
             }
-            let embedded = self.embed(&memory.content).await?;
-            let embedding =
-                embedded.as_ref().map(|(model, v)| Embedding { model, vector: v.as_slice() });
+            let embedded = self.embed_passages(&memory.content).await?;
+            let passages =
+                embedded.as_ref().map(|(model, vectors)| aria_store::Passages { model, vectors });
+            // A text of one passage is compared by its vector; a longer one (a document) only
+            // by its words: the first passage of a long text is not the text.
+            let embedding = embedded.as_ref().and_then(|(model, vectors)| match &vectors[..] {
+                [one] => Some(Embedding { model, vector: one.as_slice() }),
+                _ => None,
+            });
             let session = memory.provenance.session_id.as_deref();
             // The user's own words (the HTTP API, the web page) are theirs and verified; the
             // model's `memory_store` calls are the agent's; extraction is the system's.
@@ -325,9 +349,9 @@ impl MemoryBackend for StoreMemory {
                     private: (memory.private && !old.private).then_some(true),
                     ..MemoryUpdate::default()
                 };
-                let vector = embedding.filter(|_| update.content.is_some());
+                let vectors = passages.filter(|_| update.content.is_some());
                 let updated =
-                    self.store.memory_update(&old.id, &update, vector, by).map_err(store_error)?;
+                    self.store.memory_update(&old.id, &update, vectors, by).map_err(store_error)?;
                 return Ok(Stored::Updated(updated.id));
             }
             let new = aria_store::NewMemory {
@@ -346,7 +370,7 @@ impl MemoryBackend for StoreMemory {
                     extracted_by: memory.provenance.model,
                 },
             };
-            let stored = self.store.memory_insert(&new, embedding, by).map_err(store_error)?;
+            let stored = self.store.memory_insert(&new, passages, by).map_err(store_error)?;
             Ok(Stored::Inserted(stored.id))
         })
     }

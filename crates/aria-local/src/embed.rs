@@ -6,10 +6,11 @@
 //! - an embedding model pack (`*.hmsemb`, [`crate::pack`]; granite-embedding-30m-english),
 //!   which says how it pools.
 
+use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tokenizers::{Tokenizer, TruncationParams};
+use tokenizers::{Encoding, Tokenizer};
 
 use crate::bert::{Bert, Scratch, Seq};
 use crate::error::LocalError;
@@ -24,11 +25,17 @@ pub const EMBED_BATCH: usize = 8;
 /// but on Cranfield (`bench/retrieval`) 256 gave the same hybrid nDCG@10 (0.4345 against 0.4337)
 /// and imported 24.9 documents/s against 18.9–22.8.
 pub const MAX_TOKENS: usize = 256;
+/// Tokens two neighbouring passages of a long text share ([`LocalEmbedder::passages`]), so a
+/// sentence cut at a border is whole in one of them: a quarter of a 256-token window.
+pub const PASSAGE_STRIDE: usize = 64;
 
 /// A sentence embedder held in memory. Not `Clone`: share it in an `Arc`.
 pub struct LocalEmbedder {
     model: Bert,
+    /// Without truncation: [`LocalEmbedder::passages`] needs every token of a long text, and
+    /// [`cut`] keeps the first `max_tokens` of a text to embed.
     tokenizer: Tokenizer,
+    max_tokens: usize,
     pooling: Pooling,
     dimensions: usize,
     load_time: Duration,
@@ -70,16 +77,12 @@ impl LocalEmbedder {
         let mut tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(LocalError::tokenizer)?;
         // No padding here: `embed_with` pads each batch itself, after sorting by length.
         tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                ..TruncationParams::default()
-            }))
-            .map_err(LocalError::tokenizer)?;
+        tokenizer.with_truncation(None).map_err(LocalError::tokenizer)?;
         Ok(LocalEmbedder {
             dimensions: model.hidden_size(),
             model,
             tokenizer,
+            max_tokens,
             pooling,
             load_time: start.elapsed(),
         })
@@ -92,6 +95,40 @@ impl LocalEmbedder {
 
     pub fn load_time(&self) -> Duration {
         self.load_time
+    }
+
+    /// Where `text` is cut into passages of at most the model's input length
+    /// ([`aria_api::Embedder::passages`]): the tokenizer's windows, each [`PASSAGE_STRIDE`]
+    /// tokens into the one before, as byte ranges narrowed to whole words. A text that fits
+    /// is one passage, `0..text.len()`.
+    pub fn passages(&self, text: &str) -> Result<Vec<Range<usize>>, LocalError> {
+        let encoding = self.tokenizer.encode(text, true).map_err(LocalError::tokenizer)?;
+        let offsets = encoding.get_offsets();
+        let mask = encoding.get_special_tokens_mask();
+        let words: Vec<(usize, usize)> = (0..offsets.len())
+            .filter(|&i| mask[i] == 0 && offsets[i].1 > offsets[i].0)
+            .map(|i| offsets[i])
+            .collect();
+        let room = self.max_tokens.saturating_sub(offsets.len() - words.len()).max(1);
+        if encoding.get_ids().len() <= self.max_tokens || words.len() <= room {
+            return Ok(vec![0..text.len()]);
+        }
+        // A few tokens short of the room: a passage tokenized on its own can take a token or
+        // two more than inside the text (its first word loses the space before it).
+        let width = room.saturating_sub(4).max(1);
+        let step = width.saturating_sub(PASSAGE_STRIDE.min(width / 4)).max(1);
+        let mut passages = Vec::new();
+        let mut first = 0;
+        loop {
+            let last = (first + width).min(words.len()) - 1;
+            let end = if last + 1 == words.len() { text.len() } else { words[last].1 };
+            let start = if first == 0 { 0 } else { words[first].0 };
+            passages.push(whole_words(text, start, end));
+            if last + 1 == words.len() {
+                return Ok(passages);
+            }
+            first += step;
+        }
     }
 
     /// One unit-length vector per text, in order, with [`EmbedPlan::default`]. Blocking and
@@ -110,10 +147,13 @@ impl LocalEmbedder {
         texts: &[String],
         plan: EmbedPlan,
     ) -> Result<Vec<Vec<f32>>, LocalError> {
-        let encodings = self
+        let encodings: Vec<Tokens> = self
             .tokenizer
             .encode_batch(texts.iter().map(String::as_str).collect::<Vec<_>>(), true)
-            .map_err(LocalError::tokenizer)?;
+            .map_err(LocalError::tokenizer)?
+            .iter()
+            .map(|e| cut(e, self.max_tokens))
+            .collect();
         let order = length_order(&encodings);
         let batches: Vec<&[usize]> = order.chunks(plan.batch.max(1)).collect();
         let mut out = vec![Vec::new(); texts.len()];
@@ -168,13 +208,13 @@ impl LocalEmbedder {
     /// over its tokens, or its first token's), L2-normalised.
     fn forward(
         &self,
-        encodings: &[tokenizers::Encoding],
+        encodings: &[Tokens],
         batch: &[usize],
         scratch: &mut Scratch,
     ) -> Result<Vec<Vec<f32>>, LocalError> {
         let seqs: Vec<Seq<'_>> = batch
             .iter()
-            .map(|&i| Seq { ids: encodings[i].get_ids(), type_ids: encodings[i].get_type_ids() })
+            .map(|&i| Seq { ids: &encodings[i].ids, type_ids: &encodings[i].type_ids })
             .collect();
         let hidden = self.model.forward(&seqs, scratch)?;
         let h = self.dimensions;
@@ -287,12 +327,86 @@ impl Default for EmbedPlan {
 /// A text's index and its vector.
 type Slotted = (usize, Vec<f32>);
 
+/// `start..end` narrowed to the whole words in it (a word cut at either end is left to the
+/// neighbouring passage, which overlaps this one), on character boundaries and within `text`;
+/// as it is when that leaves nothing (one very long word).
+fn whole_words(text: &str, start: usize, end: usize) -> Range<usize> {
+    let bytes = text.as_bytes();
+    let (start, end) = (start.min(text.len()), end.min(text.len()));
+    let is_space = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_whitespace);
+    let mut a = start;
+    if a > 0 && !is_space(a - 1) {
+        while a < end && !is_space(a) {
+            a += 1;
+        }
+    }
+    let mut b = end;
+    if b < text.len() && !is_space(b) {
+        while b > a && !is_space(b - 1) {
+            b -= 1;
+        }
+    }
+    if a < b {
+        return a..b;
+    }
+    let (mut a, mut b) = (start, end);
+    while !text.is_char_boundary(a) {
+        a -= 1;
+    }
+    while !text.is_char_boundary(b) {
+        b += 1;
+    }
+    a..b
+}
+
+/// A text's token ids and type ids, as the model reads them.
+struct Tokens {
+    ids: Vec<u32>,
+    type_ids: Vec<u32>,
+}
+
+/// The first `max` tokens of an encoding, its closing special tokens kept: what truncating a
+/// text's words to fit, then adding the special tokens, gives (`[CLS] words… [SEP]` for BERT,
+/// `<s> words… </s>` for RoBERTa).
+fn cut(encoding: &Encoding, max: usize) -> Tokens {
+    let (ids, type_ids) = (encoding.get_ids(), encoding.get_type_ids());
+    if ids.len() <= max {
+        return Tokens { ids: ids.to_vec(), type_ids: type_ids.to_vec() };
+    }
+    let closing =
+        encoding.get_special_tokens_mask().iter().rev().take_while(|&&m| m == 1).count().min(max);
+    let keep = max - closing;
+    let tail = ids.len() - closing;
+    Tokens {
+        ids: [&ids[..keep], &ids[tail..]].concat(),
+        type_ids: [&type_ids[..keep], &type_ids[tail..]].concat(),
+    }
+}
+
 /// Text indices ordered by token count (stable: equal lengths keep their order).
-fn length_order(encodings: &[tokenizers::Encoding]) -> Vec<usize> {
+fn length_order(encodings: &[Tokens]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..encodings.len()).collect();
-    order.sort_by_key(|&i| encodings[i].get_ids().len());
+    order.sort_by_key(|&i| encodings[i].ids.len());
     order
 }
 
 /// Cosine similarity of two vectors (the embedder contract's own).
 pub use aria_api::cosine;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_window_keeps_only_the_whole_words_in_it() {
+        let text = "alpha beta gamma délta";
+        let cut = |a: usize, b: usize| &text[super::whole_words(text, a, b)];
+        assert_eq!(cut(0, text.len()), text);
+        assert_eq!(cut(2, 14), " beta ", "alpha and gamma are cut");
+        assert_eq!(cut(2, 16), " beta gamma", "gamma ends there: whole");
+        assert_eq!(cut(6, 10), "beta");
+        assert_eq!(cut(5, 11), " beta ", "spaces at the ends stay");
+        assert_eq!(cut(11, 23), "gamma délta", "to the end of the text");
+        assert_eq!(cut(18, 20), "é", "inside one word: as it is");
+        assert_eq!(cut(19, 21), "él", "on character boundaries");
+        assert_eq!(cut(30, 40), "", "beyond the text: nothing");
+    }
+}

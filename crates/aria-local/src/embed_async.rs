@@ -37,6 +37,14 @@ impl Embedder for LocalEmbedderHandle {
         self.inner.dimensions()
     }
 
+    /// The tokenizer's own windows ([`LocalEmbedder::passages`]); by words when it fails.
+    fn passages(&self, text: &str) -> Vec<std::ops::Range<usize>> {
+        self.inner.passages(text).unwrap_or_else(|e| {
+            tracing::debug!("cutting a text into passages by tokens failed ({e}); cut by words");
+            aria_api::word_passages(text, aria_api::PASSAGE_WORDS, aria_api::PASSAGE_OVERLAP)
+        })
+    }
+
     fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>> {
         if texts.is_empty() {
             return Box::pin(async { Ok(Vec::new()) });

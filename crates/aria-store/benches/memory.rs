@@ -113,7 +113,7 @@ fn build(n: usize, path: &std::path::Path) -> (Store, Duration) {
             .memory_insert_batch(
                 &memories,
                 Some(MODEL),
-                |i| Some(vectors[i].as_slice()),
+                |i| Some(std::slice::from_ref(&vectors[i])),
                 Writer::USER,
             )
             .unwrap();

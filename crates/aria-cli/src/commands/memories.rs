@@ -9,7 +9,7 @@ use anyhow::{Context, anyhow};
 use aria_api::Embedder;
 use aria_store::{
     Embedding, Memory, MemoryHit, MemoryKind, MemoryQuery, MemoryStatus, MemoryUpdate, NewMemory,
-    SearchMode, Store, Writer,
+    Passages, SearchMode, Store, Writer,
 };
 use serde_json::{Value, json};
 
@@ -32,6 +32,16 @@ impl Ctx {
     fn embed(&self, texts: &[String]) -> CliResult<Option<Vec<Vec<f32>>>> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
         let vectors = self.rt.block_on(embedder.embed(texts)).map_err(|e| {
+            CliError::failed(anyhow!("embedding with {} failed: {e}", embedder.model_id()))
+        })?;
+        Ok(Some(vectors))
+    }
+
+    /// The vectors of each text's passages ([`aria_api::Embedder::embed_passages`]); `None`
+    /// without an embedder.
+    fn embed_passages(&self, texts: &[String]) -> CliResult<Option<Vec<Vec<Vec<f32>>>>> {
+        let Some(embedder) = &self.embedder else { return Ok(None) };
+        let vectors = self.rt.block_on(embedder.embed_passages(texts)).map_err(|e| {
             CliError::failed(anyhow!("embedding with {} failed: {e}", embedder.model_id()))
         })?;
         Ok(Some(vectors))
@@ -409,9 +419,9 @@ fn add(
     new.categories = categories;
     new.private = private;
     new.verified = true; // a person typed it
-    let vectors = ctx.embed(std::slice::from_ref(&new.content))?;
+    let vectors = ctx.embed_passages(std::slice::from_ref(&new.content))?;
     let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
-        (Some(model), Some(vector)) => Some(Embedding { model, vector }),
+        (Some(model), Some(vectors)) => Some(Passages { model, vectors }),
         _ => None,
     };
     let m = ctx.store.memory_insert(&new, embedding, Writer::USER).map_err(invalid)?;
@@ -451,11 +461,11 @@ fn edit(ctx: &Ctx, id: &str, text: Option<String>, private: Option<bool>) -> Cli
     }
     let content = (text != old.content).then_some(text);
     let vectors = match &content {
-        Some(text) => ctx.embed(std::slice::from_ref(text))?,
+        Some(text) => ctx.embed_passages(std::slice::from_ref(text))?,
         None => None,
     };
     let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
-        (Some(model), Some(vector)) => Some(Embedding { model, vector }),
+        (Some(model), Some(vectors)) => Some(Passages { model, vectors }),
         _ => None,
     };
     let update = MemoryUpdate { content, private, ..MemoryUpdate::default() };
@@ -625,7 +635,7 @@ fn import(
     let mut progress = ImportProgress::new(total);
     for chunk in todo.chunks(CHUNK) {
         let texts: Vec<String> = chunk.iter().map(|l| l.text.clone()).collect();
-        let vectors = ctx.embed(&texts).map_err(|e| interrupted(e, done, total))?;
+        let vectors = ctx.embed_passages(&texts).map_err(|e| interrupted(e, done, total))?;
         let memories: Vec<NewMemory> = chunk
             .iter()
             .map(|l| {
@@ -749,19 +759,50 @@ fn reindex(ctx: &Ctx) -> CliResult<u8> {
         if todo.is_empty() {
             break;
         }
-        let texts: Vec<String> = todo.iter().map(|(_, t)| t.clone()).collect();
-        let vectors = ctx.embed(&texts)?.unwrap_or_default();
-        let pairs: Vec<(String, Vec<f32>)> =
-            todo.into_iter().map(|(id, _)| id).zip(vectors).collect();
-        let stored = ctx.store.memory_put_embeddings(&model, &pairs, Writer::USER)?;
+        let stored = embed_and_store(ctx, &model, todo)?;
         if stored == 0 {
             break; // everything listed was forgotten meanwhile
         }
         total += stored;
         eprintln!("embedded {total} so far");
     }
-    println!("reindexed {total} memories with {model}");
+    // Memories whose text now cuts into another number of passages than they have vectors
+    // (embedded whole before long texts were cut into passages) are embedded again.
+    let mut recut = 0;
+    let mut after = 0;
+    loop {
+        let page = ctx.store.memory_passage_counts(&model, after, RECUT_PAGE)?;
+        let Some(last) = page.last() else { break };
+        after = last.0;
+        let stale: Vec<(String, String)> = page
+            .into_iter()
+            .filter(|(_, _, text, n)| *n > 0 && embedder.passages(text).len() as u64 != *n)
+            .map(|(_, id, text, _)| (id, text))
+            .collect();
+        for chunk in stale.chunks(CHUNK) {
+            recut += embed_and_store(ctx, &model, chunk.to_vec())?;
+            eprintln!("embedded {recut} long memories again, by passages, so far");
+        }
+    }
+    let again = if recut > 0 {
+        format!(" ({recut} long ones again, one vector per passage)")
+    } else {
+        String::new()
+    };
+    println!("reindexed {} memories with {model}{again}", total + recut);
     Ok(OK)
+}
+
+/// Memories read per page when a reindex looks for ones to cut into passages anew.
+const RECUT_PAGE: usize = 512;
+
+/// Embeds (id, text) pairs by passages and stores their vectors; how many were stored.
+fn embed_and_store(ctx: &Ctx, model: &str, todo: Vec<(String, String)>) -> CliResult<usize> {
+    let texts: Vec<String> = todo.iter().map(|(_, t)| t.clone()).collect();
+    let vectors = ctx.embed_passages(&texts)?.unwrap_or_default();
+    let pairs: Vec<(String, Vec<Vec<f32>>)> =
+        todo.into_iter().map(|(id, _)| id).zip(vectors).collect();
+    Ok(ctx.store.memory_put_embeddings(model, &pairs, Writer::USER)?)
 }
 
 #[cfg(test)]

@@ -82,11 +82,40 @@ impl Embedder for LazyLocalEmbedder {
     }
 
     fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>> {
-        let inner = Arc::clone(&self.inner);
+        let loaded = self.loaded();
         let texts = texts.to_vec();
+        Box::pin(async move { loaded.await?.embed(&texts).await })
+    }
+
+    /// The tokenizer's windows, loading the model now if this is the first use (blocking);
+    /// by words when it cannot be loaded (embedding says why).
+    fn passages(&self, text: &str) -> Vec<std::ops::Range<usize>> {
+        match self.inner.handle() {
+            Ok(handle) => handle.passages(text),
+            Err(_) => {
+                aria_api::word_passages(text, aria_api::PASSAGE_WORDS, aria_api::PASSAGE_OVERLAP)
+            }
+        }
+    }
+
+    /// As the default, with the load off the caller's thread.
+    fn embed_passages(
+        &self,
+        texts: &[String],
+    ) -> BoxFuture<'static, Result<Vec<Vec<Vec<f32>>>, EmbedError>> {
+        let loaded = self.loaded();
+        let texts = texts.to_vec();
+        Box::pin(async move { loaded.await?.embed_passages(&texts).await })
+    }
+}
+
+impl LazyLocalEmbedder {
+    /// The loaded model: loaded on a thread of its own on first use (it blocks for a while,
+    /// like the forward pass; no async runtime is assumed), checked against the dimension
+    /// count given out before.
+    fn loaded(&self) -> BoxFuture<'static, Result<LocalEmbedderHandle, EmbedError>> {
+        let inner = Arc::clone(&self.inner);
         let dims = self.dims;
-        // The load blocks for a while on first use: on its own thread, like the forward pass
-        // (no async runtime is assumed).
         let (tx, rx) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new().name("aria-embed-load".into()).spawn(move || {
             // The caller may have stopped waiting; then nobody needs the answer.
@@ -107,7 +136,7 @@ impl Embedder for LazyLocalEmbedder {
                     ),
                 });
             }
-            handle.embed(&texts).await
+            Ok(handle)
         })
     }
 }

@@ -576,9 +576,10 @@ async fn edit(
     }
     // A new text gets a new vector now when an embedder is configured, so similarity search
     // finds it at once; without one it waits for `aria memories reindex`.
-    let vector = match (&update.content, &gw.services.embedder) {
+    // A long text gets one vector per passage.
+    let vectors = match (&update.content, &gw.services.embedder) {
         (Some(text), Some(embedder)) => embedder
-            .embed(std::slice::from_ref(text))
+            .embed_passages(std::slice::from_ref(text))
             .await
             .map_err(|e| tracing::warn!("the edited memory keeps no vector until reindexed: {e}"))
             .ok()
@@ -586,7 +587,8 @@ async fn edit(
             .map(|v| (embedder.model_id().to_owned(), v)),
         _ => None,
     };
-    let embedding = vector.as_ref().map(|(model, v)| aria_store::Embedding { model, vector: v });
+    let embedding =
+        vectors.as_ref().map(|(model, vectors)| aria_store::Passages { model, vectors });
     let m = gw
         .store
         .memory_update(&id, &update, embedding, Writer::USER)

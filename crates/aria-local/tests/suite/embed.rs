@@ -217,3 +217,30 @@ fn embedding_one_at_a_time_equals_embedding_in_batches() {
         }
     }
 }
+
+#[test]
+fn a_long_text_is_cut_into_passages_that_fit_and_cover_it() {
+    super::support::assert_passages_cover_long_texts(embedder());
+}
+
+#[test]
+fn the_async_handle_embeds_each_passage_of_a_long_text() {
+    use aria_api::Embedder;
+    let handle = aria_local::LocalEmbedderHandle::new(
+        std::sync::Arc::new(
+            aria_local::LocalEmbedder::load(
+                &super::support::models_dir().join(aria_local::MINILM_EMBEDDING_MODEL),
+            )
+            .unwrap(),
+        ),
+        "all-minilm-l6-v2",
+    );
+    let long = super::support::long_text_with_a_late_topic();
+    let texts = vec!["short".to_owned(), long.clone()];
+    let grouped = futures::executor::block_on(handle.embed_passages(&texts)).unwrap();
+    let cut = embedder().passages(&long).unwrap();
+    assert_eq!(grouped.iter().map(Vec::len).collect::<Vec<_>>(), [1, cut.len()]);
+    assert_eq!(grouped[0][0], embed(&["short"])[0], "a short text's vector is unchanged");
+    let pieces: Vec<String> = cut.iter().map(|r| long[r.clone()].to_owned()).collect();
+    assert_eq!(grouped[1], embedder().embed(&pieces).unwrap());
+}

@@ -71,3 +71,8 @@ fn every_plan_gives_the_same_vectors_in_the_callers_order() {
         }
     }
 }
+
+#[test]
+fn a_long_text_is_cut_into_passages_that_fit_and_cover_it() {
+    super::support::assert_passages_cover_long_texts(granite());
+}

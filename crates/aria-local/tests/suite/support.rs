@@ -128,3 +128,65 @@ pub fn assert_related_above_unrelated(embedder: &LocalEmbedder, triples: &[(&str
         assert!(r > u + 0.1, "{a:?}: related {r} vs unrelated {u}");
     }
 }
+
+/// A text of about 700 words: aircraft wings throughout, and bread only in its last lines,
+/// far past the 256 tokens a single vector reads.
+pub fn long_text_with_a_late_topic() -> String {
+    let wing = [
+        "The boundary layer over the swept wing thickens toward the trailing edge.",
+        "Measurements of surface pressure were taken at twelve spanwise stations.",
+        "At higher angles of attack the flow separates near the wing tip first.",
+        "The lift coefficient rises linearly until the onset of stall.",
+        "Wind tunnel corrections were applied for blockage and wall interference.",
+        "Transition from laminar to turbulent flow moved forward with Reynolds number.",
+    ];
+    let mut text = String::new();
+    for i in 0..18 {
+        for s in wing {
+            text.push_str(s);
+            text.push_str(if i % 3 == 0 { "\n" } else { " " });
+        }
+    }
+    text.push_str(
+        "Afterwards the crew baked sourdough bread: rye flour, a starter fed the night \
+         before, a long cold proof, and a loaf baked in a hot covered pot until the crust \
+         was dark and crackled.",
+    );
+    text
+}
+
+/// What [`LocalEmbedder::passages`] must give for any text: one range, the whole text, for a
+/// short one; for a long one several, in order, on character boundaries, each fitting the
+/// model, and every word inside one of them; and the late topic found in a passage where
+/// the text's single vector (its first 256 tokens) misses it.
+pub fn assert_passages_cover_long_texts(embedder: &LocalEmbedder) {
+    let short = "A short note about the cat.";
+    assert_eq!(embedder.passages(short).unwrap(), [0..short.len()]);
+    assert_eq!(embedder.passages("").unwrap(), [0..0]);
+
+    let text = long_text_with_a_late_topic();
+    let passages = embedder.passages(&text).unwrap();
+    assert!(passages.len() >= 3, "{} passages: {passages:?} of {}", passages.len(), text.len());
+    assert!(passages.windows(2).all(|w| w[0].start < w[1].start && w[0].end < w[1].end));
+    let mut at = 0;
+    for word in text.split_whitespace() {
+        let start = at + text[at..].find(word).unwrap();
+        at = start + word.len();
+        assert!(
+            passages.iter().any(|p| p.start <= start && at <= p.end),
+            "the word {word:?} at {start} is in no passage: {passages:?}"
+        );
+    }
+    for p in &passages {
+        let piece = &text[p.clone()];
+        // A passage cut again is one passage: it fits the model's input.
+        assert_eq!(embedder.passages(piece).unwrap().len(), 1, "{piece:?}");
+    }
+
+    let query = "how to bake sourdough rye bread".to_owned();
+    let pieces: Vec<String> = passages.iter().map(|p| text[p.clone()].to_owned()).collect();
+    let vectors = embedder.embed(&[vec![query, text.clone()], pieces].concat()).unwrap();
+    let whole = aria_local::cosine(&vectors[0], &vectors[1]);
+    let best = vectors[2..].iter().map(|v| aria_local::cosine(&vectors[0], v)).fold(-1.0, f32::max);
+    assert!(best > whole + 0.1, "best passage {best}, the whole text's one vector {whole}");
+}
