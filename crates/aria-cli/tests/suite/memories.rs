@@ -533,3 +533,105 @@ fn a_running_daemon_answers_memories_search_with_its_own_embedder() {
     let after = search(&[]);
     assert!(text(&after.stderr).contains("127.0.0.1:9"), "{}", text(&after.stderr));
 }
+
+/// About 800 words on wings, and bread only in the last sentence: past what one vector reads.
+fn long_document() -> String {
+    let wing = "The boundary layer over the swept wing thickens toward the trailing edge, and \
+                surface pressure was measured at twelve spanwise stations in the tunnel. ";
+    let mut text = wing.repeat(34);
+    text.push_str(
+        "Afterwards the crew baked sourdough bread with rye flour and a starter fed the night \
+         before, in a hot covered pot.",
+    );
+    text
+}
+
+/// Issue #25: a memory longer than the embedder reads gets one vector per passage, and a
+/// question about its last lines finds it through the vectors alone (the real default
+/// embedder, offline from the wheel cache).
+#[test]
+fn a_long_memory_is_found_by_what_its_last_passage_says() {
+    let wheels = wheels_dir();
+    let aria = Aria::new();
+    let config = config_with(&aria, "embedder = \"local\"");
+    let file = aria.dir.path().join("docs.jsonl");
+    let docs = [
+        ("long", long_document()),
+        ("spar", "The wing spar was inspected for fatigue cracks.".to_owned()),
+        ("gear", "The landing gear retraction test passed on the second try.".to_owned()),
+        ("cat", "The cat sleeps on the sofa all afternoon.".to_owned()),
+    ];
+    let lines: Vec<String> =
+        docs.iter().map(|(id, t)| json!({"id": id, "text": t}).to_string()).collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let cmd = |args: &[&str]| {
+        let mut full = vec!["--config", config.to_str().unwrap(), "memories"];
+        full.extend_from_slice(args);
+        aria.cmd(NO_SERVER)
+            .env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", &wheels)
+            .env("ARIA_PYTHON", "python3")
+            .args(&full)
+            .output()
+            .unwrap()
+    };
+    ok(&cmd(&["import", file.to_str().unwrap()]));
+    let store =
+        aria_store::Store::open(&aria.db(), std::sync::Arc::new(aria_api::NoRedact)).unwrap();
+    let counts = store.memory_passage_counts("local:granite-embedding-30m-english", 0, 10).unwrap();
+    let long = counts.iter().find(|c| c.1 == "long").unwrap();
+    assert!(long.3 >= 4, "the long memory has {} vectors", long.3);
+    assert!(counts.iter().filter(|c| c.1 != "long").all(|c| c.3 == 1), "{counts:?}");
+    let hits = json_of(&cmd(&[
+        "search",
+        "how do you bake sourdough bread?",
+        "--retriever",
+        "vector",
+        "--json",
+    ]));
+    assert_eq!(hits[0]["id"], "long", "{hits:#}");
+    assert_eq!(hits.as_array().unwrap().iter().filter(|h| h["id"] == "long").count(), 1);
+}
+
+/// A memory stored whole (before long texts were cut into passages) is embedded again by
+/// passages on `reindex`, once; short ones are left as they are.
+#[test]
+fn reindex_cuts_a_long_memory_stored_whole_into_passages() {
+    let server = MockOllama::new(vec![]).serve();
+    let aria = Aria::new();
+    let config = ollama_embedder(&aria, &server);
+    let file = aria.dir.path().join("docs.jsonl");
+    let lines = [
+        json!({"id": "long", "text": long_document()}).to_string(),
+        json!({"id": "short", "text": "a short note"}).to_string(),
+    ];
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    ok(&run(&aria, &config, &["import", file.to_str().unwrap()]));
+    let model = "ollama:mock-model";
+    let counts = || {
+        let store =
+            aria_store::Store::open(&aria.db(), std::sync::Arc::new(aria_api::NoRedact)).unwrap();
+        let rows = store.memory_passage_counts(model, 0, 10).unwrap();
+        let mut counts: Vec<(String, u64)> =
+            rows.into_iter().map(|(_, id, _, n)| (id, n)).collect();
+        counts.sort();
+        counts
+    };
+    // 840 words in windows of 160 words, 120 apart.
+    let cut = counts();
+    assert_eq!(cut, [("long".to_owned(), 7), ("short".to_owned(), 1)]);
+    // As a store from before passages has it: one vector for the whole text.
+    let store =
+        aria_store::Store::open(&aria.db(), std::sync::Arc::new(aria_api::NoRedact)).unwrap();
+    let whole = vec![("long".to_owned(), vec![vec![0.5f32; 8]])];
+    store.memory_put_embeddings(model, &whole, aria_store::Writer::USER).unwrap();
+    drop(store);
+    assert_eq!(counts()[0].1, 1);
+    let out = ok(&run(&aria, &config, &["reindex"]));
+    assert!(
+        out.contains("reindexed 1 memories with ollama:mock-model (1 long ones again"),
+        "{out}"
+    );
+    assert_eq!(counts(), cut);
+    assert!(ok(&run(&aria, &config, &["reindex"])).contains("reindexed 0 memories"));
+}
