@@ -54,6 +54,7 @@ pub const PASSAGE_OVERLAP: usize = 40;
 /// Cuts `text` into windows of at most `words` whitespace-separated words, each starting
 /// `words - overlap` words after the one before, the last ending at the last word; one range,
 /// `0..text.len()`, when the text has no more than `words` words.
+#[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
 pub fn word_passages(text: &str, words: usize, overlap: usize) -> Vec<Range<usize>> {
     let words = words.max(1);
     let spans: Vec<Range<usize>> = word_spans(text).collect();
@@ -244,6 +245,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
     fn a_text_that_fits_is_one_passage_exactly_as_given() {
         for text in ["", "   ", "one", "  a few words, with  spaces \n", "élan vital"] {
             assert_eq!(word_passages(text, 5, 1), [0..text.len()], "{text:?}");

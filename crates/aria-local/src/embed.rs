@@ -101,6 +101,7 @@ impl LocalEmbedder {
     /// ([`aria_api::Embedder::passages`]): the tokenizer's windows, each [`PASSAGE_STRIDE`]
     /// tokens into the one before, as byte ranges narrowed to whole words. A text that fits
     /// is one passage, `0..text.len()`.
+    #[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
     pub fn passages(&self, text: &str) -> Result<Vec<Range<usize>>, LocalError> {
         let encoding = self.tokenizer.encode(text, true).map_err(LocalError::tokenizer)?;
         let offsets = encoding.get_offsets();

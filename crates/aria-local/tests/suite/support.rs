@@ -159,6 +159,7 @@ pub fn long_text_with_a_late_topic() -> String {
 /// short one; for a long one several, in order, on character boundaries, each fitting the
 /// model, and every word inside one of them; and the late topic found in a passage where
 /// the text's single vector (its first 256 tokens) misses it.
+#[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
 pub fn assert_passages_cover_long_texts(embedder: &LocalEmbedder) {
     let short = "A short note about the cat.";
     assert_eq!(embedder.passages(short).unwrap(), [0..short.len()]);
