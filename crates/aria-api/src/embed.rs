@@ -51,9 +51,9 @@ pub const PASSAGE_WORDS: usize = 160;
 /// Words two neighbouring passages share, so a sentence cut at a border is whole in one.
 pub const PASSAGE_OVERLAP: usize = 40;
 
-/// Cuts `text` into windows of at most `words` whitespace-separated words, each starting
-/// `words - overlap` words after the one before, the last ending at the last word; one range,
-/// `0..text.len()`, when the text has no more than `words` words.
+/// Cuts `text` into [`even_windows`] of at most `words` whitespace-separated words, `overlap`
+/// shared between neighbours; one range, `0..text.len()`, when the text has no more than
+/// `words` words.
 #[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
 pub fn word_passages(text: &str, words: usize, overlap: usize) -> Vec<Range<usize>> {
     let words = words.max(1);
@@ -61,17 +61,33 @@ pub fn word_passages(text: &str, words: usize, overlap: usize) -> Vec<Range<usiz
     if spans.len() <= words {
         return vec![0..text.len()];
     }
-    let step = words.saturating_sub(overlap).max(1);
-    let mut passages = Vec::new();
-    let mut first = 0;
-    loop {
-        let last = (first + words).min(spans.len()) - 1;
-        passages.push(spans[first].start..spans[last].end);
-        if last + 1 == spans.len() {
-            return passages;
-        }
-        first += step;
+    even_windows(spans.len(), words, overlap)
+        .into_iter()
+        .map(|(first, last)| spans[first].start..spans[last].end)
+        .collect()
+}
+
+/// As few windows of equal length, at most `width` items, as cover `n` items with at least
+/// `overlap` items shared between neighbours (fewer when `overlap` is not less than `width`),
+/// as (first, last) indices, inclusive, in order. Equal lengths keep passages' scores
+/// comparable (a short tail passage would be judged against whole ones), and no window is
+/// longer than the cover needs. One window for `n <= width`, none for `n == 0`.
+pub fn even_windows(n: usize, width: usize, overlap: usize) -> Vec<(usize, usize)> {
+    let width = width.max(1);
+    if n <= width {
+        return if n == 0 { Vec::new() } else { vec![(0, n - 1)] };
     }
+    let overlap = overlap.min(width - 1);
+    let count = (n - overlap).div_ceil(width - overlap);
+    // At most `width` (count · (width − overlap) ≥ n − overlap), and more than `overlap`.
+    let size = (n + (count - 1) * overlap).div_ceil(count);
+    let step = size - overlap;
+    (0..count)
+        .map(|i| {
+            let first = if i + 1 == count { n - size } else { i * step };
+            (first, first + size - 1)
+        })
+        .collect()
 }
 
 /// The byte ranges of the whitespace-separated words of `text`.
@@ -260,12 +276,16 @@ mod tests {
             ["w0 w1\tw2\nw3", "w3  w4 w5 w6", "w6 w7 w8 w9"],
             "the last window ends at the last word"
         );
-        assert_eq!(cut(text, 4, 0), ["w0 w1\tw2\nw3", "w4 w5 w6 w7", "w8 w9"]);
+        assert_eq!(
+            cut(text, 4, 0),
+            ["w0 w1\tw2\nw3", "w4 w5 w6 w7", "w6 w7 w8 w9"],
+            "three equal windows, the last one ending at the last word"
+        );
         // An overlap as large as the window still moves on.
         assert_eq!(cut(text, 3, 5).len(), 8);
         // Multi-byte characters stay whole.
         let greek = "αβ γδ εζ ηθ ικ";
-        assert_eq!(cut(greek, 2, 0), ["αβ γδ", "εζ ηθ", "ικ"]);
+        assert_eq!(cut(greek, 2, 0), ["αβ γδ", "εζ ηθ", "ηθ ικ"]);
     }
 
     #[test]
@@ -281,10 +301,35 @@ mod tests {
     }
 
     #[test]
+    fn even_windows_cover_everything_with_the_overlap_and_equal_lengths() {
+        assert_eq!(even_windows(0, 4, 1), []);
+        assert_eq!(even_windows(3, 4, 1), [(0, 2)]);
+        assert_eq!(even_windows(300, 250, 62), [(0, 180), (119, 299)]);
+        assert_eq!(even_windows(10, 4, 1), [(0, 3), (3, 6), (6, 9)]);
+        for n in 1..400 {
+            for (width, overlap) in [(1, 0), (2, 1), (5, 0), (5, 2), (16, 4), (16, 15), (64, 80)] {
+                let w = even_windows(n, width, overlap);
+                let sizes: Vec<usize> = w.iter().map(|(a, b)| b - a + 1).collect();
+                assert!(sizes.iter().all(|&s| s == sizes[0] && s <= width), "{n} {width}: {w:?}");
+                assert_eq!((w[0].0, w[w.len() - 1].1), (0, n - 1), "{n} {width}: {w:?}");
+                let least = overlap.min(width - 1).min(n);
+                for pair in w.windows(2) {
+                    assert!(pair[0].0 < pair[1].0, "{n} {width}: {w:?}");
+                    assert!(pair[0].1 + 1 >= pair[1].0 + least, "{n} {width} {overlap}: {w:?}");
+                }
+                // As few as the width allows.
+                let step = width - overlap.min(width - 1);
+                let fewest = if n <= width { 1 } else { (n - width).div_ceil(step) + 1 };
+                assert_eq!(w.len(), fewest, "{n} {width} {overlap}: {w:?}");
+            }
+        }
+    }
+
+    #[test]
     fn a_plan_flattens_passages_and_groups_their_vectors_back() {
         let texts = vec!["a b c d e".to_owned(), "short".to_owned(), "x y z".to_owned()];
         let plan = PassagePlan::new(&texts, |t| word_passages(t, 2, 0));
-        assert_eq!(plan.texts(), ["a b", "c d", "e", "short", "x y", "z"]);
+        assert_eq!(plan.texts(), ["a b", "c d", "d e", "short", "x y", "y z"]);
         assert_eq!(plan.counts(), [3, 1, 2]);
         let vectors: Vec<Vec<f32>> = (0..6).map(|i| vec![i as f32]).collect();
         let grouped = plan.regroup(vectors).unwrap();

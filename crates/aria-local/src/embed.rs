@@ -117,19 +117,15 @@ impl LocalEmbedder {
         // A few tokens short of the room: a passage tokenized on its own can take a token or
         // two more than inside the text (its first word loses the space before it).
         let width = room.saturating_sub(4).max(1);
-        let step = width.saturating_sub(PASSAGE_STRIDE.min(width / 4)).max(1);
-        let mut passages = Vec::new();
-        let mut first = 0;
-        loop {
-            let last = (first + width).min(words.len()) - 1;
-            let end = if last + 1 == words.len() { text.len() } else { words[last].1 };
-            let start = if first == 0 { 0 } else { words[first].0 };
-            passages.push(whole_words(text, start, end));
-            if last + 1 == words.len() {
-                return Ok(passages);
-            }
-            first += step;
-        }
+        let overlap = PASSAGE_STRIDE.min(width / 4);
+        Ok(aria_api::even_windows(words.len(), width, overlap)
+            .into_iter()
+            .map(|(first, last)| {
+                let start = if first == 0 { 0 } else { words[first].0 };
+                let end = if last + 1 == words.len() { text.len() } else { words[last].1 };
+                whole_words(text, start, end)
+            })
+            .collect())
     }
 
     /// One unit-length vector per text, in order, with [`EmbedPlan::default`]. Blocking and

@@ -366,9 +366,10 @@ impl VectorIndex {
 
     /// Pseudo-relevance feedback (Rocchio): the memories of `pool` ranked again by their best
     /// passage's cosine similarity to the unit query plus the mean, over the memories of
-    /// `feedback` (the ones a first search put on top), of each one's mean unit passage; best
-    /// first. `None` when no memory of `feedback` is in the index (nothing to learn from);
-    /// memories of `pool` not in the index are left out.
+    /// `feedback` (the ones a first search put on top), of each one's passage closest to the
+    /// query (what made it relevant; for a memory of one passage, its vector); best first.
+    /// `None` when no memory of `feedback` is in the index (nothing to learn from); memories
+    /// of `pool` not in the index are left out.
     pub fn feedback(
         &self,
         query: &[f32],
@@ -378,32 +379,36 @@ impl VectorIndex {
     ) -> Result<Option<Vec<(i64, f32)>>, StoreError> {
         let Some(mut q) = normalized(query, self.dims) else { return Ok(None) };
         let d = self.dims;
-        // Per feedback memory: the sum of its unit passages and how many there are.
-        let mut means: HashMap<i64, (Vec<f32>, usize)> = HashMap::new();
-        let mut add = |rid: i64, unit: &[f32]| {
-            let (sum, n) = means.entry(rid).or_insert_with(|| (vec![0.0; d], 0));
-            sum.iter_mut().zip(unit).for_each(|(s, v)| *s += v);
-            *n += 1;
+        // Per feedback memory: its best passage so far, as (similarity, unit vector).
+        let mut best: HashMap<i64, (f32, Vec<f32>)> = HashMap::new();
+        let mut offer = |rid: i64, unit: &[f32]| {
+            let score = dot(&q, unit);
+            let entry = best.entry(rid).or_insert_with(|| (f32::NEG_INFINITY, Vec::new()));
+            if score > entry.0 {
+                *entry = (score, unit.to_vec());
+            }
         };
         let slots: Vec<usize> = feedback.iter().flat_map(|&r| self.slots_of(r)).collect();
         if self.residence == Residence::Ram {
-            slots.iter().for_each(|&s| add(self.rids[s], &self.exact[s * d..(s + 1) * d]));
+            slots.iter().for_each(|&s| offer(self.rids[s], &self.exact[s * d..(s + 1) * d]));
         } else {
             let keys: Vec<RowKey> =
                 slots.iter().map(|&s| (self.rids[s], self.passages[s])).collect();
             source.fetch(&keys, &mut |(rid, _), vector| {
                 if let Some(unit) = normalized(vector, d) {
-                    add(rid, &unit);
+                    offer(rid, &unit);
                 }
             })?;
         }
-        if means.is_empty() {
+        if best.is_empty() {
             return Ok(None);
         }
-        let memories = means.len() as f32;
-        for (sum, n) in means.values() {
-            let weight = 1.0 / (*n as f32 * memories);
-            q.iter_mut().zip(sum).for_each(|(q, s)| *q += s * weight);
+        // Summed in rid order: the same floats whichever residence (and map order) found them.
+        let mut best: Vec<(i64, (f32, Vec<f32>))> = best.into_iter().collect();
+        best.sort_unstable_by_key(|b| b.0);
+        let memories = best.len() as f32;
+        for (_, (_, unit)) in &best {
+            q.iter_mut().zip(unit).for_each(|(q, u)| *q += u / memories);
         }
         if !normalize_in_place(&mut q) {
             return Ok(None);

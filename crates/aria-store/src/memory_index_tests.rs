@@ -527,16 +527,19 @@ fn feedback_ranks_memories_once_by_their_best_passage() {
     let sqlite = index.sqlite.feedback(&q, &[2, 3], &pool, &mut index.source).unwrap().unwrap();
     assert_eq!(ram, sqlite);
     assert_eq!(ram.len(), 50, "each memory once");
-    // The expanded query: q plus the mean over memories 2 and 3 of their mean unit passage.
+    // The expanded query: q plus the mean over memories 2 and 3 of the passage of each that is
+    // closest to q.
     let unit = |v: &[f32]| normalized(v, dims).unwrap();
-    let mut expanded = unit(&q);
+    let q_unit = unit(&q);
+    let mut expanded = q_unit.clone();
     for rid in [2, 3] {
-        let passages = &index.memories[&rid].1;
-        for p in passages {
-            let u = unit(p);
-            let w = 1.0 / (passages.len() as f32 * 2.0);
-            expanded.iter_mut().zip(&u).for_each(|(e, x)| *e += x * w);
-        }
+        let closest = index.memories[&rid]
+            .1
+            .iter()
+            .map(|p| unit(p))
+            .max_by(|a, b| dot(&q_unit, a).total_cmp(&dot(&q_unit, b)))
+            .unwrap();
+        expanded.iter_mut().zip(&closest).for_each(|(e, x)| *e += x / 2.0);
     }
     let expanded = unit(&expanded);
     for (rid, score) in &ram {
