@@ -33,6 +33,9 @@ pub const RRF_K: f64 = 60.0;
 /// and left nDCG@10 as it was; a search costs a few more rows of each list.
 pub const CANDIDATES: usize = 200;
 
+/// Vector candidates a duplicate check looks through for a memory of one passage.
+const DUPLICATE_CANDIDATES: usize = 8;
+
 /// Which retrievers a search uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SearchMode {
@@ -320,7 +323,8 @@ impl Store {
     }
 
     /// A live (active or archived) memory that duplicates `content`: the same normalised text,
-    /// else the most similar vector of the same model at cosine ≥ `min_similarity`. Extraction
+    /// else the most similar vector of the same model at cosine ≥ `min_similarity` among
+    /// memories of one passage (a long document is a duplicate only word for word). Extraction
     /// updates that memory instead of storing a second copy.
     pub fn memory_find_duplicate(
         &self,
@@ -370,10 +374,24 @@ impl Store {
             }));
         }
         let Some(e) = embedding else { return Ok(None) };
-        let (best, _) = self.vector_candidates(&conn, e, filter, 1, &mut || {})?;
-        let Some(&(rid, similarity)) = best.first().filter(|b| b.1 >= min_similarity) else {
-            return Ok(None);
-        };
+        // Whole texts only: a memory of several passages is a document, and a short text close
+        // to one of its passages is not a copy of it (merging would replace the document).
+        let (best, _) =
+            self.vector_candidates(&conn, e, filter, DUPLICATE_CANDIDATES, &mut || {})?;
+        let mut passages = conn
+            .prepare_cached("SELECT count(*) FROM memory_embeddings WHERE rid = ?1 AND model = ?2")
+            .map_err(sql("counting a memory's passages"))?;
+        let mut whole = None;
+        for &(rid, similarity) in best.iter().take_while(|b| b.1 >= min_similarity) {
+            let n: i64 = passages
+                .query_row(params![rid, e.model], |r| r.get(0))
+                .map_err(sql("counting a memory's passages"))?;
+            if n == 1 {
+                whole = Some((rid, similarity));
+                break;
+            }
+        }
+        let Some((rid, similarity)) = whole else { return Ok(None) };
         Ok(rows_by_rid(&conn, [rid])?.remove(&rid).map(|memory| Duplicate {
             memory,
             similarity,

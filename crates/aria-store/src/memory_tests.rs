@@ -780,3 +780,24 @@ fn passages_of_different_lengths_or_zero_are_refused_and_nothing_is_stored() {
 fn update_text(text: &str) -> MemoryUpdate {
     MemoryUpdate { content: Some(text.into()), ..MemoryUpdate::default() }
 }
+
+#[test]
+fn a_short_text_close_to_one_passage_of_a_document_is_not_its_duplicate() {
+    let store = store();
+    let passages = [vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0]];
+    let doc = store
+        .memory_insert(
+            &NewMemory::new("a long document in two passages"),
+            Some(Passages { model: M, vectors: &passages }),
+            Writer::USER,
+        )
+        .unwrap();
+    let q = Embedding { model: M, vector: &[0.0, 1.0, 0.0] };
+    assert_eq!(store.memory_find_duplicate("its second passage", Some(q), 0.9).unwrap(), None);
+    // A memory of one passage just as close is one; the document itself, word for word, too.
+    let note = add(&store, "a note", Some(&[0.0, 0.99, 0.1]));
+    let dup = store.memory_find_duplicate("its second passage", Some(q), 0.9).unwrap().unwrap();
+    assert_eq!(dup.memory.id, note.id);
+    let same = store.memory_find_duplicate(&doc.content, Some(q), 0.9).unwrap().unwrap();
+    assert_eq!((same.memory.id, same.same_text), (doc.id, true));
+}
