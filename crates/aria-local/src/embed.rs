@@ -25,8 +25,8 @@ pub const EMBED_BATCH: usize = 8;
 /// but on Cranfield (`bench/retrieval`) 256 gave the same hybrid nDCG@10 (0.4345 against 0.4337)
 /// and imported 24.9 documents/s against 18.9–22.8.
 pub const MAX_TOKENS: usize = 256;
-/// Tokens two neighbouring passages of a long text share ([`LocalEmbedder::passages`]), so a
-/// sentence cut at a border is whole in one of them: a quarter of a 256-token window.
+/// Tokens two neighbouring passages of a long text share at least ([`LocalEmbedder::passages`]),
+/// so a sentence cut at a border is whole in one of them: a quarter of a 256-token window.
 pub const PASSAGE_STRIDE: usize = 64;
 
 /// A sentence embedder held in memory. Not `Clone`: share it in an `Arc`.
@@ -98,9 +98,10 @@ impl LocalEmbedder {
     }
 
     /// Where `text` is cut into passages of at most the model's input length
-    /// ([`aria_api::Embedder::passages`]): the tokenizer's windows, each [`PASSAGE_STRIDE`]
-    /// tokens into the one before, as byte ranges narrowed to whole words. A text that fits
-    /// is one passage, `0..text.len()`.
+    /// ([`aria_api::Embedder::passages`]): as few equal windows of its tokens as cover it
+    /// ([`aria_api::even_windows`]), neighbours sharing at least [`PASSAGE_STRIDE`] tokens,
+    /// as byte ranges narrowed to whole words. A text that fits is one passage,
+    /// `0..text.len()`.
     #[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
     pub fn passages(&self, text: &str) -> Result<Vec<Range<usize>>, LocalError> {
         let encoding = self.tokenizer.encode(text, true).map_err(LocalError::tokenizer)?;

@@ -248,6 +248,9 @@ pub(super) fn reindex(ctx: &Ctx) -> CliResult<u8> {
     }
     // Memories whose text now cuts into another number of passages than they have vectors
     // (embedded whole before long texts were cut into passages) are embedded again.
+    // Cutting by tokens needs the model: loaded now, so that a model that cannot load is
+    // reported once here rather than tried again for every memory.
+    ctx.embed_passages(&[])?;
     let mut recut = 0;
     let mut after = 0;
     loop {
