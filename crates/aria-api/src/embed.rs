@@ -50,10 +50,14 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
 pub const PASSAGE_WORDS: usize = 160;
 /// Words two neighbouring passages share, so a sentence cut at a border is whole in one.
 pub const PASSAGE_OVERLAP: usize = 40;
+/// Passages of one text at most, from its start: about 10,000 words. What lies past them is
+/// found by its words (BM25) only. Without a bound one pasted book would cost minutes of
+/// embedding and thousands of vectors in every search's index.
+pub const MAX_PASSAGES: usize = 64;
 
 /// Cuts `text` into [`even_windows`] of at most `words` whitespace-separated words, `overlap`
-/// shared between neighbours; one range, `0..text.len()`, when the text has no more than
-/// `words` words.
+/// shared between neighbours, the first [`MAX_PASSAGES`] of them; one range, `0..text.len()`,
+/// when the text has no more than `words` words.
 #[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
 pub fn word_passages(text: &str, words: usize, overlap: usize) -> Vec<Range<usize>> {
     let words = words.max(1);
@@ -63,6 +67,7 @@ pub fn word_passages(text: &str, words: usize, overlap: usize) -> Vec<Range<usiz
     }
     even_windows(spans.len(), words, overlap)
         .into_iter()
+        .take(MAX_PASSAGES)
         .map(|(first, last)| spans[first].start..spans[last].end)
         .collect()
 }
@@ -114,7 +119,8 @@ pub struct PassagePlan {
 
 impl PassagePlan {
     /// `cut` gives a text's passages as byte ranges; a range that is empty, out of the text or
-    /// not on character boundaries is dropped, and a text left without one is one passage.
+    /// not on character boundaries is dropped, those past the first [`MAX_PASSAGES`] too, and
+    /// a text left without one is one passage.
     pub fn new(texts: &[String], cut: impl Fn(&str) -> Vec<Range<usize>>) -> PassagePlan {
         let mut flat = Vec::with_capacity(texts.len());
         let mut counts = Vec::with_capacity(texts.len());
@@ -129,6 +135,7 @@ impl PassagePlan {
                         .into_iter()
                         .filter(|r| !r.is_empty())
                         .filter_map(|r| text.get(r))
+                        .take(MAX_PASSAGES)
                         .map(str::to_owned),
                 );
             }
@@ -323,6 +330,18 @@ mod tests {
                 assert_eq!(w.len(), fewest, "{n} {width} {overlap}: {w:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_very_long_text_gives_its_first_passages_only() {
+        let text: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+        let passages = cut(&text, PASSAGE_WORDS, PASSAGE_OVERLAP);
+        assert_eq!(passages.len(), MAX_PASSAGES);
+        assert!(passages[0].starts_with("w0 w1 "));
+        let plan = PassagePlan::new(&[text.clone()], |t| {
+            (0..200).map(|i| i * 10..i * 10 + 5).filter(|r| r.end <= t.len()).collect()
+        });
+        assert_eq!(plan.counts(), [MAX_PASSAGES], "a cutter's extra ranges are dropped too");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub use chat::{
     ChatEvent, ChatRequest, ChatResponse, ChatStream, FinishReason, Provider, ProviderError,
 };
 pub use embed::{
-    EmbedError, Embedder, PASSAGE_OVERLAP, PASSAGE_WORDS, PassagePlan,
+    EmbedError, Embedder, MAX_PASSAGES, PASSAGE_OVERLAP, PASSAGE_WORDS, PassagePlan,
     check_batch as check_embed_batch, cosine, even_windows, word_passages,
 };
 pub use fence::{

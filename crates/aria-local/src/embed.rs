@@ -100,8 +100,8 @@ impl LocalEmbedder {
     /// Where `text` is cut into passages of at most the model's input length
     /// ([`aria_api::Embedder::passages`]): as few equal windows of its tokens as cover it
     /// ([`aria_api::even_windows`]), neighbours sharing at least [`PASSAGE_STRIDE`] tokens,
-    /// as byte ranges narrowed to whole words. A text that fits is one passage,
-    /// `0..text.len()`.
+    /// as byte ranges narrowed to whole words, the first [`aria_api::MAX_PASSAGES`] of them.
+    /// A text that fits is one passage, `0..text.len()`.
     #[expect(clippy::single_range_in_vec_init, reason = "one passage: the whole text")]
     pub fn passages(&self, text: &str) -> Result<Vec<Range<usize>>, LocalError> {
         let encoding = self.tokenizer.encode(text, true).map_err(LocalError::tokenizer)?;
@@ -121,6 +121,7 @@ impl LocalEmbedder {
         let overlap = PASSAGE_STRIDE.min(width / 4);
         Ok(aria_api::even_windows(words.len(), width, overlap)
             .into_iter()
+            .take(aria_api::MAX_PASSAGES)
             .map(|(first, last)| {
                 let start = if first == 0 { 0 } else { words[first].0 };
                 let end = if last + 1 == words.len() { text.len() } else { words[last].1 };

@@ -184,6 +184,12 @@ pub fn assert_passages_cover_long_texts(embedder: &LocalEmbedder) {
         assert_eq!(embedder.passages(piece).unwrap().len(), 1, "{piece:?}");
     }
 
+    // A very long text: its first passages only, from its start.
+    let huge = text.repeat(12);
+    let first = embedder.passages(&huge).unwrap();
+    assert_eq!(first.len(), aria_api::MAX_PASSAGES);
+    assert_eq!(first[0].start, 0);
+
     let query = "how to bake sourdough rye bread".to_owned();
     let pieces: Vec<String> = passages.iter().map(|p| text[p.clone()].to_owned()).collect();
     let vectors = embedder.embed(&[vec![query, text.clone()], pieces].concat()).unwrap();
