@@ -338,7 +338,7 @@ mod tests {
         let passages = cut(&text, PASSAGE_WORDS, PASSAGE_OVERLAP);
         assert_eq!(passages.len(), MAX_PASSAGES);
         assert!(passages[0].starts_with("w0 w1 "));
-        let plan = PassagePlan::new(&[text.clone()], |t| {
+        let plan = PassagePlan::new(std::slice::from_ref(&text), |t| {
             (0..200).map(|i| i * 10..i * 10 + 5).filter(|r| r.end <= t.len()).collect()
         });
         assert_eq!(plan.counts(), [MAX_PASSAGES], "a cutter's extra ranges are dropped too");
