@@ -108,6 +108,22 @@ fn word_spans(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
     })
 }
 
+/// The passages of `text` its cutter's `ranges` give, as a memory stores them: a range that is
+/// empty, out of the text or not on character boundaries is dropped, those past the first
+/// [`MAX_PASSAGES`] too, and a text left without one is one passage, the whole text.
+pub fn passage_texts(text: &str, ranges: Vec<Range<usize>>) -> Vec<&str> {
+    let mut pieces: Vec<&str> = ranges
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .filter_map(|r| text.get(r))
+        .take(MAX_PASSAGES)
+        .collect();
+    if pieces.is_empty() {
+        pieces.push(text);
+    }
+    pieces
+}
+
 /// The passages of a batch of texts, flattened for one [`Embedder::embed`] call and grouped
 /// back by text afterwards.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,31 +134,14 @@ pub struct PassagePlan {
 }
 
 impl PassagePlan {
-    /// `cut` gives a text's passages as byte ranges; a range that is empty, out of the text or
-    /// not on character boundaries is dropped, those past the first [`MAX_PASSAGES`] too, and
-    /// a text left without one is one passage.
+    /// `cut` gives a text's passages as byte ranges, kept as [`passage_texts`] keeps them.
     pub fn new(texts: &[String], cut: impl Fn(&str) -> Vec<Range<usize>>) -> PassagePlan {
         let mut flat = Vec::with_capacity(texts.len());
         let mut counts = Vec::with_capacity(texts.len());
         for text in texts {
-            let ranges = cut(text);
-            let before = flat.len();
-            if ranges.len() == 1 && ranges[0] == (0..text.len()) {
-                flat.push(text.clone());
-            } else {
-                flat.extend(
-                    ranges
-                        .into_iter()
-                        .filter(|r| !r.is_empty())
-                        .filter_map(|r| text.get(r))
-                        .take(MAX_PASSAGES)
-                        .map(str::to_owned),
-                );
-            }
-            if flat.len() == before {
-                flat.push(text.clone());
-            }
-            counts.push(flat.len() - before);
+            let pieces = passage_texts(text, cut(text));
+            counts.push(pieces.len());
+            flat.extend(pieces.into_iter().map(str::to_owned));
         }
         PassagePlan { texts: flat, counts }
     }

@@ -5,11 +5,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
-use aria_api::Embedder;
+use aria_api::{EmbedError, Embedder};
 use aria_store::{
     Embedding, Memory, MemoryHit, MemoryKind, MemoryQuery, MemoryStatus, MemoryUpdate, NewMemory,
     Passages, SearchMode, Store, Writer,
 };
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use crate::app;
@@ -32,21 +33,25 @@ struct Ctx {
 impl Ctx {
     /// One vector per text, or `None` without an embedder.
     fn embed(&self, texts: &[String]) -> CliResult<Option<Vec<Vec<f32>>>> {
-        let Some(embedder) = &self.embedder else { return Ok(None) };
-        let vectors = self.rt.block_on(embedder.embed(texts)).map_err(|e| {
-            CliError::failed(anyhow!("embedding with {} failed: {e}", embedder.model_id()))
-        })?;
-        Ok(Some(vectors))
+        self.with_embedder(|e| e.embed(texts))
     }
 
     /// The vectors of each text's passages ([`aria_api::Embedder::embed_passages`]); `None`
     /// without an embedder.
     fn embed_passages(&self, texts: &[String]) -> CliResult<Option<Vec<Vec<Vec<f32>>>>> {
+        self.with_embedder(|e| e.embed_passages(texts))
+    }
+
+    /// Runs `work` on the embedder to its end; `None` without an embedder.
+    fn with_embedder<T>(
+        &self,
+        work: impl FnOnce(&dyn Embedder) -> BoxFuture<'static, Result<T, EmbedError>>,
+    ) -> CliResult<Option<T>> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
-        let vectors = self.rt.block_on(embedder.embed_passages(texts)).map_err(|e| {
+        let done = self.rt.block_on(work(embedder.as_ref())).map_err(|e| {
             CliError::failed(anyhow!("embedding with {} failed: {e}", embedder.model_id()))
         })?;
-        Ok(Some(vectors))
+        Ok(Some(done))
     }
 
     fn model(&self) -> Option<&str> {

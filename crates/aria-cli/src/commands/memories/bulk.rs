@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::{Context, anyhow};
+use aria_api::passage_texts;
 use aria_store::{NewMemory, Writer};
 use serde_json::Value;
 
@@ -259,7 +260,9 @@ pub(super) fn reindex(ctx: &Ctx) -> CliResult<u8> {
         after = last.0;
         let stale: Vec<(String, String)> = page
             .into_iter()
-            .filter(|(_, _, text, n)| *n > 0 && embedder.passages(text).len() as u64 != *n)
+            .filter(|(_, _, text, n)| {
+                *n > 0 && passage_texts(text, embedder.passages(text)).len() as u64 != *n
+            })
             .map(|(_, id, text, _)| (id, text))
             .collect();
         for chunk in stale.chunks(CHUNK) {
