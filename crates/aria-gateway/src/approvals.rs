@@ -251,6 +251,7 @@ fn pending_record(request: &ApprovalRequest, channel: &str) -> StoredApproval {
         status: "pending".into(),
         created_at: now_rfc3339(),
         answered_at: None,
+        answered_by: None,
     }
 }
 

@@ -32,6 +32,11 @@ pub struct StoredApproval {
     pub status: String,
     pub created_at: String,
     pub answered_at: Option<String>,
+    /// Who answered: the channel and identity, e.g. `web:session`, `api:token NAME`,
+    /// `telegram:123`, `cli`; `None` while pending, and for questions that expired or were
+    /// interrupted.
+    #[serde(default)]
+    pub answered_by: Option<String>,
 }
 
 /// The statements of the schema step that adds the approvals table.
@@ -193,18 +198,30 @@ impl Store {
         Ok(())
     }
 
-    /// Settles a pending approval with `status`; `None` when it is unknown or already settled.
+    /// Settles a pending approval with `status` (nobody answered it: it expired or was
+    /// interrupted); `None` when it is unknown or already settled.
     pub fn approval_settle(
         &self,
         id: &str,
         status: &str,
     ) -> Result<Option<StoredApproval>, StoreError> {
+        self.approval_answer(id, status, None)
+    }
+
+    /// Settles a pending approval with `status` as answered by `answered_by` (channel and
+    /// identity); `None` when it is unknown or already settled.
+    pub fn approval_answer(
+        &self,
+        id: &str,
+        status: &str,
+        answered_by: Option<&str>,
+    ) -> Result<Option<StoredApproval>, StoreError> {
         let changed = self
             .conn()
             .execute(
-                "UPDATE approvals SET status = ?2, answered_at = ?3 \
+                "UPDATE approvals SET status = ?2, answered_at = ?3, answered_by = ?4 \
                  WHERE id = ?1 AND status = 'pending'",
-                params![id, status, now_rfc3339()],
+                params![id, status, now_rfc3339(), answered_by],
             )
             .map_err(sql("answering an approval question"))?;
         if changed == 0 {
@@ -260,7 +277,7 @@ fn redacted_json(store: &Store, json: &str) -> String {
 }
 
 const APPROVAL_SELECT: &str = "SELECT id, session_id, tool, arguments, tier, reason, channel, \
-    status, created_at, answered_at FROM approvals";
+    status, created_at, answered_at, answered_by FROM approvals";
 
 fn read_approval(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<StoredApproval, StoreError>> {
     let arguments: String = r.get(3)?;
@@ -283,6 +300,7 @@ fn read_approval(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<StoredApprova
         status: r.get(7)?,
         created_at: r.get(8)?,
         answered_at: r.get(9)?,
+        answered_by: r.get(10)?,
     }))
 }
 

@@ -37,6 +37,7 @@ fn approval(id: &str, session: &str) -> StoredApproval {
         status: "pending".into(),
         created_at: crate::store::now_rfc3339(),
         answered_at: None,
+        answered_by: None,
     }
 }
 

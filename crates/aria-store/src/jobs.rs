@@ -196,7 +196,7 @@ fn encode(what: &'static str, value: &impl Serialize) -> Result<String, StoreErr
 }
 
 impl Store {
-    fn write_tx<T>(
+    pub(crate) fn write_tx<T>(
         &self,
         context: &'static str,
         f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,

@@ -86,6 +86,7 @@ mod search;
 mod spend;
 mod store;
 mod summaries;
+mod tokens;
 mod verify;
 mod verify_chain;
 
@@ -114,4 +115,5 @@ pub use retention::PRUNE_TRACES;
 pub use search::{SearchCacheStats, SearchVolume};
 pub use spend::{SpendGroup, SpendRow, day_start_utc, day_start_utc_days_ago, month_start_utc};
 pub use store::{Store, rfc3339_at};
+pub use tokens::{StoredToken, token_digest};
 pub use verify::{VerifyFailure, VerifyReport, verify_bundle};

@@ -103,6 +103,9 @@ pub struct NewMemory {
     pub verified: bool,
     /// Never sent to a model off this machine (see [`MemoryFilter::private`]).
     pub private: bool,
+    /// Waits for the user's confirmation before it is ever recalled into a prompt (see
+    /// [`MemoryFilter::unconfirmed`]).
+    pub unconfirmed: bool,
     pub provenance: Provenance,
 }
 
@@ -118,6 +121,7 @@ impl NewMemory {
             confidence: 1.0,
             verified: false,
             private: false,
+            unconfirmed: false,
             provenance: Provenance::default(),
         }
     }
@@ -141,6 +145,10 @@ pub struct Memory {
     /// Never sent to a model off this machine.
     #[serde(default)]
     pub private: bool,
+    /// Stored by a model after it read outside text: never recalled into a prompt until the
+    /// user confirms it.
+    #[serde(default)]
+    pub unconfirmed: bool,
     pub provenance: Provenance,
 }
 
@@ -155,6 +163,7 @@ pub struct MemoryUpdate {
     pub status: Option<MemoryStatus>,
     pub verified: Option<bool>,
     pub private: Option<bool>,
+    pub unconfirmed: Option<bool>,
 }
 
 /// A vector and the embedding model that made it.
@@ -190,7 +199,8 @@ impl Writer<'static> {
 
 pub(crate) const SELECT_MEMORY: &str = "SELECT rid, id, content, kind, categories, importance, \
     confidence, status, verified, access_count, accessed_at, created_at, updated_at, \
-    source_conversation_id, source_message_ids, extracted_at, extracted_by, private FROM memories";
+    source_conversation_id, source_message_ids, extracted_at, extracted_by, private, unconfirmed \
+    FROM memories";
 
 /// Lowercase words separated by single spaces: two texts that differ only in case,
 /// punctuation or spacing normalise to the same string.
@@ -261,7 +271,7 @@ impl Store {
                     "id": id, "content": m.content, "kind": m.kind.as_str(),
                     "categories": m.categories, "importance": m.importance,
                     "confidence": m.confidence, "verified": m.verified, "private": m.private,
-                    "provenance": m.provenance, "embedding_model": model,
+                    "unconfirmed": m.unconfirmed, "provenance": m.provenance, "embedding_model": model,
                 }),
             ));
             touched.push(rid);
@@ -351,7 +361,7 @@ impl Store {
         tx.execute(
             "UPDATE memories SET content = ?2, normalized = ?3, kind = ?4, categories = ?5, \
              importance = ?6, confidence = ?7, status = ?8, verified = ?9, updated_at = ?10, \
-             private = ?11 WHERE rid = ?1",
+             private = ?11, unconfirmed = ?12 WHERE rid = ?1",
             params![
                 rid,
                 new.content,
@@ -364,6 +374,7 @@ impl Store {
                 new.verified,
                 now,
                 new.private,
+                new.unconfirmed,
             ],
         )
         .map_err(sql("updating a memory"))?;
@@ -550,8 +561,9 @@ fn insert_row(tx: &Transaction<'_>, id: &str, m: &NewMemory, now: &str) -> Resul
         .prepare_cached(
             "INSERT INTO memories (id, content, normalized, kind, categories, importance, \
              confidence, status, verified, created_at, updated_at, source_conversation_id, \
-             source_message_ids, extracted_at, extracted_by, private) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', ?8, ?9, ?9, ?10, ?11, ?12, ?13, ?14)",
+             source_message_ids, extracted_at, extracted_by, private, unconfirmed) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', ?8, ?9, ?9, ?10, ?11, ?12, ?13, ?14, \
+             ?15)",
         )
         .map_err(sql("preparing a memory insert"))?;
     let result = stmt.execute(params![
@@ -569,6 +581,7 @@ fn insert_row(tx: &Transaction<'_>, id: &str, m: &NewMemory, now: &str) -> Resul
         m.provenance.extracted_at,
         m.provenance.extracted_by,
         m.private,
+        m.unconfirmed,
     ]);
     match result {
         Ok(_) => Ok(tx.last_insert_rowid()),
@@ -687,6 +700,7 @@ pub(crate) fn read_memory(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> {
             created_at: row.get(11)?,
             updated_at: row.get(12)?,
             private: row.get(17)?,
+            unconfirmed: row.get(18)?,
             provenance: Provenance {
                 conversation_id: row.get(13)?,
                 message_ids: serde_json::from_str(&message_ids)
@@ -705,6 +719,7 @@ impl From<&Memory> for RowMeta {
             kind: m.kind,
             categories: m.categories.clone(),
             private: m.private,
+            unconfirmed: m.unconfirmed,
         }
     }
 }
@@ -723,6 +738,7 @@ fn apply(old: &Memory, u: &MemoryUpdate) -> Memory {
     m.status = u.status.unwrap_or(m.status);
     m.verified = u.verified.unwrap_or(m.verified);
     m.private = u.private.unwrap_or(m.private);
+    m.unconfirmed = u.unconfirmed.unwrap_or(m.unconfirmed);
     m
 }
 
@@ -742,6 +758,7 @@ fn changes(old: &Memory, new: &Memory, model: Option<&str>) -> serde_json::Value
     diff("status", json!(old.status), json!(new.status));
     diff("verified", json!(old.verified), json!(new.verified));
     diff("private", json!(old.private), json!(new.private));
+    diff("unconfirmed", json!(old.unconfirmed), json!(new.unconfirmed));
     json!({ "id": old.id, "changed": changed, "embedding_model": model })
 }
 

@@ -52,6 +52,7 @@ pub(crate) struct RowMeta {
     pub kind: MemoryKind,
     pub categories: Vec<String>,
     pub private: bool,
+    pub unconfirmed: bool,
 }
 
 /// Where the exact `f32` vectors used for rescoring are kept.

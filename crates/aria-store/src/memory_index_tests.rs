@@ -5,7 +5,13 @@ use aria_api::cosine;
 use super::*;
 
 fn meta(kind: MemoryKind) -> RowMeta {
-    RowMeta { status: MemoryStatus::Active, kind, categories: vec![], private: false }
+    RowMeta {
+        status: MemoryStatus::Active,
+        kind,
+        categories: vec![],
+        private: false,
+        unconfirmed: false,
+    }
 }
 
 fn any(_: &RowMeta) -> bool {

@@ -130,6 +130,20 @@ pub(crate) const PRIVATE_MEMORIES: &[&str] = &[
     "UPDATE memory_state SET generation = generation + 1 WHERE id = 1",
 ];
 
+/// Schema step 16: a memory the model stored in a run that had read outside text (files, web
+/// pages, MCP results, messages from others) is `unconfirmed` until the user confirms it: listed,
+/// never recalled into a prompt. Every memory before this step was confirmed.
+pub(crate) const UNCONFIRMED: &str = "ALTER TABLE memories ADD COLUMN unconfirmed INTEGER NOT NULL \
+     DEFAULT 0 CHECK (unconfirmed IN (0, 1))";
+pub(crate) const DROP_BUMP_TRIGGER: &str = "DROP TRIGGER memories_bump_update";
+/// A change to what filters see (now including `unconfirmed`) bumps the generation, so loaded
+/// vector indexes reload.
+pub(crate) const BUMP_TRIGGER_16: &str = "CREATE TRIGGER memories_bump_update AFTER UPDATE OF \
+     status, kind, categories, private, unconfirmed ON memories
+     BEGIN UPDATE memory_state SET generation = generation + 1 WHERE id = 1; END";
+pub(crate) const BUMP_GENERATION: &str =
+    "UPDATE memory_state SET generation = generation + 1 WHERE id = 1";
+
 /// Schema step 15: a memory may have several vectors of one model, one per passage (issue #25:
 /// a text longer than its embedder takes is split into passages, and search scores the memory
 /// by its best one). `memory_embeddings` gains `passage` (0 for the first, and for every row

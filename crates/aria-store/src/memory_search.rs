@@ -64,6 +64,10 @@ pub struct MemoryFilter {
     /// the memories agents keep to themselves out of the shared pool); none excluded when
     /// `None`.
     pub without_category_prefix: Option<String>,
+    /// Whether memories still waiting for the user's confirmation may be returned: `true` for
+    /// the user's own view (list, search, the web UI), `false` for anything that reaches a
+    /// model's prompt (they were stored by a model after it read outside text).
+    pub unconfirmed: bool,
 }
 
 impl Default for MemoryFilter {
@@ -74,6 +78,7 @@ impl Default for MemoryFilter {
             categories: vec![],
             private: true,
             without_category_prefix: None,
+            unconfirmed: false,
         }
     }
 }
@@ -83,6 +88,7 @@ impl MemoryFilter {
         meta.status != MemoryStatus::Deleted
             && self.statuses.contains(&meta.status)
             && (self.private || !meta.private)
+            && (self.unconfirmed || !meta.unconfirmed)
             && (self.kinds.is_empty() || self.kinds.contains(&meta.kind))
             && (self.categories.is_empty()
                 || meta.categories.iter().any(|c| self.categories.contains(c)))
@@ -92,10 +98,10 @@ impl MemoryFilter {
                 .is_none_or(|p| !meta.categories.iter().any(|c| c.starts_with(p)))
     }
 
-    /// The filter's values for [`FILTER_SQL`] (`?2` to `?6`).
+    /// The filter's values for [`FILTER_SQL`] (`?2` to `?7`).
     pub(crate) fn sql_params(
         &self,
-    ) -> (String, Option<String>, Option<String>, bool, Option<&str>) {
+    ) -> (String, Option<String>, Option<String>, bool, Option<&str>, bool) {
         let statuses: Vec<&str> = self
             .statuses
             .iter()
@@ -111,12 +117,13 @@ impl MemoryFilter {
             categories,
             self.private,
             self.without_category_prefix.as_deref(),
+            self.unconfirmed,
         )
     }
 }
 
 /// The condition a memory row `m` meets when it passes a filter, as [`MemoryFilter::keeps`];
-/// its values are bound from [`MemoryFilter::sql_params`] at `?2` to `?6`. The excluded prefix
+/// its values are bound from [`MemoryFilter::sql_params`] at `?2` to `?7`. The excluded prefix
 /// is compared with `substr` (exact and case-sensitive, as `starts_with`; no LIKE escaping).
 pub(crate) const FILTER_SQL: &str = "m.status IN (SELECT value FROM json_each(?2)) \
      AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3))) \
@@ -124,7 +131,8 @@ pub(crate) const FILTER_SQL: &str = "m.status IN (SELECT value FROM json_each(?2
           WHERE c.value IN (SELECT value FROM json_each(?4)))) \
      AND (?5 OR m.private = 0) \
      AND (?6 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(m.categories) c \
-          WHERE substr(c.value, 1, length(?6)) = ?6))";
+          WHERE substr(c.value, 1, length(?6)) = ?6)) \
+     AND (?7 OR m.unconfirmed = 0)";
 
 /// One search.
 #[derive(Debug, Clone, PartialEq)]
@@ -350,14 +358,22 @@ impl Store {
         filter: &MemoryFilter,
     ) -> Result<Option<Duplicate>, StoreError> {
         let conn = self.conn();
-        let (statuses, kinds, categories, private, without) = filter.sql_params();
+        let (statuses, kinds, categories, private, without, unconfirmed) = filter.sql_params();
         let same: Option<String> = conn
             .query_row(
                 &format!(
                     "SELECT m.id FROM memories m WHERE m.normalized = ?1 AND {FILTER_SQL} \
                      ORDER BY m.status = 'active' DESC, m.rid LIMIT 1"
                 ),
-                params![normalize_text(content), statuses, kinds, categories, private, without],
+                params![
+                    normalize_text(content),
+                    statuses,
+                    kinds,
+                    categories,
+                    private,
+                    without,
+                    unconfirmed
+                ],
                 |r| r.get(0),
             )
             .map(Some)
@@ -505,7 +521,9 @@ impl Store {
             Some(i) => i.model.clone(),
         };
         let mut meta_stmt = tx
-            .prepare_cached("SELECT status, kind, categories, private FROM memories WHERE rid = ?1")
+            .prepare_cached(
+                "SELECT status, kind, categories, private, unconfirmed FROM memories WHERE rid = ?1",
+            )
             .map_err(sql("reading a memory for the index"))?;
         let mut vectors_stmt = tx
             .prepare_cached(
@@ -515,14 +533,14 @@ impl Store {
             .map_err(sql("reading a memory's vectors for the index"))?;
         let mut rows = Vec::with_capacity(rids.len());
         for &rid in rids {
-            let (status, kind, cats, private) = meta_stmt
+            let (status, kind, cats, flags) = meta_stmt
                 .query_row(params![rid], |r| {
                     let (status, kind, cats): (String, String, String) =
                         (r.get(0)?, r.get(1)?, r.get(2)?);
-                    Ok((status, kind, cats, r.get::<_, bool>(3)?))
+                    Ok((status, kind, cats, (r.get::<_, bool>(3)?, r.get::<_, bool>(4)?)))
                 })
                 .map_err(sql("reading a memory for the index"))?;
-            let entry = match meta_of(&status, &kind, &cats, private) {
+            let entry = match meta_of(&status, &kind, &cats, flags) {
                 Some(meta) if meta.status != MemoryStatus::Deleted => {
                     let passages = vectors_stmt
                         .query_map(params![rid, model], |r| r.get::<_, Vec<u8>>(0))
@@ -561,7 +579,13 @@ impl Store {
     }
 }
 
-fn meta_of(status: &str, kind: &str, categories: &str, private: bool) -> Option<RowMeta> {
+/// `flags`: the row's `(private, unconfirmed)`.
+fn meta_of(
+    status: &str,
+    kind: &str,
+    categories: &str,
+    (private, unconfirmed): (bool, bool),
+) -> Option<RowMeta> {
     Some(RowMeta {
         status: status.parse().ok()?,
         kind: kind.parse().ok()?,
@@ -572,6 +596,7 @@ fn meta_of(status: &str, kind: &str, categories: &str, private: bool) -> Option<
             serde_json::from_str(categories).ok()?
         },
         private,
+        unconfirmed,
     })
 }
 
@@ -591,7 +616,7 @@ fn load_index(
     let mut stmt = tx
         .prepare(
             "SELECT e.rid, e.passage, e.dims, e.vector, m.status, m.kind, m.categories, \
-             m.private \
+             m.private, m.unconfirmed \
              FROM memory_embeddings e NOT INDEXED JOIN memories m ON m.rid = e.rid \
              WHERE e.model = ?1 AND m.status <> 'deleted'",
         )
@@ -607,7 +632,12 @@ fn load_index(
                 row.get::<_, i64>(1)?,
                 row.get::<_, i64>(2)?,
                 row.get_ref(3)?.as_blob()?,
-                meta_of(text(4)?, text(5)?, text(6)?, row.get::<_, bool>(7)?),
+                meta_of(
+                    text(4)?,
+                    text(5)?,
+                    text(6)?,
+                    (row.get::<_, bool>(7)?, row.get::<_, bool>(8)?),
+                ),
             ))
         })()
         .map_err(sql("loading vectors"))?;

@@ -703,3 +703,39 @@ fn hybrid_search_feeds_the_top_memories_back_into_the_query_vector() {
         assert_eq!(hits.len(), 14);
     }
 }
+
+#[test]
+fn an_unconfirmed_memory_is_found_only_by_searches_that_allow_it_until_confirmed() {
+    let store = store();
+    let v = [1.0, 0.0, 0.0];
+    let passages = [v.to_vec()];
+    let new =
+        NewMemory { unconfirmed: true, ..NewMemory::new("deploys start with the billing script") };
+    let m = store
+        .memory_insert(&new, Some(Passages { model: M, vectors: &passages }), Writer::USER)
+        .unwrap();
+    assert!(m.unconfirmed);
+    let recall = |unconfirmed: bool, mode: SearchMode| {
+        let mut q = MemoryQuery::new("billing", Some(Embedding { model: M, vector: &v }), 5);
+        q.filter = MemoryFilter { unconfirmed, ..MemoryFilter::default() };
+        q.mode = mode;
+        store.memory_search(&q).unwrap().len()
+    };
+    for mode in [SearchMode::Hybrid, SearchMode::Text, SearchMode::Vector] {
+        assert_eq!(recall(false, mode), 0, "{mode:?}: a prompt's search never sees it");
+        assert_eq!(recall(true, mode), 1, "{mode:?}: the user's view does");
+    }
+    let confirmed = store
+        .memory_update(
+            &m.id,
+            &MemoryUpdate { unconfirmed: Some(false), ..MemoryUpdate::default() },
+            None,
+            Writer::USER,
+        )
+        .unwrap();
+    assert!(!confirmed.unconfirmed);
+    for mode in [SearchMode::Hybrid, SearchMode::Text, SearchMode::Vector] {
+        assert_eq!(recall(false, mode), 1, "{mode:?}: confirmed, it is recalled");
+    }
+    assert!(audit_kinds(&store).contains(&"memory.update".to_owned()));
+}

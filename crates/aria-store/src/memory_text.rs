@@ -47,7 +47,7 @@ pub(crate) fn text_candidates(
     }
     let newest_only = rare.is_empty();
     let fts = if newest_only { or_query(&words) } else { or_query(&rare) };
-    let (statuses, kinds, categories, private, without) = filter.sql_params();
+    let (statuses, kinds, categories, private, without, unconfirmed) = filter.sql_params();
     let filter_query = format!(
         "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?1)) \
                  AND {FILTER_SQL}"
@@ -76,7 +76,8 @@ pub(crate) fn text_candidates(
                         kinds,
                         categories,
                         private,
-                        without
+                        without,
+                        unconfirmed
                     ],
                     |r| r.get(0),
                 )

@@ -194,6 +194,18 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         description: "memories: one vector per passage of a long text",
         statements: crate::memory_schema::PASSAGES,
     },
+    Migration {
+        version: 16,
+        description: "scoped API tokens; who answered an approval; unconfirmed memories",
+        statements: &[
+            crate::tokens::API_TOKENS,
+            crate::tokens::APPROVAL_ANSWERED_BY,
+            crate::memory_schema::UNCONFIRMED,
+            crate::memory_schema::DROP_BUMP_TRIGGER,
+            crate::memory_schema::BUMP_TRIGGER_16,
+            crate::memory_schema::BUMP_GENERATION,
+        ],
+    },
 ];
 
 /// The version this build writes.

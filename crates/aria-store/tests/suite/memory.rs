@@ -141,7 +141,7 @@ fn an_older_database_gains_the_memory_tables() {
         let store = Store::open(&path, Arc::new(NoRedact)).unwrap();
         drop(store);
         conn.execute_batch(
-            "DROP TABLE agents; ALTER TABLE conversations DROP COLUMN agent; \
+            "DROP TABLE api_tokens; DROP TABLE agents; ALTER TABLE conversations DROP COLUMN agent; \
              DROP TABLE housekeeping; DROP TABLE search_log; DROP TABLE search_cache; DROP TABLE notifications; DROP TABLE job_slots; DROP TABLE jobs; \
              DROP TABLE channel_chats; DROP TABLE channel_state; DROP TABLE outbox; \
              DROP TABLE memory_state; DROP TABLE memory_embeddings; DROP TABLE memories_fts; \
