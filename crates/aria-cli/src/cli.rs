@@ -130,6 +130,12 @@ pub enum Command {
     /// web UI (http://127.0.0.1:8080/). Runs in the foreground; Ctrl-C or SIGTERM stops it
     /// gracefully.
     Serve(ServeArgs),
+    /// Print (and open, on a desktop) a fresh one-time login link to the web UI of the
+    /// running `aria serve`.
+    Ui(UiArgs),
+    /// API tokens for clients of `aria serve`, each with a scope (read, chat, mcp, admin).
+    #[command(subcommand)]
+    Tokens(TokensCommand),
     /// The Telegram channel of `aria serve`.
     #[command(subcommand)]
     Telegram(TelegramCommand),
@@ -226,6 +232,38 @@ pub struct ServeArgs {
     /// Write a systemd user unit that runs `aria serve` (and print how to enable it), then exit.
     #[arg(long)]
     pub install: bool,
+    /// Open the web UI in the desktop's browser, logged in (the one-time link).
+    #[arg(long, conflicts_with_all = ["install", "new_token"])]
+    pub open: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UiArgs {
+    /// Only print the link; do not open a browser.
+    #[arg(long)]
+    pub print: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokensCommand {
+    /// Make a token for one client of `aria serve` and print it once. Scopes: `read` (GET
+    /// only), `chat` (conversations, runs, the OpenAI-compatible endpoint), `mcp` (/mcp only),
+    /// `admin` (everything, answering approvals included).
+    Add {
+        /// A name for the client: letters, digits, `.`, `_`, `-`.
+        name: String,
+        #[arg(long, value_parser = ["read", "chat", "mcp", "admin"])]
+        scope: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tokens made with `aria tokens add` (names and scopes; never their values).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token: requests carrying it are refused from then on.
+    Remove { name: String },
 }
 
 /// `aria memories search --retriever`.
@@ -304,6 +342,9 @@ pub enum MemoriesCommand {
     },
     /// Forget a memory: it leaves search for good; the audit log keeps the record.
     Forget { id: String },
+    /// Confirm a memory the model stored after reading outside text (listed as
+    /// `[unconfirmed]`): only then is it recalled into prompts.
+    Confirm { id: String },
     /// Import FILE.jsonl, one {"id", "text"} object per line; the ids are kept. Bad lines are
     /// reported with their numbers and nothing is imported; a rerun after a failure skips what
     /// is already there.

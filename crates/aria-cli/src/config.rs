@@ -27,7 +27,7 @@ mod server;
 pub use mcp::{McpServers, RawMcp};
 pub use schedule::{NotifyConfig, RawNotify, RawSchedule, ScheduleConfig};
 pub use search::{RawSearch, SearchBackend, SearchConfig};
-pub use server::{RawServer, ServerConfig, parse_listen};
+pub use server::{RawServer, ServerAuth, ServerConfig, parse_listen};
 mod show;
 mod telegram;
 use provider::resolve_provider;

@@ -93,6 +93,20 @@ pub enum AskError {
 impl Running {
     /// `GET path` (with its query), the JSON answer of a 200.
     pub fn get_json(&self, path_and_query: &str) -> Result<Value, AskError> {
+        self.request_json("GET", path_and_query, None)
+    }
+
+    /// `POST path` with a JSON body, the JSON answer of a 2xx.
+    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, AskError> {
+        self.request_json("POST", path, Some(body))
+    }
+
+    fn request_json(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, AskError> {
         let unreachable = |e: std::io::Error| AskError::Unreachable(e.to_string());
         let address: SocketAddr =
             self.address.parse().map_err(|_| AskError::Unreachable("bad address".into()))?;
@@ -104,10 +118,15 @@ impl Running {
             .as_ref()
             .map(|t| format!("Authorization: Bearer {t}\r\n"))
             .unwrap_or_default();
+        let body = body.map(Value::to_string);
+        let content = body.as_ref().map_or_else(String::new, |b| {
+            format!("Content-Type: application/json\r\nContent-Length: {}\r\n", b.len())
+        });
         let request = format!(
-            "GET {path_and_query} HTTP/1.1\r\nHost: {}\r\n{auth}Accept: application/json\r\n\
-             Connection: close\r\n\r\n",
-            self.address
+            "{method} {path_and_query} HTTP/1.1\r\nHost: {}\r\n{auth}{content}Accept: \
+             application/json\r\nConnection: close\r\n\r\n{}",
+            self.address,
+            body.as_deref().unwrap_or("")
         );
         stream.write_all(request.as_bytes()).map_err(unreachable)?;
         let mut reader = BufReader::new(stream);
@@ -152,7 +171,7 @@ impl Running {
         };
         let value: Value = serde_json::from_slice(&body)
             .map_err(|e| AskError::Unreachable(format!("not JSON: {e}")))?;
-        if status != 200 {
+        if !(200..300).contains(&status) {
             let message = value["error"]["message"].as_str().unwrap_or_default().to_owned();
             return Err(AskError::Refused(status, message));
         }

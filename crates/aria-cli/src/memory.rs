@@ -233,6 +233,27 @@ fn hit(memory: Memory, score: f64) -> MemoryHit {
     }
 }
 
+/// The store's form of a memory the agent keeps.
+fn store_new(memory: NewMemory, verified: bool) -> aria_store::NewMemory {
+    aria_store::NewMemory {
+        id: None,
+        content: memory.content,
+        kind: kind_to_store(memory.kind),
+        categories: memory.categories,
+        importance: memory.importance.clamp(0.0, 1.0) as f32,
+        confidence: memory.confidence.clamp(0.0, 1.0) as f32,
+        verified,
+        private: memory.private,
+        unconfirmed: memory.unconfirmed,
+        provenance: aria_store::Provenance {
+            conversation_id: memory.provenance.conversation_id,
+            message_ids: memory.provenance.message_ids,
+            extracted_at: memory.provenance.extracted_at,
+            extracted_by: memory.provenance.model,
+        },
+    }
+}
+
 impl MemoryBackend for StoreMemory {
     fn search<'a>(
         &'a self,
@@ -282,6 +303,7 @@ impl MemoryBackend for StoreMemory {
                         aria_store::MemoryKind::Fact | aria_store::MemoryKind::Preference
                     ) && m.categories.iter().any(|c| c == PROFILE_CATEGORY)
                         && (private || !m.private)
+                        && !m.unconfirmed
                         && self.scope.holds(&m.categories)
                 })
                 .collect();
@@ -298,6 +320,12 @@ impl MemoryBackend for StoreMemory {
             if memory.content.trim().is_empty() {
                 return Err(MemoryError::Invalid("a memory cannot be empty".into()));
             }
+            if let Some(why) = aria_core::instructs_assistant(&memory.content) {
+                return Err(MemoryError::Invalid(format!(
+                    "this is not kept as a memory: {why}; how ARIA asks for approval is a \
+                     setting (approval mode, [preapprove]), never a memory"
+                )));
+            }
             let embedded = self.embed_passages(&memory.content).await?;
             let passages =
                 embedded.as_ref().map(|(model, vectors)| aria_store::Passages { model, vectors });
@@ -307,7 +335,8 @@ impl MemoryBackend for StoreMemory {
                 [one] => Some(Embedding { model, vector: one.as_slice() }),
                 _ => None,
             });
-            let session = memory.provenance.session_id.as_deref();
+            let session = memory.provenance.session_id.clone();
+            let session = session.as_deref();
             // The user's own words (the HTTP API, the web page) are theirs and verified; the
             // model's `memory_store` calls are the agent's; extraction is the system's.
             let (actor, verified) = match memory.provenance.source.as_str() {
@@ -318,8 +347,12 @@ impl MemoryBackend for StoreMemory {
             let by = Writer { actor, session_id: session };
             // Only a duplicate in the scope is merged into: another agent's memory (or, for an
             // agent with its own memory, a shared one) is left alone and a new one stored.
+            // A memory waiting for confirmation never rewrites a confirmed one: it merges only
+            // into another unconfirmed memory, and the same words as a confirmed one change
+            // nothing.
             let mut live = MemoryFilter {
                 statuses: vec![MemoryStatus::Active, MemoryStatus::Archived],
+                unconfirmed: memory.unconfirmed,
                 ..MemoryFilter::default()
             };
             self.scope.narrow(&mut live);
@@ -332,6 +365,17 @@ impl MemoryBackend for StoreMemory {
                 .filter(|d| self.scope.holds(&d.memory.categories));
             if let Some(dup) = duplicate {
                 let old = dup.memory;
+                if memory.unconfirmed && !old.unconfirmed {
+                    if aria_store::normalize_text(&old.content)
+                        == aria_store::normalize_text(&memory.content)
+                    {
+                        return Ok(Stored::Updated(old.id));
+                    }
+                    let new = store_new(memory, verified);
+                    let stored =
+                        self.store.memory_insert(&new, passages, by).map_err(store_error)?;
+                    return Ok(Stored::Inserted(stored.id));
+                }
                 let mut categories = old.categories.clone();
                 for c in &memory.categories {
                     if !categories.contains(c) {
@@ -354,22 +398,7 @@ impl MemoryBackend for StoreMemory {
                     self.store.memory_update(&old.id, &update, vectors, by).map_err(store_error)?;
                 return Ok(Stored::Updated(updated.id));
             }
-            let new = aria_store::NewMemory {
-                id: None,
-                content: memory.content,
-                kind: kind_to_store(memory.kind),
-                categories: memory.categories,
-                importance: memory.importance.clamp(0.0, 1.0) as f32,
-                confidence: memory.confidence.clamp(0.0, 1.0) as f32,
-                verified,
-                private: memory.private,
-                provenance: aria_store::Provenance {
-                    conversation_id: memory.provenance.conversation_id,
-                    message_ids: memory.provenance.message_ids,
-                    extracted_at: memory.provenance.extracted_at,
-                    extracted_by: memory.provenance.model,
-                },
-            };
+            let new = store_new(memory, verified);
             let stored = self.store.memory_insert(&new, passages, by).map_err(store_error)?;
             Ok(Stored::Inserted(stored.id))
         })

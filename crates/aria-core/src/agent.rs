@@ -269,6 +269,7 @@ impl Agent {
         // A turn that read files may have put their content in the answer: what is extracted
         // from it stays on this machine.
         let private = crate::memory_policy::turn_read_files(&history[start..]);
+        let unconfirmed = crate::outside::first_outside_tool(history).is_some();
         let job = crate::memory_extract::Job {
             provider: Arc::clone(&self.provider),
             memory,
@@ -286,6 +287,7 @@ impl Agent {
             user: user.content.clone(),
             answer: session.answer.clone().unwrap_or_default(),
             private,
+            unconfirmed,
             system_prompt: self.config.system_prompt.clone(),
         };
         self.background.spawn(job);

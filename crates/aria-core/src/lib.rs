@@ -28,6 +28,7 @@ mod memory_extract;
 mod memory_policy;
 mod memory_tools;
 mod output;
+mod outside;
 mod persona;
 mod plan;
 mod policy;
@@ -67,6 +68,7 @@ pub use aria_api::untrusted_body;
 pub use output::{
     Guarded, Shaped, UntrustedFence, guard_for_model, shape_for_model, strip_markers,
 };
+pub use outside::{INSIDE_TOOLS, brings_outside_text, first_outside_tool, instructs_assistant};
 pub use persona::{MAX_RESTYLE_BYTES, Persona, Restyled, check_rewrite, restyle, restyle_request};
 pub use plan::{
     Confirmation, Confirmer, PlanOutcome, PlanSettings, PlanStatus, Planner, StepRecord,

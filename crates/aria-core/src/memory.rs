@@ -103,6 +103,10 @@ pub struct NewMemory {
     /// Never sent to a model off this machine (the user said so, or it came from a file).
     #[serde(default)]
     pub private: bool,
+    /// Written by the model in a run that had read outside text: kept, but never recalled into
+    /// a prompt until the user confirms it.
+    #[serde(default)]
+    pub unconfirmed: bool,
     pub provenance: Provenance,
 }
 

@@ -193,6 +193,8 @@ pub(crate) struct Job {
     pub answer: String,
     /// The turn read files: its memories are private.
     pub private: bool,
+    /// The turn read outside text: its memories wait for the user's confirmation.
+    pub unconfirmed: bool,
     /// What the answering model was told: a memory that restates it is junk.
     pub system_prompt: String,
 }
@@ -239,7 +241,9 @@ impl Job {
             ],
         };
         let before = extracted.candidates.len();
-        extracted.candidates.retain(|c| match unjustified(&c.content, &conversation) {
+        extracted.candidates.retain(|c| match unjustified(&c.content, &conversation)
+            .or_else(|| crate::outside::instructs_assistant(&c.content).map(str::to_owned))
+        {
             None => true,
             Some(why) => {
                 tracing::info!(session = %self.session_id, "an extracted memory was dropped: {why}");
@@ -279,11 +283,17 @@ impl Job {
     async fn store(&self, c: Candidate, extracted_at: &str) -> Result<Stored, String> {
         let memory = NewMemory {
             content: self.redactor.redact(&c.content).into_owned(),
-            kind: c.kind,
+            // What a turn that read outside text leaves is a fact to confirm, no preference.
+            kind: if self.unconfirmed && c.kind == crate::memory::MemoryKind::Preference {
+                crate::memory::MemoryKind::Fact
+            } else {
+                c.kind
+            },
             categories: c.categories,
             importance: c.importance,
             confidence: c.confidence,
             private: self.private,
+            unconfirmed: self.unconfirmed,
             provenance: Provenance {
                 conversation_id: Some(self.conversation_id.clone()),
                 session_id: Some(self.session_id.clone()),

@@ -171,6 +171,17 @@ impl Tool for MemoryStoreTool {
                     a.iter().filter_map(Value::as_str).map(|c| c.trim().to_lowercase()).collect()
                 })
                 .unwrap_or_default();
+            if let Some(why) = crate::outside::instructs_assistant(&content) {
+                return Err(ToolError::refused(format!(
+                    "this is not kept as a memory: {why}. Memories hold facts and preferences; \
+                     how ARIA asks for approval is the user's setting, not a memory"
+                )));
+            }
+            // Set by the loop, never by the model (the schema has no such arguments): the run
+            // had read outside text, so the memory waits for the user and is no preference.
+            let unconfirmed = args["unconfirmed"].as_bool().unwrap_or(false);
+            let kind =
+                if unconfirmed && kind == MemoryKind::Preference { MemoryKind::Fact } else { kind };
             if ctx.dry_run {
                 return Ok(ToolOutput::text(format!("[dry run] would remember: {content}")));
             }
@@ -178,8 +189,8 @@ impl Tool for MemoryStoreTool {
                 content: self.redactor.redact(&content).into_owned(),
                 kind,
                 categories,
-                // Set by the loop, never by the model (the schema has no such argument).
                 private: args["private"].as_bool().unwrap_or(false),
+                unconfirmed,
                 importance: 0.5,
                 // The model was asked to store it: it is what the user said, not a guess.
                 confidence: 0.9,
@@ -202,7 +213,14 @@ impl Tool for MemoryStoreTool {
                 crate::memory::Stored::Inserted(_) => "remembered",
                 crate::memory::Stored::Updated(_) => "updated the existing memory",
             };
-            Ok(ToolOutput::text(format!("{verb} ({}): {}", stored.id(), memory.content))
+            let pending = if memory.unconfirmed {
+                " It waits for the user's confirmation (this run read text from outside, so \
+                 what it keeps is not recalled until the user confirms it with `aria memories \
+                 confirm ID`)."
+            } else {
+                ""
+            };
+            Ok(ToolOutput::text(format!("{verb} ({}): {}{pending}", stored.id(), memory.content))
                 .with_details(payload))
         })
     }

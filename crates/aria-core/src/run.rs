@@ -91,6 +91,13 @@ pub(crate) struct Run<'a> {
     /// that returned it). From then on every call policy asks about is asked, whatever was
     /// approved before: the one flag any standing approval consults ([`Run::approved_earlier`]).
     tainted: Option<String>,
+    /// The latest tool whose result brought outside text into the conversation, and when it
+    /// came (at the run's start for one in the history before it): from then on, pre-approvals
+    /// and session approvals given before it no longer cover irreversible calls, and what the
+    /// model stores as a memory waits for the user's confirmation (`outside.rs`).
+    outside: Option<(String, Instant)>,
+    /// Calls whose pre-approval was suspended by outside text (their denial says why).
+    suspended: Vec<String>,
     /// Whether a call above the read tier ran to success in this run (something changed).
     changed: bool,
     /// Calls denied in this run (they may be why a change did not happen).
@@ -143,6 +150,8 @@ impl<'a> Run<'a> {
         cancel: CancellationToken,
     ) -> Self {
         let deadline = TokioInstant::now() + agent.config.limits.session_timeout;
+        let outside = crate::outside::first_outside_tool(&history)
+            .map(|name| (name.to_owned(), Instant::now()));
         Run {
             agent,
             start_iterations: session.iterations,
@@ -154,6 +163,8 @@ impl<'a> Run<'a> {
             deadline,
             approved: HashMap::new(),
             tainted: None,
+            outside,
+            suspended: Vec::new(),
             changed: false,
             denials: std::sync::atomic::AtomicUsize::new(0),
             first_output_ms: None,
@@ -453,6 +464,15 @@ impl<'a> Run<'a> {
                     if call.name == crate::memory_tools::MEMORY_STORE && self.turn_read_files() {
                         args["private"] = Value::Bool(true);
                     }
+                    if call.name == crate::memory_tools::MEMORY_STORE && self.outside.is_some() {
+                        args["unconfirmed"] = Value::Bool(true);
+                    }
+                    // A job proposed after outside text says so in its question and its record.
+                    if call.name == "schedule_create"
+                        && let Some((tool, _)) = &self.outside
+                    {
+                        args["after_reading"] = Value::String(tool.clone());
+                    }
                     // A tool that a person confirms every time asks at least like an
                     // irreversible one (and `read_only` refuses it).
                     let own = if tool.always_confirm() {
@@ -475,7 +495,7 @@ impl<'a> Run<'a> {
                         Decision::Ask
                             if why.is_none()
                                 && !tool.always_confirm()
-                                && self.approved_earlier(&call.name, &args) =>
+                                && self.approved_earlier(&call.name, &args, tier) =>
                         {
                             Plan::Run { tool, args, tier }
                         }
@@ -662,6 +682,9 @@ impl<'a> Run<'a> {
             // The user's own memories are marked like any tool output, but a false alarm on them
             // must not switch off what the user approved for the run: they never taint it.
             let users_own = slot.call.name == crate::memory_tools::MEMORY_SEARCH;
+            if crate::outside::brings_outside_text(&slot.call.name) {
+                self.outside = Some((slot.call.name.clone(), Instant::now()));
+            }
             if !guarded.injections.is_empty() && self.tainted.is_none() && !users_own {
                 self.tainted = Some(slot.call.id.clone());
                 self.audit(

@@ -13,10 +13,22 @@ use crate::events::{AgentEvent, ApprovalAnswer, ApprovalRequest};
 
 impl Run<'_> {
     /// Whether the user already approved this exact call for the session and that approval
-    /// still stands: never once the run is tainted by a flagged tool result.
-    pub(super) fn approved_earlier(&self, name: &str, args: &Value) -> bool {
+    /// still stands: never once the run is tainted by a flagged tool result, and for an
+    /// irreversible call not when outside text entered the run after the approval.
+    pub(super) fn approved_earlier(&self, name: &str, args: &Value, tier: Tier) -> bool {
+        let key = approval_key(name, args);
+        let after_outside = match (&self.outside, self.approved.get(&key)) {
+            (Some((_, entered)), Some(granted)) => granted > entered,
+            _ => true,
+        };
         self.tainted.is_none()
-            && still_approved(&self.approved, &approval_key(name, args), Instant::now())
+            && (tier < Tier::Irreversible || after_outside)
+            && still_approved(&self.approved, &key, Instant::now())
+    }
+
+    /// The outside text that suspends standing pre-approvals for a call of `tier`, if any.
+    fn suspending(&self, tier: Tier) -> Option<&str> {
+        self.outside.as_ref().filter(|_| tier >= Tier::Irreversible).map(|(name, _)| name.as_str())
     }
 
     pub(super) fn audit_refusal(
@@ -70,8 +82,20 @@ impl Run<'_> {
                 reason,
             };
             let pre = self.agent.config.preapproval.approves(&slot.call.name, &args, tier);
-            // `--yes` and `--allow` never stand in for the person a tool wants asked.
+            // `--yes` and `--allow` never stand in for the person a tool wants asked, nor for
+            // an irreversible call once outside text entered the run.
             let pre = pre.filter(|_| self.tainted.is_none() && !tool.always_confirm());
+            let pre = match (pre, self.suspending(tier)) {
+                (Some(rule), Some(outside)) => {
+                    self.audit(
+                        "approval.suspended",
+                        json!({"call_id": slot.call.id, "name": slot.call.name, "rule": rule, "because": format!("the result of {outside} brought outside text into the run")}),
+                    )?;
+                    self.suspended.push(slot.call.id.clone());
+                    None
+                }
+                (pre, _) => pre,
+            };
             if let Some(rule) = pre {
                 self.audit(
                     "approval.preapproved",
@@ -142,6 +166,15 @@ impl Run<'_> {
             "a tool result earlier in this run looked like a prompt injection, so only a person \
              can approve it now"
                 .to_owned()
+        } else if let Some((outside, _)) =
+            self.outside.as_ref().filter(|_| self.suspended.contains(&call.id))
+        {
+            format!(
+                "text from outside (the result of `{outside}`) entered this run, so pre-approvals \
+                 (--allow, --yes, \"approve for this session\") no longer cover irreversible \
+                 calls: ask for it where ARIA can ask you (`aria chat` on a terminal, the web \
+                 UI, Telegram)"
+            )
         } else {
             self.agent.config.preapproval.suggestion(&call.name, args)
         };

@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 
 use crate::error::{ApiError, ApiResult};
 use crate::runs::{Event, Runs};
+use crate::security::{Identity, Scope};
 
 /// The answer to an approval question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
@@ -70,8 +71,10 @@ impl Approvals {
         self.0.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Answers a pending question. Unknown ids are 404; one already answered (or expired) 409.
-    pub fn answer(&self, id: &str, decision: Decision) -> ApiResult<StoredApproval> {
+    /// Answers a pending question as `by` (recorded with the answer). Unknown ids are 404; one
+    /// already answered (or expired) 409. Whether `by` may answer at all is
+    /// [`may_answer`]'s to decide, before this.
+    pub fn answer(&self, id: &str, decision: Decision, by: &Identity) -> ApiResult<StoredApproval> {
         let Some(sender) = self.pending().remove(id) else {
             return Err(match self.0.store.approval(id)? {
                 Some(a) => ApiError::conflict(
@@ -84,7 +87,8 @@ impl Approvals {
                 ),
             });
         };
-        let settled = self.0.store.approval_settle(id, decision.status())?.ok_or_else(|| {
+        let settled = self.0.store.approval_answer(id, decision.status(), Some(&by.label))?;
+        let settled = settled.ok_or_else(|| {
             ApiError::conflict(format!("approval {id} was already settled"), "nothing to do")
         })?;
         // The run may have stopped waiting in the meantime (timeout, cancel): then this changes
@@ -135,6 +139,47 @@ impl Approvals {
         let _expire = Expire { approvals: self.clone(), id: id.clone() };
         rx.await.unwrap_or(ApprovalAnswer::Deny)
     }
+}
+
+/// Whether `by` may answer approval question `id`: only a person's channel (a web login,
+/// Telegram's allowed user) or an admin credential that is not the client whose call waits —
+/// neither the credential that started the run nor one that spoke to `/mcp` while the question
+/// of an MCP client was open. Unknown questions pass (answering them says 404).
+pub fn may_answer(gw: &crate::Gateway, id: &str, by: &Identity) -> ApiResult<()> {
+    if by.person {
+        return Ok(());
+    }
+    let hint = "answer it in the web UI (open the link `aria ui` prints), on Telegram, or with \
+                another admin credential than the one of the client that is waiting";
+    if by.scope != Scope::Admin {
+        return Err(ApiError::forbidden(
+            format!(
+                "the credential {} has the scope `{}`: only a person's channel or an admin \
+                 credential answers approval questions",
+                by.label,
+                by.scope.as_str()
+            ),
+            hint,
+        ));
+    }
+    let Some(question) = gw.store.approval(id)? else { return Ok(()) };
+    let own_run = gw
+        .runs
+        .session(&question.session_id)
+        .is_some_and(|hub| hub.started_by.as_deref() == Some(by.label.as_str()));
+    let lifetime = gw.approvals.0.timeout + Duration::from_secs(60);
+    let own_mcp_call = question.channel == "mcp" && gw.security.is_recent_mcp_client(by, lifetime);
+    if own_run || own_mcp_call {
+        return Err(ApiError::forbidden(
+            format!(
+                "the credential {} is the client whose call is waiting for this answer; a \
+                 client never approves its own calls",
+                by.label
+            ),
+            hint,
+        ));
+    }
+    Ok(())
 }
 
 /// Settles a question nobody answered.

@@ -64,8 +64,9 @@ impl ApiError {
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             message,
-            "send the API token as `Authorization: Bearer TOKEN` (ARIA_API_TOKEN, or the one \
-             `aria serve --new-token` printed), or log in on the web page",
+            "send the API token as `Authorization: Bearer TOKEN` (the daemon's own is in \
+             $ARIA_HOME/api-token; `aria tokens add` makes scoped ones), or open the one-time \
+             login link that `aria ui` prints",
         )
     }
 

@@ -227,7 +227,8 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
     let api = api
         .route("/api/v1/openapi.json", axum::routing::get(openapi::json))
         .merge(ui::routes())
-        .merge(observe::routes());
+        .merge(observe::routes())
+        .merge(routes::meta::login_link_routes());
     let api = match &gateway.services.mcp {
         Some(gate) => api.nest_service(
             "/mcp",

@@ -113,15 +113,19 @@ struct HubState {
 pub struct RunHub {
     pub conversation_id: String,
     pub channel: Channel,
+    /// The credential that started it (an [`crate::security::Identity`] label), when it came
+    /// over HTTP: that client may not answer the run's approval questions itself.
+    pub started_by: Option<String>,
     pub cancel: CancellationToken,
     state: Mutex<HubState>,
 }
 
 impl RunHub {
-    fn new(conversation_id: String, channel: Channel) -> RunHub {
+    fn new(conversation_id: String, channel: Channel, started_by: Option<String>) -> RunHub {
         RunHub {
             conversation_id,
             channel,
+            started_by,
             cancel: CancellationToken::new(),
             state: Mutex::new(HubState::default()),
         }
@@ -260,7 +264,19 @@ impl Runs {
         start: Start,
         channel: Channel,
     ) -> Arc<RunHub> {
-        let hub = Arc::new(RunHub::new(conversation_id.clone(), channel));
+        self.start_by(gateway, conversation_id, start, channel, None)
+    }
+
+    /// [`Runs::start`] for a run a credential started (`started_by`: its identity label).
+    pub fn start_by(
+        self: &Arc<Self>,
+        gateway: Arc<Gateway>,
+        conversation_id: String,
+        start: Start,
+        channel: Channel,
+        started_by: Option<String>,
+    ) -> Arc<RunHub> {
+        let hub = Arc::new(RunHub::new(conversation_id.clone(), channel, started_by));
         let lock = {
             let mut t = self.tables();
             t.active += 1;

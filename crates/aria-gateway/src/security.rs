@@ -3,14 +3,22 @@
 //! In order: the `Host` check on a loopback listener (a DNS-rebinding page reaches 127.0.0.1
 //! under its own name, which this refuses), the `Origin` check on state-changing requests and
 //! WebSocket upgrades (another site open in the user's browser may send requests but not with
-//! our origin), JSON-only bodies, a per-client rate limit, and the token when one is configured:
+//! our origin), JSON-only bodies, a per-client rate limit, and the credentials:
 //! `Authorization: Bearer TOKEN`, or the `aria_session` cookie of a web login plus the
 //! `X-CSRF-Token` header on state-changing requests. Tokens are compared in constant time.
+//!
+//! Every request but the liveness probe, the login and the page's static files carries a
+//! credential, on loopback too: another account on this machine, or a sandboxed program, can
+//! reach a loopback port as easily as the owner. A credential is an [`Identity`] with a
+//! [`Scope`]: the daemon's own token (`$ARIA_HOME/api-token`) and a web login are `admin`;
+//! tokens made with `aria tokens add NAME --scope read|chat|mcp|admin` are what their scope
+//! says. The identity travels with the request (an extension), so the approval route can tell
+//! a person's channel (a web login) from the client whose call is waiting.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -27,10 +35,120 @@ pub const SESSION_COOKIE: &str = "aria_session";
 pub const CSRF_COOKIE: &str = "aria_csrf";
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
+/// What a credential may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Reads only: `GET` of the API, no `/mcp`.
+    Read,
+    /// Reads, conversations and their runs (REST, SSE, WebSocket, the OpenAI-compatible
+    /// endpoint); no approvals, memories, schedules or settings changes.
+    Chat,
+    /// ARIA's tools over MCP at `/mcp`, nothing else.
+    Mcp,
+    /// Everything, answering approvals included.
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 4] = [Scope::Read, Scope::Chat, Scope::Mcp, Scope::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Chat => "chat",
+            Scope::Mcp => "mcp",
+            Scope::Admin => "admin",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether a request of `method` to `path` is within this scope (`upgrade`: a WebSocket).
+    pub fn permits(self, method: &Method, path: &str, upgrade: bool) -> bool {
+        let mcp = path == "/mcp" || path.starts_with("/mcp/");
+        let changes = state_changing(method) || upgrade;
+        match self {
+            Scope::Admin => true,
+            Scope::Mcp => mcp,
+            Scope::Read => !mcp && !changes,
+            Scope::Chat => {
+                !mcp && (!changes
+                    || path.starts_with("/api/v1/conversations")
+                    || path.starts_with("/api/v1/runs/")
+                    || path == "/api/v1/ws"
+                    || path.starts_with("/v1/"))
+            }
+        }
+    }
+}
+
+/// Who made a request, as the security layer established it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// Channel and name, as approvals record it: `web:session` (a web login), `api:owner`
+    /// (the daemon's own token), `api:token NAME`, `local` (a daemon without credentials),
+    /// `telegram:USER_ID`.
+    pub label: String,
+    pub scope: Scope,
+    /// A person's own channel (a web login, Telegram's allowed user), as opposed to a client
+    /// program holding a token.
+    pub person: bool,
+}
+
+impl Identity {
+    /// The daemon's own token.
+    pub fn owner() -> Identity {
+        Identity { label: "api:owner".into(), scope: Scope::Admin, person: false }
+    }
+
+    /// A web login (cookie).
+    pub fn web_session() -> Identity {
+        Identity { label: "web:session".into(), scope: Scope::Admin, person: true }
+    }
+
+    /// A daemon that asks for no credentials (`[server] auth = "none"`).
+    pub fn local() -> Identity {
+        Identity { label: "local".into(), scope: Scope::Admin, person: false }
+    }
+
+    /// A request that carried no identity (should not happen behind the guard): it may do
+    /// nothing that needs one.
+    pub fn unknown() -> Identity {
+        Identity { label: "unknown".into(), scope: Scope::Read, person: false }
+    }
+
+    /// The label of a client program's credential, for [`crate::runs::RunHub::started_by`]:
+    /// `None` for a person's channel (a person may answer what they started).
+    pub fn client_label(&self) -> Option<String> {
+        (!self.person).then(|| self.label.clone())
+    }
+
+    /// Telegram's allowed user.
+    pub fn telegram(user_id: i64) -> Identity {
+        Identity { label: format!("telegram:{user_id}"), scope: Scope::Admin, person: true }
+    }
+}
+
+/// Looks up a bearer token that is not the daemon's own: its name and scope.
+pub type TokenLookup = Arc<dyn Fn(&str) -> Option<(String, Scope)> + Send + Sync>;
+
+/// How long a one-time login link works.
+pub const LOGIN_CODE_TTL: Duration = Duration::from_secs(600);
+/// How long a web login lasts without being used, unless configured.
+pub const SESSION_IDLE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+#[derive(Debug, Clone)]
+struct Login {
+    csrf: String,
+    last_seen: Instant,
+}
+
 /// How the listener is protected.
-#[derive(Debug)]
 pub struct Security {
-    /// The API token; `None`: no token is required (loopback only).
+    /// The API token; `None`: no credentials are asked for (`[server] auth = "none"`).
     pub token: Option<String>,
     /// Whether the listener is on a loopback address (then `Host` must be a loopback name).
     pub loopback: bool,
@@ -39,10 +157,32 @@ pub struct Security {
     pub allowed_origins: Vec<String>,
     /// Requests per minute per client address (0: no limit). `GET /api/v1/health` is free.
     pub rate_per_minute: u32,
-    logins: Mutex<HashMap<String, String>>,
+    /// How long a web login lasts without a request.
+    pub session_idle: Duration,
+    /// Scoped tokens (`aria tokens add`), looked up by value.
+    tokens: Option<TokenLookup>,
+    logins: Mutex<HashMap<String, Login>>,
+    /// One-time login codes and when they stop working.
+    codes: Mutex<HashMap<String, Instant>>,
+    /// Identities that spoke to `/mcp`, and when last: an MCP client may not answer the
+    /// questions its own calls raise.
+    mcp_clients: Mutex<HashMap<String, Instant>>,
     buckets: Mutex<HashMap<IpAddr, Bucket>>,
     /// Requests refused for want of credentials, counted apart from everyone's budget.
     failures: Mutex<HashMap<IpAddr, Bucket>>,
+}
+
+impl std::fmt::Debug for Security {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Security")
+            .field("token", &self.token.as_ref().map(|_| "(set)"))
+            .field("loopback", &self.loopback)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("rate_per_minute", &self.rate_per_minute)
+            .field("session_idle", &self.session_idle)
+            .field("scoped_tokens", &self.tokens.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -63,10 +203,26 @@ impl Security {
             loopback,
             allowed_origins,
             rate_per_minute,
+            session_idle: SESSION_IDLE,
+            tokens: None,
             logins: Mutex::default(),
+            codes: Mutex::default(),
+            mcp_clients: Mutex::default(),
             buckets: Mutex::default(),
             failures: Mutex::default(),
         }
+    }
+
+    /// Scoped tokens besides the daemon's own.
+    pub fn with_tokens(mut self, lookup: TokenLookup) -> Security {
+        self.tokens = Some(lookup);
+        self
+    }
+
+    /// How long a web login lasts without a request.
+    pub fn with_session_idle(mut self, idle: Duration) -> Security {
+        self.session_idle = idle;
+        self
     }
 
     /// A web login with the right token: the session and CSRF values for the two cookies.
@@ -75,15 +231,50 @@ impl Security {
         if !token_matches(token, expected) {
             return None;
         }
+        Some(self.new_login())
+    }
+
+    fn new_login(&self) -> (String, String) {
         let session = random_secret();
         let csrf = random_secret();
         let mut logins = self.logins.lock().unwrap_or_else(PoisonError::into_inner);
-        // A bound on logins kept: the oldest are not tracked by age, so start over when full.
-        if logins.len() >= 1024 {
-            logins.clear();
+        let now = Instant::now();
+        logins.retain(|_, l| now.duration_since(l.last_seen) < self.session_idle);
+        // A bound on logins kept: past it, the least recently used goes.
+        if logins.len() >= 1024
+            && let Some(oldest) =
+                logins.iter().min_by_key(|(_, l)| l.last_seen).map(|(s, _)| s.clone())
+        {
+            logins.remove(&oldest);
         }
-        logins.insert(session.clone(), csrf.clone());
-        Some((session, csrf))
+        logins.insert(session.clone(), Login { csrf: csrf.clone(), last_seen: now });
+        (session, csrf)
+    }
+
+    /// A one-time code for `/login?code=…`, good for [`LOGIN_CODE_TTL`]; `None` when the daemon
+    /// asks for no credentials (there is nothing to log in to).
+    pub fn issue_login_code(&self) -> Option<String> {
+        self.token.as_ref()?;
+        let code = random_secret();
+        let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        codes.retain(|_, expires| *expires > now);
+        if codes.len() >= 256 {
+            return None;
+        }
+        codes.insert(code.clone(), now + LOGIN_CODE_TTL);
+        Some(code)
+    }
+
+    /// Spends a one-time login code: a new login (session and CSRF values) when it was valid,
+    /// unused and in time.
+    pub fn redeem_login_code(&self, code: &str) -> Option<(String, String)> {
+        let found = {
+            let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
+            let key = codes.keys().find(|k| token_matches(k, code)).cloned()?;
+            codes.remove(&key).filter(|expires| *expires > Instant::now())
+        };
+        found.map(|_| self.new_login())
     }
 
     pub fn logout(&self, headers: &HeaderMap) {
@@ -92,26 +283,73 @@ impl Security {
         }
     }
 
-    /// Whether the request carries valid credentials; for a cookie login, whether the CSRF
-    /// header matches too when `state_changing`.
+    /// Notes that `identity` spoke to `/mcp`.
+    pub fn note_mcp_client(&self, identity: &Identity) {
+        if identity.person {
+            return;
+        }
+        let mut clients = self.mcp_clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if clients.len() >= 1024 {
+            clients.clear();
+        }
+        clients.insert(identity.label.clone(), Instant::now());
+    }
+
+    /// Whether `identity` spoke to `/mcp` within `within`.
+    pub fn is_recent_mcp_client(&self, identity: &Identity, within: Duration) -> bool {
+        let clients = self.mcp_clients.lock().unwrap_or_else(PoisonError::into_inner);
+        clients.get(&identity.label).is_some_and(|at| at.elapsed() <= within)
+    }
+
+    /// Whether the request carries valid credentials (and for a cookie login, when
+    /// `state_changing`, the CSRF header too).
     pub fn authenticated(&self, headers: &HeaderMap, state_changing: bool) -> Result<(), ApiError> {
-        let Some(expected) = self.token.as_deref() else { return Ok(()) };
+        self.identify(headers, state_changing).map(drop)
+    }
+
+    /// Who the request is from, by its credentials: the daemon's token, a scoped token, or a
+    /// web login (whose CSRF header must match on state-changing requests).
+    pub fn identify(
+        &self,
+        headers: &HeaderMap,
+        state_changing: bool,
+    ) -> Result<Identity, ApiError> {
+        let Some(expected) = self.token.as_deref() else { return Ok(Identity::local()) };
         if let Some(given) = bearer(headers) {
-            return if token_matches(&given, expected) {
-                Ok(())
-            } else {
-                Err(ApiError::unauthorized("the API token is not valid"))
-            };
+            if token_matches(&given, expected) {
+                return Ok(Identity::owner());
+            }
+            if let Some((name, scope)) = self.tokens.as_ref().and_then(|lookup| lookup(&given)) {
+                return Ok(Identity { label: format!("api:token {name}"), scope, person: false });
+            }
+            return Err(ApiError::unauthorized("the API token is not valid"));
         }
         let Some(session) = cookie(headers, SESSION_COOKIE) else {
-            return Err(ApiError::unauthorized("this request needs the API token"));
+            return Err(ApiError::unauthorized(
+                "this request needs a credential: the API token (Authorization: Bearer, from \
+                 $ARIA_HOME/api-token) or a web login (open the link `aria ui` prints)",
+            ));
         };
         let csrf = {
-            let logins = self.logins.lock().unwrap_or_else(PoisonError::into_inner);
-            logins.iter().find(|(s, _)| token_matches(s, &session)).map(|(_, c)| c.clone())
+            let mut logins = self.logins.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = Instant::now();
+            let key = logins.keys().find(|s| token_matches(s, &session)).cloned();
+            match key.and_then(|k| logins.get_mut(&k).map(|l| (k, l))) {
+                Some((_, login)) if now.duration_since(login.last_seen) < self.session_idle => {
+                    login.last_seen = now;
+                    Some(login.csrf.clone())
+                }
+                Some((key, _)) => {
+                    logins.remove(&key);
+                    None
+                }
+                None => None,
+            }
         };
         let Some(csrf) = csrf else {
-            return Err(ApiError::unauthorized("the login has expired; log in again"));
+            return Err(ApiError::unauthorized(
+                "the login has expired; open a new login link (`aria ui` prints one)",
+            ));
         };
         if state_changing {
             let sent = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -122,7 +360,7 @@ impl Security {
                 ));
             }
         }
-        Ok(())
+        Ok(Identity::web_session())
     }
 
     /// Takes one request from the client's budget (for requests that arrive other than as HTTP
@@ -272,7 +510,9 @@ fn state_changing(method: &Method) -> bool {
 }
 
 /// Paths that answer without a token: the liveness probes (`/api/v1/health`, `/health`), the
-/// login, the page itself (it shows the login form) and static assets. The OpenAPI document marks these as needing no credentials.
+/// login (by token, or by a one-time link), the page itself (it shows the login form) and
+/// static assets. The OpenAPI document marks these as needing no credentials. Logging out is
+/// not among them: it needs the login's CSRF token, so another page cannot log the user out.
 pub(crate) fn public(method: &Method, path: &str) -> bool {
     match *method {
         Method::GET | Method::HEAD => matches!(
@@ -287,8 +527,9 @@ pub(crate) fn public(method: &Method, path: &str) -> bool {
                 | "/index.html"
                 | "/app.js"
                 | "/app.css"
+                | "/login"
         ),
-        Method::POST => matches!(path, "/api/v1/login" | "/api/v1/logout"),
+        Method::POST => path == "/api/v1/login",
         _ => false,
     }
 }
@@ -318,10 +559,23 @@ fn has_body(headers: &HeaderMap) -> bool {
     }
 }
 
-/// The middleware.
-pub async fn guard(State(gateway): State<Arc<Gateway>>, request: Request, next: Next) -> Response {
+/// The middleware. A request that passes carries its [`Identity`] as an extension (none for
+/// the public paths).
+pub async fn guard(
+    State(gateway): State<Arc<Gateway>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let mut response = match check(&gateway.security, &request) {
-        Ok(()) => redact_error(&gateway, next.run(request).await).await,
+        Ok(identity) => {
+            if let Some(identity) = identity {
+                if request.uri().path() == "/mcp" || request.uri().path().starts_with("/mcp/") {
+                    gateway.security.note_mcp_client(&identity);
+                }
+                request.extensions_mut().insert(identity);
+            }
+            redact_error(&gateway, next.run(request).await).await
+        }
         Err(e) => e.into_response(),
     };
     // No answer is to be read as anything but what it says it is.
@@ -354,7 +608,7 @@ async fn redact_error(gateway: &Gateway, response: Response) -> Response {
     Response::from_parts(parts, axum::body::Body::from(clean))
 }
 
-fn check(security: &Security, request: &Request) -> Result<(), ApiError> {
+fn check(security: &Security, request: &Request) -> Result<Option<Identity>, ApiError> {
     let headers = request.headers();
     let method = request.method();
     let path = request.uri().path();
@@ -405,18 +659,36 @@ fn check(security: &Security, request: &Request) -> Result<(), ApiError> {
         .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
     // Credentials first: requests without them are counted apart, so a flood of them (another
     // site, a stranger behind the same tunnel) never spends the owner's budget.
-    if !public(method, path)
-        && let Err(refused) = security.authenticated(headers, state_changing(method))
-    {
-        if !security.admit(&security.failures, client) {
-            return Err(too_many(security));
+    let identity = if public(method, path) {
+        None
+    } else {
+        match security.identify(headers, state_changing(method)) {
+            Ok(identity) => Some(identity),
+            Err(refused) => {
+                if !security.admit(&security.failures, client) {
+                    return Err(too_many(security));
+                }
+                return Err(refused);
+            }
         }
-        return Err(refused);
+    };
+    if let Some(identity) = &identity
+        && !identity.scope.permits(method, path, upgrade)
+    {
+        return Err(ApiError::forbidden(
+            format!(
+                "the credential {} has the scope `{}`, which does not allow {method} {path}",
+                identity.label,
+                identity.scope.as_str()
+            ),
+            "use a token whose scope allows it (aria tokens add NAME --scope \
+             read|chat|mcp|admin), or the web UI",
+        ));
     }
     if rate_limited(method, path) && !security.admit(&security.buckets, client) {
         return Err(too_many(security));
     }
-    Ok(())
+    Ok(identity)
 }
 
 #[cfg(test)]

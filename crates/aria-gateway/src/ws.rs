@@ -33,6 +33,7 @@ use crate::Gateway;
 use crate::approvals::Decision;
 use crate::error::{ApiError, ErrorBody};
 use crate::runs::{Channel, Event, Start};
+use crate::security::Identity;
 
 pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
     OpenApiRouter::new().routes(routes!(upgrade))
@@ -69,8 +70,10 @@ const FRAMES_HINT: &str = "send JSON text frames: {\"type\": \"message\", \"conv
 async fn upgrade(
     State(gw): State<Arc<Gateway>>,
     crate::extract::ClientIp(client): crate::extract::ClientIp,
+    by: Option<axum::Extension<Identity>>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
+    let by = by.map_or_else(Identity::unknown, |e| e.0);
     if let Err(e) = gw.accepting() {
         return e.into_response();
     }
@@ -87,7 +90,7 @@ async fn upgrade(
     ws.max_message_size(crate::BODY_LIMIT).max_frame_size(crate::BODY_LIMIT).on_upgrade(
         move |socket| {
             let span = tracing::info_span!("ws");
-            serve(gw, socket, client).instrument(span)
+            serve(gw, socket, client, by).instrument(span)
         },
     )
 }
@@ -95,7 +98,7 @@ async fn upgrade(
 /// Frames go out through one writer task, so runs can stream while the reader waits.
 type Outbox = mpsc::UnboundedSender<Message>;
 
-async fn serve(gw: Arc<Gateway>, socket: WebSocket, client: std::net::IpAddr) {
+async fn serve(gw: Arc<Gateway>, socket: WebSocket, client: std::net::IpAddr, by: Identity) {
     let (mut sink, mut incoming) = socket.split();
     let (outbox, mut out) = mpsc::unbounded_channel::<Message>();
     let writer = tokio::spawn(
@@ -127,7 +130,7 @@ async fn serve(gw: Arc<Gateway>, socket: WebSocket, client: std::net::IpAddr) {
             () = gw.shutdown.cancelled(), if !stopping => stopping = true,
             frame = incoming.next() => match frame {
                 Some(Ok(Message::Text(text))) => {
-                    if let Err(e) = handle(&gw, client, text.as_str(), &outbox, &mut followers) {
+                    if let Err(e) = handle(&gw, client, &by, text.as_str(), &outbox, &mut followers) {
                         send(&outbox, &json!({"event": "error", "data": e.body().error}));
                     }
                 }
@@ -163,6 +166,7 @@ fn send(outbox: &Outbox, frame: &Value) {
 fn handle(
     gw: &Arc<Gateway>,
     client: std::net::IpAddr,
+    by: &Identity,
     text: &str,
     outbox: &Outbox,
     followers: &mut JoinSet<()>,
@@ -195,11 +199,12 @@ fn handle(
                 }
                 None => gw.store.create_conversation("")?.id,
             };
-            let hub = gw.runs.start(
+            let hub = gw.runs.start_by(
                 gw.clone(),
                 conversation_id.clone(),
                 Start::Message(content),
                 Channel::Ws,
+                by.client_label(),
             );
             let events = hub.follow();
             let span = tracing::info_span!("ws_follow", conversation_id = %conversation_id);
@@ -222,7 +227,10 @@ fn handle(
                 ),
             }),
         },
-        ClientFrame::Approve { id, decision } => gw.approvals.answer(&id, decision).map(|_| ()),
+        ClientFrame::Approve { id, decision } => {
+            crate::approvals::may_answer(gw, &id, by)?;
+            gw.approvals.answer(&id, decision, by).map(|_| ())
+        }
     }
 }
 

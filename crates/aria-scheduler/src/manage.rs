@@ -235,7 +235,20 @@ pub fn job_line(job: &Job) -> String {
         (true, Ok(f)) => f.into_iter().next().unwrap_or_else(|| "never".to_owned()),
         (true, Err(why)) => format!("never ({why})"),
     };
-    format!("{}  {}  {}  next {}  {}", job.name, job.cron, job.tz, next, action_text(&job.action))
+    let line = format!(
+        "{}  {}  {}  next {}  {}",
+        job.name,
+        job.cron,
+        job.tz,
+        next,
+        action_text(&job.action)
+    );
+    // A job the model proposed after reading outside text says so wherever it is listed.
+    if job.created_by.contains("after reading") {
+        format!("{line}  (created_by: {})", job.created_by)
+    } else {
+        line
+    }
 }
 
 /// One line for a run in a history.

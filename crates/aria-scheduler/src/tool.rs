@@ -76,6 +76,10 @@ impl ScheduleCreate {
 
     fn create(&self, args: &Value) -> Result<(Planned, aria_store::Job), ManageError> {
         let planned = self.plan(args, Timestamp::now())?;
+        let created_by = match after_reading(args) {
+            Some(tool) => format!("agent, after reading outside text ({tool})"),
+            None => "agent".into(),
+        };
         let job = manage::create(
             &self.store,
             Draft {
@@ -84,12 +88,18 @@ impl ScheduleCreate {
                 tz: Some(planned.tz.clone()),
                 action: planned.action.clone(),
                 enabled: true,
-                created_by: "agent".into(),
+                created_by,
                 roots: self.roots.clone(),
             },
         )?;
         Ok((planned, job))
     }
+}
+
+/// The tool whose result brought outside text into the run that asks for this job: set by the
+/// agent loop after the schema check (`after_reading`), never by the model.
+fn after_reading(args: &Value) -> Option<&str> {
+    args.get("after_reading").and_then(Value::as_str).filter(|t| !t.is_empty())
 }
 
 /// Checks `args` without the store (the name's availability is the store's to say).
@@ -188,7 +198,13 @@ impl Tool for ScheduleCreate {
 
     fn confirmation(&self, args: &Value) -> Result<Option<String>, ToolError> {
         let planned = self.plan(args, Timestamp::now()).map_err(tool_error)?;
-        Ok(Some(planned.question()))
+        let warning = after_reading(args).map_or_else(String::new, |tool| {
+            format!(
+                "\nNote: the model proposes this after reading outside text (the result of \
+                 {tool}); make sure it is what you asked for."
+            )
+        });
+        Ok(Some(format!("{}{warning}", planned.question())))
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {

@@ -111,6 +111,7 @@ pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> 
             let privacy = (private || public).then_some(private);
             edit(&ctx, &id, text, privacy)
         }
+        MemoriesCommand::Confirm { id } => confirm(&ctx, &id),
         MemoriesCommand::Forget { id } => {
             let m = ctx.store.memory_forget(&id, Writer::USER).map_err(not_found)?;
             println!("forgot {}", m.id);
@@ -199,7 +200,8 @@ fn memory_json(m: &Memory) -> Value {
     json!({
         "id": m.id, "text": m.content, "kind": m.kind, "categories": m.categories,
         "importance": m.importance, "confidence": m.confidence, "status": m.status,
-        "verified": m.verified, "private": m.private, "access_count": m.access_count,
+        "verified": m.verified, "private": m.private, "unconfirmed": m.unconfirmed,
+        "access_count": m.access_count,
         "accessed_at": m.accessed_at,
         "created_at": m.created_at, "updated_at": m.updated_at, "provenance": m.provenance,
     })
@@ -271,6 +273,8 @@ fn run_search(
     };
     let mut q = MemoryQuery::new(query, embedding, limit);
     q.mode = mode;
+    // The user's view: memories waiting for confirmation are found too, and marked.
+    q.filter.unconfirmed = true;
     let lists = q.lists();
     Ok((ctx.store.memory_search(&q)?, lists))
 }
@@ -396,6 +400,13 @@ fn show(ctx: &Ctx, id: &str, as_json: bool) -> CliResult<u8> {
     if m.private {
         println!("private:     yes, never sent to a model off this machine");
     }
+    if m.unconfirmed {
+        println!(
+            "unconfirmed: yes, stored by the model after it read outside text; never recalled \
+             until you confirm it (aria memories confirm {})",
+            m.id
+        );
+    }
     println!("importance:  {}   confidence: {}", m.importance, m.confidence);
     println!("created:     {}   updated: {}", m.created_at, m.updated_at);
     println!(
@@ -421,6 +432,12 @@ fn add(
     private: bool,
     as_json: bool,
 ) -> CliResult<u8> {
+    if let Some(why) = aria_core::instructs_assistant(&text) {
+        return Err(CliError::usage(format!(
+            "this is not kept as a memory: {why}; how ARIA asks for approval is a setting \
+             (--mode, [preapprove] in aria.toml), never a memory"
+        )));
+    }
     let mut new = NewMemory::new(text);
     new.kind = parse_kind(kind)?;
     new.categories = categories;
@@ -437,6 +454,22 @@ fn add(
     } else {
         println!("remembered {}{}", m.id, if m.private { " (private)" } else { "" });
     }
+    Ok(OK)
+}
+
+/// `aria memories confirm ID`: a memory the model stored after reading outside text becomes
+/// one that recall may use.
+fn confirm(ctx: &Ctx, id: &str) -> CliResult<u8> {
+    let m = ctx.store.memory_get(id)?.ok_or_else(|| {
+        CliError::config(anyhow!("no memory with id `{id}`; list them with `aria memories list`"))
+    })?;
+    if !m.unconfirmed {
+        println!("{} needs no confirmation", m.id);
+        return Ok(OK);
+    }
+    let update = MemoryUpdate { unconfirmed: Some(false), ..MemoryUpdate::default() };
+    let m = ctx.store.memory_update(&m.id, &update, None, Writer::USER).map_err(invalid)?;
+    println!("confirmed {}: it may be recalled from now on", m.id);
     Ok(OK)
 }
 
@@ -488,7 +521,12 @@ fn edit(ctx: &Ctx, id: &str, text: Option<String>, private: Option<bool>) -> Cli
 
 /// `[private] ` before a private memory's text in a listing.
 fn private_mark(m: &Memory) -> &'static str {
-    if m.private { "[private] " } else { "" }
+    match (m.unconfirmed, m.private) {
+        (true, true) => "[unconfirmed] [private] ",
+        (true, false) => "[unconfirmed] ",
+        (false, true) => "[private] ",
+        (false, false) => "",
+    }
 }
 
 /// Writes `text` to a temporary file, runs `$VISUAL`/`$EDITOR` (default `vi`) on it, reads it

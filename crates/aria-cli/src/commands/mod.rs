@@ -20,4 +20,5 @@ pub mod serve;
 pub mod slash;
 pub mod snapshots;
 pub mod telegram;
+pub mod tokens;
 pub mod traces;

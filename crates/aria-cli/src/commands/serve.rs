@@ -1,7 +1,9 @@
 //! `aria serve`: the daemon. One process owns the agent, the store and the models; the HTTP
 //! API, the OpenAI-compatible endpoint and the web UI are its front ends (`aria-gateway`).
-//! It refuses a second instance on the same `$ARIA_HOME`, refuses a non-loopback listener
-//! without a token and `--insecure`, and stops gracefully on SIGINT/SIGTERM: no new runs, runs
+//! Every request needs a credential, on loopback too: the daemon's own token
+//! (`$ARIA_HOME/api-token`, made on first start), a scoped token (`aria tokens`) or a web login
+//! (the one-time link printed at start and by `aria ui`). It refuses a second instance on the
+//! same `$ARIA_HOME`, refuses a non-loopback listener without `--insecure`, and stops gracefully on SIGINT/SIGTERM: no new runs, runs
 //! in flight get `[server] shutdown_grace_secs` to finish and are then stopped where they are
 //! (interrupted, resumable), background work is flushed, the database is closed. With
 //! `TELEGRAM_BOT_TOKEN` set it also runs the Telegram channel (`commands/telegram.rs`).
@@ -44,13 +46,24 @@ pub fn serve(global: &GlobalArgs, args: ServeArgs) -> CliResult<u8> {
     if args.install {
         return install(&ctx.config, listen, &args, global);
     }
-    let token = api_token(&ctx.config.data_dir)?;
+    let token = match ctx.config.server.auth {
+        crate::config::ServerAuth::Token => Some(ensure_token(&ctx.config.data_dir)?),
+        crate::config::ServerAuth::None if !args.insecure => {
+            return Err(usage(format!(
+                "[server] auth = \"none\" lets anything that can reach {listen} use ARIA \
+                 without a credential — other accounts on this machine and sandboxed programs \
+                 included; it is meant for a single-user container: add --insecure to accept \
+                 that, or remove the setting"
+            )));
+        }
+        crate::config::ServerAuth::None => None,
+    };
     check_exposure(listen, token.is_some(), args.insecure)?;
     let _instance = DaemonLock::acquire(&ctx.config.data_dir, &listen.to_string())
         .map_err(|e| usage(e.to_string()))?;
     app::settle_local_model(&mut ctx.config)?;
     let runtime = super::run::runtime()?;
-    runtime.block_on(run_daemon(global.clone(), ctx, listen, token))
+    runtime.block_on(run_daemon(global.clone(), ctx, listen, token, args.open))
 }
 
 /// A non-loopback listener needs a token and an explicit `--insecure` (plain HTTP).
@@ -77,8 +90,23 @@ fn check_exposure(listen: SocketAddr, has_token: bool, insecure: bool) -> CliRes
     Ok(())
 }
 
+/// The daemon's own token: [`api_token`], else a new one written to the token file (the first
+/// start of a daemon).
+fn ensure_token(data_dir: &Path) -> CliResult<String> {
+    if let Some(token) = api_token(data_dir)? {
+        return Ok(token);
+    }
+    let (token, path) = write_token(data_dir)?;
+    eprintln!(
+        "Made the daemon's API token: {} (mode 0600). Every request needs it or a web login; \
+         the aria commands read it from there.",
+        path.display()
+    );
+    Ok(token)
+}
+
 /// `ARIA_API_TOKEN`, else the token file; an unreadable or empty file is an error.
-fn api_token(data_dir: &Path) -> CliResult<Option<String>> {
+pub fn api_token(data_dir: &Path) -> CliResult<Option<String>> {
     if let Ok(token) = std::env::var("ARIA_API_TOKEN")
         && !token.trim().is_empty()
     {
@@ -96,12 +124,18 @@ fn api_token(data_dir: &Path) -> CliResult<Option<String>> {
     }
 }
 
-fn new_token(data_dir: &Path) -> CliResult<u8> {
+/// A new random token, `aria_` and 64 hex digits.
+pub fn random_token() -> CliResult<String> {
     let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
         .map_err(|e| CliError::failed(anyhow!("cannot read random bytes: {e}")))?;
-    let token = format!("aria_{}", hex_encode(&bytes));
+    Ok(format!("aria_{}", hex_encode(&bytes)))
+}
+
+/// Writes a new token to the token file (0600, replaced atomically): the token and the path.
+fn write_token(data_dir: &Path) -> CliResult<(String, PathBuf)> {
+    let token = random_token()?;
     let path = token_path(data_dir);
     let tmp = path.with_extension("tmp");
     let mut options = std::fs::OpenOptions::new();
@@ -116,6 +150,11 @@ fn new_token(data_dir: &Path) -> CliResult<u8> {
         .and_then(|mut f| writeln!(f, "{token}").and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::rename(&tmp, &path));
     written.map_err(|e| CliError::failed(anyhow!("cannot write {}: {e}", path.display())))?;
+    Ok((token, path))
+}
+
+fn new_token(data_dir: &Path) -> CliResult<u8> {
+    let (token, path) = write_token(data_dir)?;
     println!("{token}");
     eprintln!(
         "A new API token is stored in {} (mode 0600); the old one, if any, no longer works. \
@@ -286,6 +325,7 @@ async fn run_daemon(
     ctx: Context,
     listen: SocketAddr,
     token: Option<String>,
+    open: bool,
 ) -> CliResult<u8> {
     // Runs that died without finishing (a crash, kill -9), as every command reports them.
     ctx.report_interrupted();
@@ -303,12 +343,18 @@ async fn run_daemon(
         ))
     })?;
     let address = listener.local_addr().unwrap_or(listen);
+    let scoped = store.clone();
     let security = Security::new(
         token,
         listen.ip().is_loopback(),
         config.server.allowed_origins.clone(),
         config.server.rate_limit_per_minute,
-    );
+    )
+    .with_session_idle(Duration::from_secs(config.server.session_idle_days * 24 * 3600))
+    .with_tokens(Arc::new(move |given: &str| {
+        let found = scoped.token_lookup(given).ok().flatten()?;
+        Some((found.name, aria_gateway::security::Scope::parse(&found.scope)?))
+    }));
     let gateway = gateway(&global, &config, &store, &redactor, security)?;
     let runs = gateway.runs.clone();
     // Where other `aria` commands find this daemon (`aria memories search` asks it).
@@ -322,10 +368,24 @@ async fn run_daemon(
     eprintln!(
         "ARIA is serving on http://{address}/ (web UI), API under http://{address}/api/v1 \
          ({}); model {} ({}). Ctrl-C stops it.",
-        if gateway.security.token.is_some() { "token required" } else { "no token: loopback only" },
+        if gateway.security.token.is_some() {
+            "every request needs a credential"
+        } else {
+            "NO credentials asked: [server] auth = \"none\""
+        },
         config.provider.model,
         config.provider.name,
     );
+    if let Some(code) = gateway.security.issue_login_code() {
+        let url = format!("http://{address}/login?code={code}");
+        eprintln!(
+            "Open the web UI (this link logs it in once, within 10 minutes; `aria ui` prints a \
+             new one): {url}"
+        );
+        if open {
+            open_browser(&url);
+        }
+    }
     let mut telegram = super::telegram::start(&config.telegram, &gateway);
     let scheduler_stop = CancellationToken::new();
     let scheduler = start_scheduler(&gateway, &config, &scheduler_stop);
@@ -394,6 +454,24 @@ async fn run_daemon(
     }
     eprintln!("stopped");
     Ok(OK)
+}
+
+/// Opens `url` in the desktop's browser (`xdg-open`), or says why not.
+pub fn open_browser(url: &str) {
+    let graphical = ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some());
+    if !graphical {
+        eprintln!("note: no graphical session here (DISPLAY is not set): open the link yourself");
+        return;
+    }
+    let spawned = std::process::Command::new("xdg-open")
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = spawned {
+        eprintln!("note: cannot start xdg-open ({e}): open the link yourself");
+    }
 }
 
 /// How long after the listener is bound the daemon counts as started (see [`release`]).

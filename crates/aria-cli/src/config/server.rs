@@ -26,6 +26,22 @@ pub struct RawServer {
     /// How often the status collector looks at the daemon (health, resources, metrics), in
     /// seconds (default 15).
     pub status_interval_secs: Option<u64>,
+    /// `token` (default): every request needs a credential, on loopback too. `none`: no
+    /// credentials, for a single-user container; refused unless `aria serve --insecure`.
+    pub auth: Option<String>,
+    /// Days a web login lasts without being used (default 7).
+    pub session_idle_days: Option<u64>,
+}
+
+/// Whether the daemon asks for credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerAuth {
+    /// The API token, a scoped token or a web login on every request.
+    #[default]
+    Token,
+    /// Nothing: anyone who can reach the listener uses ARIA.
+    None,
 }
 
 /// `[server]`, checked.
@@ -36,6 +52,8 @@ pub struct ServerConfig {
     pub rate_limit_per_minute: u32,
     pub shutdown_grace_secs: u64,
     pub status_interval_secs: u64,
+    pub auth: ServerAuth,
+    pub session_idle_days: u64,
 }
 
 impl Default for ServerConfig {
@@ -46,6 +64,8 @@ impl Default for ServerConfig {
             rate_limit_per_minute: 600,
             shutdown_grace_secs: 10,
             status_interval_secs: 15,
+            auth: ServerAuth::Token,
+            session_idle_days: 7,
         })
     }
 }
@@ -58,6 +78,14 @@ impl ServerConfig {
             rate_limit_per_minute: Some(self.rate_limit_per_minute),
             shutdown_grace_secs: Some(self.shutdown_grace_secs),
             status_interval_secs: Some(self.status_interval_secs),
+            auth: Some(
+                match self.auth {
+                    ServerAuth::Token => "token",
+                    ServerAuth::None => "none",
+                }
+                .to_owned(),
+            ),
+            session_idle_days: Some(self.session_idle_days),
         }
     }
 }
@@ -94,7 +122,25 @@ pub fn resolve_server(raw: RawServer) -> Result<ServerConfig, ConfigError> {
              (default 15)"
         )));
     }
+    let auth = match raw.auth.as_deref().unwrap_or("token") {
+        "token" => ServerAuth::Token,
+        "none" => ServerAuth::None,
+        other => {
+            return Err(ConfigError::Invalid(format!(
+                "[server] auth = \"{other}\": write \"token\" (the default: every request \
+                 needs a credential) or \"none\" (no credentials; needs aria serve --insecure)"
+            )));
+        }
+    };
+    let session_idle_days = raw.session_idle_days.unwrap_or(7);
+    if !(1..=365).contains(&session_idle_days) {
+        return Err(ConfigError::Invalid(format!(
+            "[server] session_idle_days = {session_idle_days}: give 1 to 365 days (default 7)"
+        )));
+    }
     Ok(ServerConfig {
+        auth,
+        session_idle_days,
         listen,
         allowed_origins: allowed_origins
             .into_iter()

@@ -297,6 +297,7 @@ pub struct SendMessage {
               (status = 503, body = ErrorBody)))]
 async fn send(
     State(gw): State<Arc<Gateway>>,
+    by: Option<axum::Extension<crate::security::Identity>>,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<SendMessage>,
 ) -> ApiResult<Response> {
@@ -307,7 +308,9 @@ async fn send(
     if gw.store.conversation(&id)?.is_none() {
         return Err(unknown(&id));
     }
-    let hub = gw.runs.start(gw.clone(), id, Start::Message(body.content), Channel::Web);
+    let started_by = by.and_then(|e| e.0.client_label());
+    let hub =
+        gw.runs.start_by(gw.clone(), id, Start::Message(body.content), Channel::Web, started_by);
     if body.stream {
         return Ok(crate::sse::stream(&hub));
     }

@@ -308,7 +308,7 @@ async fn search(
     let text = (mode == SearchMode::Hybrid && embedder.is_some()).then(|| {
         let (store, q) = (gw.store.clone(), q.to_owned());
         tokio::task::spawn_blocking(move || {
-            store.memory_text_candidates(&MemoryQuery::new(&q, None, limit))
+            store.memory_text_candidates(&user_view(MemoryQuery::new(&q, None, limit)))
         })
     });
     let vector = match &embedder {
@@ -343,7 +343,7 @@ async fn search(
             (Some(e), Some(v)) => Some(Embedding { model: e.model_id(), vector: v }),
             _ => None,
         };
-        let mut search = MemoryQuery::new(&q, embedding, limit);
+        let mut search = user_view(MemoryQuery::new(&q, embedding, limit));
         search.mode = mode;
         let lists = search.lists();
         let hits = match text {
@@ -434,6 +434,7 @@ async fn create(
                 importance: 0.5,
                 confidence: 1.0,
                 private: body.private,
+                unconfirmed: false,
                 provenance: aria_core::Provenance {
                     source: "user".to_owned(),
                     ..aria_core::Provenance::default()
@@ -607,4 +608,11 @@ async fn forget(
     live(&gw, &id)?;
     gw.store.memory_forget(&id, Writer::USER).map_err(|e| write_error(e, &id))?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The user's own view of memory finds the memories waiting for their confirmation too (they
+/// are marked `unconfirmed`); a model's recall never does.
+fn user_view(mut query: MemoryQuery<'_>) -> MemoryQuery<'_> {
+    query.filter.unconfirmed = true;
+    query
 }

@@ -22,6 +22,84 @@ pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
         .routes(routes!(auth))
         .routes(routes!(login))
         .routes(routes!(logout))
+        .routes(routes!(login_code))
+}
+
+/// `GET /login?code=…`: the one-time login link `aria serve` and `aria ui` print. A valid,
+/// unused code sets the login cookies and sends the browser to the page; the code is spent.
+pub fn login_link_routes() -> axum::Router<Arc<Gateway>> {
+    axum::Router::new().route("/login", axum::routing::get(login_link))
+}
+
+#[derive(Debug, Deserialize)]
+struct LinkQuery {
+    code: Option<String>,
+}
+
+async fn login_link(
+    State(gw): State<Arc<Gateway>>,
+    axum::extract::Query(query): axum::extract::Query<LinkQuery>,
+) -> Response {
+    let login = query.code.as_deref().and_then(|code| gw.security.redeem_login_code(code));
+    let Some((session, csrf)) = login else {
+        let page = "<!doctype html><meta charset=utf-8><title>ARIA login</title>\
+                    <p>This login link is not valid: it was used already, it expired (links \
+                    work once, for 10 minutes), or it was mistyped.</p>\
+                    <p>Run <code>aria ui</code> on the machine where ARIA runs for a new one.</p>";
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            page,
+        )
+            .into_response();
+    };
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+    set_login_cookies(&mut response, &session, &csrf);
+    response
+}
+
+fn set_login_cookies(response: &mut Response, session: &str, csrf: &str) {
+    for cookie in [
+        format!("{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict"),
+        format!("{CSRF_COOKIE}={csrf}; Path=/; SameSite=Strict"),
+    ] {
+        if let Ok(value) = cookie.parse() {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginCode {
+    /// Open this in a browser on this machine: it logs the page in, once.
+    pub url: String,
+    /// Seconds the link works for.
+    pub expires_in: u64,
+}
+
+/// Makes a one-time login link for the web page (what `aria ui` prints). Needs an admin
+/// credential.
+#[utoipa::path(post, path = "/api/v1/login-codes", tag = "meta",
+    responses((status = 201, body = LoginCode), (status = 409, body = ErrorBody)))]
+async fn login_code(
+    State(gw): State<Arc<Gateway>>,
+    headers: HeaderMap,
+) -> ApiResult<(StatusCode, Json<LoginCode>)> {
+    let code = gw.security.issue_login_code().ok_or_else(|| {
+        ApiError::conflict(
+            "no login link can be made: this daemon asks for no credentials, or too many \
+             links are waiting to be used",
+            "open the page directly, or wait 10 minutes for unused links to expire",
+        )
+    })?;
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("127.0.0.1");
+    Ok((
+        StatusCode::CREATED,
+        Json(LoginCode {
+            url: format!("http://{host}/login?code={code}"),
+            expires_in: crate::security::LOGIN_CODE_TTL.as_secs(),
+        }),
+    ))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -87,19 +165,12 @@ async fn login(
         return Err(ApiError::unauthorized("that is not the API token"));
     };
     let mut response = StatusCode::NO_CONTENT.into_response();
-    let headers = response.headers_mut();
-    for cookie in [
-        format!("{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict"),
-        format!("{CSRF_COOKIE}={csrf}; Path=/; SameSite=Strict"),
-    ] {
-        if let Ok(value) = cookie.parse() {
-            headers.append(header::SET_COOKIE, value);
-        }
-    }
+    set_login_cookies(&mut response, &session, &csrf);
     Ok(response)
 }
 
-/// Ends the web login.
+/// Ends the web login. A login must send its CSRF token (`X-CSRF-Token`), so another page
+/// cannot log the user out.
 #[utoipa::path(post, path = "/api/v1/logout", tag = "meta",
     responses((status = 204, description = "logged out")))]
 async fn logout(State(gw): State<Arc<Gateway>>, headers: HeaderMap) -> Response {

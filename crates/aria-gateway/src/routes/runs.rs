@@ -153,6 +153,7 @@ pub struct ResumeBody {
               (status = 503, body = ErrorBody)))]
 async fn resume(
     State(gw): State<Arc<Gateway>>,
+    by: Option<axum::Extension<crate::security::Identity>>,
     ApiPath(id): ApiPath<String>,
     ApiJsonOrEmpty(body): ApiJsonOrEmpty<ResumeBody>,
 ) -> ApiResult<Response> {
@@ -167,7 +168,14 @@ async fn resume(
             "send a new message in its conversation instead",
         ));
     }
-    let hub = gw.runs.start(gw.clone(), s.conversation_id, Start::Resume(id), Channel::Web);
+    let started_by = by.and_then(|e| e.0.client_label());
+    let hub = gw.runs.start_by(
+        gw.clone(),
+        s.conversation_id,
+        Start::Resume(id),
+        Channel::Web,
+        started_by,
+    );
     if body.stream {
         return Ok(crate::sse::stream(&hub));
     }
@@ -195,9 +203,12 @@ pub struct Answer {
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 async fn answer(
     State(gw): State<Arc<Gateway>>,
+    by: Option<axum::Extension<crate::security::Identity>>,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<Answer>,
 ) -> ApiResult<Json<Value>> {
-    let settled = gw.approvals.answer(&id, body.decision)?;
+    let by = by.map_or_else(crate::security::Identity::unknown, |e| e.0);
+    crate::approvals::may_answer(&gw, &id, &by)?;
+    let settled = gw.approvals.answer(&id, body.decision, &by)?;
     Ok(Json(json!(settled)))
 }

@@ -323,7 +323,7 @@ pub(super) fn answer_button(
         );
         return "This question is no longer open.".into();
     }
-    match tg.gw.approvals.answer(id, decision) {
+    match tg.gw.approvals.answer(id, decision, &crate::security::Identity::telegram(chat)) {
         Ok(_) => match decision {
             Decision::Deny => "Denied.".into(),
             _ => "Approved.".into(),
