@@ -53,12 +53,13 @@ fn remote_from(value: &Value) -> Vec<RemoteTool> {
         .into_iter()
         .flatten()
         .filter_map(|t| {
-            Some(RemoteTool {
-                name: t["name"].as_str()?.to_owned(),
-                description: t["description"].as_str().unwrap_or_default().to_owned(),
-                input_schema: t["input_schema"].clone(),
-                read_only_hint: t["read_only_hint"].as_bool(),
-            })
+            // Kept as the server gave them once; made safe again on every read.
+            Some(RemoteTool::described(
+                t["name"].as_str()?.to_owned(),
+                t["description"].as_str().unwrap_or_default(),
+                t["input_schema"].clone(),
+                t["read_only_hint"].as_bool(),
+            ))
         })
         .collect()
 }

@@ -87,7 +87,9 @@ fn err(server: &str, message: impl Into<String>) -> McpError {
     McpError::Server { server: server.to_owned(), message: message.into() }
 }
 
-/// One of the server's tools, as it described itself.
+/// One of the server's tools, as it described itself: its description and the descriptions
+/// in its input schema are outside text, redacted, marked and capped
+/// ([`aria_tools::describe_outside`]) before anything shows them to a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteTool {
     pub name: String,
@@ -95,6 +97,29 @@ pub struct RemoteTool {
     pub input_schema: Value,
     /// The server's `readOnlyHint` (shown, never trusted).
     pub read_only_hint: Option<bool>,
+    /// The injection filter flagged the description or the schema's texts.
+    pub flagged: bool,
+}
+
+impl RemoteTool {
+    /// A tool as the server described it, its texts made safe for a model.
+    pub fn described(
+        name: String,
+        description: &str,
+        mut input_schema: Value,
+        read_only_hint: Option<bool>,
+    ) -> RemoteTool {
+        let described =
+            aria_tools::describe_outside(description, aria_tools::MAX_TOOL_DESCRIPTION_CHARS);
+        let schema_flagged = aria_tools::describe_schema_outside(&mut input_schema);
+        RemoteTool {
+            name,
+            description: described.text,
+            input_schema,
+            read_only_hint,
+            flagged: described.flagged || schema_flagged,
+        }
+    }
 }
 
 struct Connection {
@@ -352,11 +377,13 @@ impl Server {
         Ok(tools
             .into_iter()
             .filter(|t| self.config.allows(&t.name))
-            .map(|t| RemoteTool {
-                name: t.name.to_string(),
-                description: t.description.map(|d| d.to_string()).unwrap_or_default(),
-                input_schema: Value::Object((*t.input_schema).clone()),
-                read_only_hint: t.annotations.and_then(|a| a.read_only_hint),
+            .map(|t| {
+                RemoteTool::described(
+                    t.name.to_string(),
+                    t.description.as_deref().unwrap_or_default(),
+                    Value::Object((*t.input_schema).clone()),
+                    t.annotations.and_then(|a| a.read_only_hint),
+                )
             })
             .collect())
     }

@@ -66,6 +66,9 @@ pub mod shell;
 pub mod snapshot;
 pub mod tools;
 
+pub use guard::described::{
+    Described, MAX_TOOL_DESCRIPTION_CHARS, describe_outside, describe_schema_outside,
+};
 pub use guard::entropy::{ENTROPY_MIN_LEN, ENTROPY_THRESHOLD, shannon_entropy};
 pub use guard::injection::{
     InjectionFilter, InjectionFinding, InjectionKind, Neutralised, Scan as InjectionScan,

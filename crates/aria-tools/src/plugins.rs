@@ -329,13 +329,16 @@ pub struct PluginTool {
 
 impl PluginTool {
     fn new(plugin: Arc<Plugin>, tool: PluginToolSpec, guard: Arc<PathGuard>) -> Self {
+        // A plugin's texts are a third party's: redacted, marked and capped before a model
+        // reads them with every request.
+        let described =
+            crate::describe_outside(&tool.description, crate::MAX_TOOL_DESCRIPTION_CHARS);
+        let mut parameters = tool.input_schema.clone();
+        crate::describe_schema_outside(&mut parameters);
         let spec = ToolSpec {
             name: tool.name.clone(),
-            description: format!(
-                "{} (plugin {} {})",
-                tool.description, plugin.name, plugin.version
-            ),
-            parameters: tool.input_schema.clone(),
+            description: format!("{} (plugin {} {})", described.text, plugin.name, plugin.version),
+            parameters,
         };
         PluginTool { plugin, tool, guard, spec }
     }

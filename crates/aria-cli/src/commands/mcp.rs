@@ -91,6 +91,7 @@ fn tools(config: &Config, name: Option<&str>, json: bool) -> CliResult<u8> {
                         "tier": server.tier_of(&t.name).as_str(),
                         "read_only_hint": t.read_only_hint,
                         "description": t.description,
+                        "flagged": t.flagged,
                     }));
                 }
             }
@@ -105,8 +106,14 @@ fn tools(config: &Config, name: Option<&str>, json: bool) -> CliResult<u8> {
     } else {
         for t in &out {
             let hint = if t["read_only_hint"] == true { " (says read-only)" } else { "" };
+            let flag = if t["flagged"] == true {
+                " [FLAGGED: its description holds instructions aimed at the model; they are \
+                 marked as untrusted]"
+            } else {
+                ""
+            };
             println!(
-                "{}  [{}]{hint}  {}",
+                "{}  [{}]{hint}{flag}  {}",
                 t["name"].as_str().unwrap_or_default(),
                 t["tier"].as_str().unwrap_or_default(),
                 t["description"].as_str().unwrap_or_default().lines().next().unwrap_or_default()

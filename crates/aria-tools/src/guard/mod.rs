@@ -9,6 +9,7 @@
 //! - [`injection`]: instructions aimed at the model inside tool output, found and neutralised.
 
 pub(crate) mod decode;
+pub mod described;
 pub mod entropy;
 pub mod injection;
 pub mod injection_model;
