@@ -363,3 +363,45 @@ fn token(s: &str) -> String {
     write_json_string(&mut buf, s.as_bytes());
     String::from_utf8_lossy(&buf).into_owned()
 }
+
+impl Store {
+    /// Closes the tool calls of `session_id` that started and never ended (the process that ran
+    /// them died: a crash, `kill -9`): one `tool.interrupted` record each, by `system`, so the
+    /// log says how every call ended. Calls closed before are left alone. Returns the names of
+    /// the calls closed now.
+    pub fn audit_close_interrupted_calls(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        let records = self.audit_for_session(session_id)?;
+        let mut open: Vec<(String, String)> = Vec::new();
+        for r in &records {
+            let call = r.payload["call_id"].as_str().unwrap_or_default().to_owned();
+            match r.kind.as_str() {
+                "tool.start" if !call.is_empty() => {
+                    let name = r.payload["name"].as_str().unwrap_or_default().to_owned();
+                    open.push((call, name));
+                }
+                "tool.end" | "tool.interrupted" => open.retain(|(c, _)| *c != call),
+                _ => {}
+            }
+        }
+        let events = open.iter().map(|(call, name)| {
+            AuditEvent::new(
+                Some(session_id),
+                "system",
+                "tool.interrupted",
+                serde_json::json!({
+                    "call_id": call, "name": name,
+                    "reason": "ARIA stopped while the call ran (it was killed or crashed); the \
+                               sandbox ends a program together with the process that started it",
+                }),
+            )
+        });
+        let events: Vec<AuditEvent> = events.collect();
+        if !events.is_empty() {
+            self.audit_append_batch(events)?;
+        }
+        Ok(open.into_iter().map(|(_, name)| name).collect())
+    }
+}

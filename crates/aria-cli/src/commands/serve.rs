@@ -329,6 +329,7 @@ async fn run_daemon(
 ) -> CliResult<u8> {
     // Runs that died without finishing (a crash, kill -9), as every command reports them.
     ctx.report_interrupted();
+    close_interrupted_calls(&ctx);
     let Context { config, store, redactor } = ctx;
     for a in store.approvals_interrupt_pending()? {
         eprintln!(
@@ -471,6 +472,26 @@ pub fn open_browser(url: &str) {
         .spawn();
     if let Err(e) = spawned {
         eprintln!("note: cannot start xdg-open ({e}): open the link yourself");
+    }
+}
+
+/// Records every tool call that a stopped process left running (killed, crashed) as
+/// interrupted, so the audit log says how each call ended.
+fn close_interrupted_calls(ctx: &Context) {
+    let Ok(unfinished) = ctx.store.unfinished_sessions() else { return };
+    let data_dir = &ctx.config.data_dir;
+    for s in unfinished.iter().filter(|s| !aria_store::runlock::is_running(data_dir, &s.id)) {
+        match ctx.store.audit_close_interrupted_calls(&s.id) {
+            Ok(closed) if !closed.is_empty() => eprintln!(
+                "note: {} call(s) of session {} were still running when ARIA stopped ({}); they \
+                 are recorded as interrupted",
+                closed.len(),
+                s.id,
+                closed.join(", ")
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("warning: cannot record the interrupted calls of {}: {e}", s.id),
+        }
     }
 }
 

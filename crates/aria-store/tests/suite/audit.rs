@@ -238,3 +238,34 @@ fn render_text_is_one_line_per_record() {
          2 2026-11-22T04:21:28.123Z - \"tool:evil\\nfake 3 line\" tool.start null\n"
     );
 }
+
+/// A call that started and never ended (the daemon was killed) is closed once, as interrupted.
+#[test]
+fn a_call_left_open_by_a_killed_process_is_closed_once() {
+    let store = Store::open_in_memory(std::sync::Arc::new(aria_api::NoRedact)).unwrap();
+    let start = |id: &str, name: &str| {
+        aria_api::AuditEvent::new(
+            Some("s1"),
+            "agent",
+            "tool.start",
+            serde_json::json!({"call_id": id, "name": name}),
+        )
+    };
+    store.audit_append(start("c1", "file_read")).unwrap();
+    store
+        .audit_append(aria_api::AuditEvent::new(
+            Some("s1"),
+            "agent",
+            "tool.end",
+            serde_json::json!({"call_id": "c1", "name": "file_read"}),
+        ))
+        .unwrap();
+    store.audit_append(start("c2", "shell_execute")).unwrap();
+    assert_eq!(store.audit_close_interrupted_calls("s1").unwrap(), ["shell_execute"]);
+    assert!(store.audit_close_interrupted_calls("s1").unwrap().is_empty(), "closed once");
+    let last = store.audit_for_session("s1").unwrap().pop().unwrap();
+    assert_eq!(last.kind, "tool.interrupted");
+    assert_eq!(last.payload["call_id"], "c2");
+    assert_eq!(last.actor, "system");
+    assert!(store.verify(None).unwrap().first_failure.is_none(), "the chain stays whole");
+}
