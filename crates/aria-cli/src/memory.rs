@@ -443,6 +443,7 @@ mod tests {
             importance: 0.5,
             confidence: 0.9,
             private: false,
+            unconfirmed: false,
             provenance: aria_core::Provenance {
                 source: "tool".to_owned(),
                 ..aria_core::Provenance::default()

@@ -14,6 +14,12 @@ use super::harness::Aria;
 pub struct Daemon {
     pub child: Child,
     pub address: String,
+    /// The daemon's own token (`$ARIA_HOME/api-token`), sent with every
+    /// request that does not bring its own `Authorization` (or `Cookie`); `None` for a daemon
+    /// that asks for none.
+    pub token: Option<String>,
+    /// What the daemon printed while starting (its login link among it).
+    pub started: Vec<String>,
     stderr: std::sync::mpsc::Receiver<String>,
 }
 
@@ -37,15 +43,31 @@ impl Daemon {
             }
         });
         // Built before waiting, so a daemon that never says where it serves is still killed.
-        let mut daemon = Daemon { child, address: String::new(), stderr: rx };
+        let mut daemon =
+            Daemon { child, address: String::new(), token: None, started: Vec::new(), stderr: rx };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let line = daemon
                 .stderr
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .expect("the daemon says where it serves");
+            daemon.started.push(line.clone());
             if let Some(rest) = line.split("serving on http://").nth(1) {
                 daemon.address = rest.split('/').next().unwrap().to_owned();
+                daemon.token = std::fs::read_to_string(aria.home().join("api-token"))
+                    .ok()
+                    .map(|t| t.trim().to_owned());
+                if !line.contains("NO credentials") {
+                    assert!(daemon.token.is_some(), "a daemon with credentials has its token");
+                }
+                // The login link comes after the address: wait for it.
+                while let Ok(line) = daemon.stderr.recv_timeout(Duration::from_secs(5)) {
+                    let done = line.contains("/login?code=");
+                    daemon.started.push(line);
+                    if done {
+                        break;
+                    }
+                }
                 return daemon;
             }
         }
@@ -86,6 +108,12 @@ impl Daemon {
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
             head.push_str(&format!("Host: {}\r\n", self.address));
         }
+        let own_credentials = headers.iter().any(|(k, _)| {
+            k.eq_ignore_ascii_case("authorization") || k.eq_ignore_ascii_case("cookie")
+        });
+        if let Some(token) = self.token.as_ref().filter(|_| !own_credentials) {
+            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
@@ -123,6 +151,41 @@ impl Daemon {
         None
     }
 
+    /// The one-time login link the daemon printed at start.
+    pub fn login_link(&self) -> String {
+        let line = self.started.iter().find(|l| l.contains("/login?code=")).expect("a login link");
+        line[line.find("http://").unwrap()..].trim().to_owned()
+    }
+
+    /// Logs in like a browser through a one-time link (`aria ui`'s, or the one printed at
+    /// start): the `Cookie` header value and the CSRF token, for requests of a person's web
+    /// session.
+    pub fn web_login(&self, link: &str) -> (String, String) {
+        let path = &link[link.find("/login").unwrap()..];
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.address);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = String::new();
+        let _ = stream.read_to_string(&mut raw);
+        assert!(raw.starts_with("HTTP/1.1 303"), "the link logs in: {raw}");
+        let cookie = |name: &str| {
+            raw.lines()
+                .filter_map(|l| l.strip_prefix("set-cookie: ").or(l.strip_prefix("Set-Cookie: ")))
+                .find_map(|c| c.strip_prefix(&format!("{name}=")))
+                .map(|c| c.split(';').next().unwrap().to_owned())
+                .expect("the login sets its cookies")
+        };
+        let (session, csrf) = (cookie("aria_session"), cookie("aria_csrf"));
+        (format!("aria_session={session}; aria_csrf={csrf}"), csrf)
+    }
+
+    /// The `Authorization` line for hand-made requests.
+    pub fn auth_line(&self) -> String {
+        self.token.as_ref().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default()
+    }
+
     pub fn said(&self) -> String {
         self.stderr.try_iter().collect::<Vec<_>>().join("\n")
     }
@@ -149,13 +212,14 @@ pub fn stream_message(
     content: &str,
 ) -> std::thread::JoinHandle<String> {
     let address = daemon.address.clone();
+    let auth = daemon.auth_line();
     let path = format!("/api/v1/conversations/{conversation}/messages");
     let body = json!({ "content": content, "stream": true }).to_string();
     std::thread::spawn(move || {
         let mut stream = TcpStream::connect(&address).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
         let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: \
+            "POST {path} HTTP/1.1\r\nHost: {address}\r\n{auth}Connection: close\r\nContent-Type: \
              application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
@@ -178,9 +242,10 @@ impl Events {
         let mut stream = TcpStream::connect(&daemon.address).unwrap();
         let body = body.to_string();
         let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: \
+            "POST {path} HTTP/1.1\r\nHost: {}\r\n{}Connection: close\r\nContent-Type: \
              application/json\r\nContent-Length: {}\r\n\r\n{body}",
             daemon.address,
+            daemon.auth_line(),
             body.len()
         );
         stream.write_all(request.as_bytes()).unwrap();
@@ -190,8 +255,11 @@ impl Events {
     /// Follows `GET path`.
     pub fn get(daemon: &Daemon, path: &str) -> Events {
         let mut stream = TcpStream::connect(&daemon.address).unwrap();
-        let request =
-            format!("GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", daemon.address);
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{}Connection: close\r\n\r\n",
+            daemon.address,
+            daemon.auth_line()
+        );
         stream.write_all(request.as_bytes()).unwrap();
         Events::read(stream)
     }

@@ -25,3 +25,4 @@ mod serve_api;
 mod snapshots;
 mod telegram;
 mod traces;
+mod trust;

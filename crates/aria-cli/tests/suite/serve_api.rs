@@ -95,25 +95,46 @@ fn an_irreversible_call_asks_the_page_and_is_approved_or_denied_over_http() {
     let session = asked["session_id"].as_str().unwrap();
     let mut second = Events::get(&daemon, &format!("/api/v1/runs/{session}/events"));
     assert_eq!(second.next_named("approval")["id"], *id);
-    let (status, answered) = daemon.json(
+    // The credential that started the run is the client waiting: it may not approve.
+    let (status, own) = daemon.json(
         "POST",
         &format!("/api/v1/approvals/{id}"),
         Some(&json!({"decision": "approve"})),
     );
+    assert_eq!((status, own["error"]["code"].clone()), (403, json!("forbidden")), "{own}");
+    // A person's web login may.
+    let (cookie, csrf) = daemon.web_login(&daemon.login_link());
+    let person = [("Cookie", cookie.as_str()), ("X-CSRF-Token", csrf.as_str())];
+    let (status, answered) = daemon.request(
+        "POST",
+        &format!("/api/v1/approvals/{id}"),
+        Some(&json!({"decision": "approve"})),
+        &person,
+    );
+    let answered: serde_json::Value = serde_json::from_str(&answered).unwrap();
     assert_eq!((status, answered["status"].clone()), (200, json!("approved")), "{answered}");
+    assert_eq!(answered["answered_by"], "web:session", "who answered is recorded");
     let result = events.next_named("tool_result");
     assert_ne!(result["outcome"], "denied", "{result}");
     assert_eq!(events.next_named("done")["answer"], "It ran.");
     second.next_named("done");
-    let (status, twice) =
-        daemon.json("POST", &format!("/api/v1/approvals/{id}"), Some(&json!({"decision": "deny"})));
-    assert_eq!((status, twice["error"]["code"].clone()), (409, json!("conflict")));
+    let (status, twice) = daemon.request(
+        "POST",
+        &format!("/api/v1/approvals/{id}"),
+        Some(&json!({"decision": "deny"})),
+        &person,
+    );
+    assert_eq!(status, 409, "{twice}");
 
     let mut events = message_events(&daemon, &conversation, "now print 1");
     let asked = events.next_named("approval");
     let id = asked["id"].as_str().unwrap();
-    let (status, _) =
-        daemon.json("POST", &format!("/api/v1/approvals/{id}"), Some(&json!({"decision": "deny"})));
+    let (status, _) = daemon.request(
+        "POST",
+        &format!("/api/v1/approvals/{id}"),
+        Some(&json!({"decision": "deny"})),
+        &person,
+    );
     assert_eq!(status, 200);
     let result = events.next_named("tool_result");
     assert_eq!(result["outcome"], "denied", "{result}");
