@@ -26,6 +26,7 @@
 
 mod beneath;
 mod child;
+mod egress;
 mod elf;
 mod memory;
 mod mounts;
@@ -33,9 +34,13 @@ mod probe;
 mod protect;
 mod run;
 mod seccomp;
+mod spawner;
 mod spec;
 
 pub use beneath::{BeneathDir, EntryStat, OpenMode, open_beneath};
+pub use egress::{
+    AddrClass, EGRESS_PORT, EgressHook, EgressPolicy, EgressRecord, NetworkGrant, classify_ip,
+};
 pub use memory::release_unused_memory;
 pub use mounts::is_system_path;
 pub use protect::{KernelSupport, Protection, Protections, RunFacts};

@@ -304,6 +304,17 @@ fn network_protection(kernel: KernelSupport, network: bool) -> Protection {
             ),
         };
     }
+    if network && kernel.namespaces {
+        return Protection {
+            name: "network",
+            active: true,
+            detail: "granted through the egress proxy: public addresses only (own network \
+                     namespace with only loopback; ARIA resolves, checks and pins every \
+                     destination, and refuses loopback, private, link-local and this machine's \
+                     addresses)"
+                .into(),
+        };
+    }
     let (active, detail) = match (network, kernel.tcp(), seccomp) {
         (true, _, _) => (false, "network granted to this program".to_owned()),
         (false, true, true) => (

@@ -1,2 +1,3 @@
+mod egress;
 mod isolation;
 mod sandbox;
