@@ -185,7 +185,7 @@ impl Protections {
             active: kernel.namespaces,
             detail: "the program runs under its own init in a new PID namespace: when it exits \
                      or is killed, every process it started dies with it (setsid and double \
-                     forks included)"
+                     forks included), and the whole sandbox dies with ARIA (parent-death signal)"
                 .into(),
         });
         items.push(Protection {
