@@ -138,9 +138,7 @@ pub fn resolve_mcp(raw: RawMcp, env: &dyn Env) -> Result<McpServers, ConfigError
             )));
         }
         let grant = s.network.clone().unwrap_or_default();
-        grant
-            .validate()
-            .map_err(|e| ConfigError::Invalid(format!("[mcp.servers.{name}] {e}")))?;
+        grant.validate().map_err(|e| ConfigError::Invalid(format!("[mcp.servers.{name}] {e}")))?;
         let mut tool_tiers = BTreeMap::new();
         for (tool, t) in &s.tool_tiers {
             tool_tiers.insert(tool.clone(), tier(&name, &format!("tool_tiers.{tool}"), t)?);
