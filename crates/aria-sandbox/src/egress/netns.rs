@@ -108,7 +108,7 @@ unsafe fn send_fd(channel: RawFd, fd: RawFd) -> libc::c_int {
 }
 
 /// Receives the listener the keeper sent; the keeper sends it before `spawn` returns, so this
-/// does not wait. `None` when nothing arrived.
+/// does not wait. An error when nothing arrived.
 pub(crate) fn receive_listener(channel: &OwnedFd) -> io::Result<OwnedFd> {
     use std::os::fd::AsRawFd;
     let mut byte = [0u8; 1];

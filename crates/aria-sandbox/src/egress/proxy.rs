@@ -19,6 +19,9 @@ const MAX_HEAD: usize = 16 * 1024;
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection to a destination may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most records one run keeps for its [`crate::Outcome`] (a long-lived MCP server makes
+/// many); the hook and `tracing` still see every one.
+const MAX_RECORDS: usize = 10_000;
 
 /// A running proxy; [`Proxy::finish`] stops it and returns its records.
 #[derive(Debug)]
@@ -126,7 +129,11 @@ fn accept_loop(listener: &TcpListener, stop: &OwnedFd, shared: &Arc<Shared>) {
             emit(&sh, record);
         });
         match spawned {
-            Ok(t) => lock(&shared.threads).push(t),
+            Ok(t) => {
+                let mut threads = lock(&shared.threads);
+                threads.retain(|t| !t.is_finished());
+                threads.push(t);
+            }
             Err(_) => {
                 lock(&shared.live).remove(&id);
             }
@@ -149,7 +156,10 @@ fn emit(shared: &Shared, record: EgressRecord) {
     if let Some(hook) = &shared.policy.on_record {
         hook(&record);
     }
-    lock(&shared.records).push(record);
+    let mut records = lock(&shared.records);
+    if records.len() < MAX_RECORDS {
+        records.push(record);
+    }
 }
 
 /// What the program asked for.
