@@ -76,6 +76,7 @@ fn main() {
         tool_tiers: BTreeMap::new(),
         read_paths: vec![script.parent().unwrap().to_path_buf()],
         network: false,
+        network_hosts: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let mut through = Vec::with_capacity(runs);

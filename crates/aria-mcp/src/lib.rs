@@ -3,7 +3,9 @@
 //! A [`Server`] is one configured stdio MCP server. It runs inside ARIA's sandbox: it sees the
 //! roots (read-write only when one of its allowed tools has a write tier), its `read_paths`
 //! (where npm, uvx or a venv installed it), the system's programs and libraries, no network
-//! unless its entry grants it, and only the environment variables its entry names. It starts on
+//! unless its entry grants it (then public addresses only, through the sandbox's egress proxy,
+//! optionally only the hosts the entry lists), and only the environment variables its entry
+//! names. It starts on
 //! first use, is started again (with a growing pause) after it died, and stops when the
 //! [`Server`] is dropped.
 //!
@@ -60,7 +62,11 @@ pub struct ServerConfig {
     pub tool_tiers: BTreeMap<String, Tier>,
     /// Extra read-only paths the server needs.
     pub read_paths: Vec<PathBuf>,
+    /// Whether the server may reach the network: public addresses only, through the sandbox's
+    /// egress proxy, which logs every destination.
     pub network: bool,
+    /// The hosts its network grant is limited to; `None`: any public host.
+    pub network_hosts: Option<Vec<String>>,
 }
 
 impl ServerConfig {
@@ -291,6 +297,7 @@ impl Server {
             spec.extra_read.push(dir.to_path_buf());
         }
         spec.network = self.config.network;
+        spec.egress.hosts = self.config.network_hosts.clone();
         spec.env_allowlist.extend(self.config.env.iter().cloned());
         // A server lives as long as ARIA uses it; each call has its own timeout.
         spec.timeout = Duration::from_secs(30 * 24 * 3600);

@@ -40,6 +40,7 @@ fn config(name: &str, command: &str, args: Vec<String>, read: Vec<PathBuf>) -> S
         tool_tiers: BTreeMap::new(),
         read_paths: read,
         network: false,
+        network_hosts: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! What the sandbox costs per program: `true` run N times plainly and through the sandbox
 //! (namespaces, mounts, Landlock ruleset, seccomp, rlimits, capture threads), for the read tier
-//! (roots read-only, one exec), the write tier, and with the network grant (no network
-//! namespace). Prints the median and p90 of each.
+//! (roots read-only, one exec), the write tier, and with the network grant (a network
+//! namespace of its own with loopback up, the egress listener passed back to ARIA and its
+//! proxy thread started). Prints the median and p90 of each.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 

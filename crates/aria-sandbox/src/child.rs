@@ -2,9 +2,15 @@
 //!
 //! - **the keeper** (the process `std::process::Command` forks, ARIA's direct child): it enters
 //!   new mount, PID, network, IPC and UTS namespaces (and a user namespace when ARIA is not
-//!   root), forks once more, closes every descriptor, and waits, then exits as the program did.
-//!   Killing the keeper's process group (timeout, end of the call) kills the keeper, and the
-//!   rest dies with it (`PR_SET_PDEATHSIG`, then the PID namespace).
+//!   root), with a network grant brings up loopback and hands ARIA the egress listener (see
+//!   `egress::netns`), forks once more, closes every descriptor, and waits, then exits as the
+//!   program did. Killing the keeper's process group (timeout, end of the call) kills the
+//!   keeper, and the rest dies with it (`PR_SET_PDEATHSIG`, then the PID namespace).
+//! - Each of the three dies with its parent (`PR_SET_PDEATHSIG(SIGKILL)`), checked right after
+//!   for the race where the parent died first: so when ARIA itself is killed (`kill -9`), the
+//!   keeper dies, then init, and the kernel empties the PID namespace. The death signal fires
+//!   when the parent *thread* exits, so ARIA forks every keeper from one long-lived thread
+//!   (see `run::spawn_on_keeper_thread`).
 //! - **init**, PID 1 of the new PID namespace: it builds the filesystem view ([`MountPlan`]),
 //!   enters it, forks the program, reaps whatever is orphaned to it, and hands the program's
 //!   raw wait status to the keeper. When it exits, the kernel kills every process left in the
@@ -40,6 +46,7 @@ pub(crate) mod step {
     pub(crate) const EXEC: u32 = 1_000_008;
     pub(crate) const PRIVATE: u32 = 1_000_009;
     pub(crate) const NETNS: u32 = 1_000_010;
+    pub(crate) const EGRESS: u32 = 1_000_011;
 }
 
 /// The namespaces to enter.
@@ -79,6 +86,11 @@ pub(crate) struct ChildPlan {
     pub(crate) envp_ptrs: Vec<*const libc::c_char>,
     /// Write end of the report pipe (close-on-exec): `(step, errno)` on failure.
     pub(crate) report: RawFd,
+    /// With a network grant: the keeper's end of the socket pair the egress listener is sent
+    /// over.
+    pub(crate) egress_channel: Option<RawFd>,
+    /// ARIA's process id: the keeper's parent, checked after `PR_SET_PDEATHSIG`.
+    pub(crate) parent_pid: libc::pid_t,
 }
 
 // SAFETY: the raw pointers point into the CStrings owned by the same plan, which are never
@@ -99,8 +111,18 @@ impl ChildPlan {
     /// Runs in the keeper (the process std forked). Returns only on failure; on success the
     /// keeper exits with the program's status and the program's process execs.
     pub(crate) fn run(&self) -> io::Result<()> {
+        die_with_parent(self.parent_pid);
         if let Err((s, e)) = self.enter_namespaces() {
             self.report(s, &e);
+            return Err(e);
+        }
+        // Entering a user namespace changes credentials, which clears the death signal: set it
+        // again (and check again) once in.
+        die_with_parent(self.parent_pid);
+        if let Some(channel) = self.egress_channel
+            && let Err(e) = crate::egress::netns::send_listener(channel)
+        {
+            self.report(step::EGRESS, &e);
             return Err(e);
         }
         let mut status_pipe = [0 as libc::c_int; 2];
@@ -145,6 +167,16 @@ impl ChildPlan {
     fn init(&self, status_write: RawFd) -> Result<std::convert::Infallible, (u32, io::Error)> {
         // SAFETY: integer arguments only. PID 1 dies with its keeper.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+        // The keeper lives outside this PID namespace, so getppid() says 0 whether or not it
+        // is alive. It holds the status pipe's read end until it exits: a pipe with no reader
+        // polls as an error, so a keeper that died before the death signal was set is seen.
+        let mut pfd = libc::pollfd { fd: status_write, events: libc::POLLOUT, revents: 0 };
+        // SAFETY: one valid pollfd on the stack; zero timeout. `_exit` ends this process only.
+        unsafe {
+            if libc::poll(&mut pfd, 1, 0) < 0 || pfd.revents & libc::POLLERR != 0 {
+                libc::_exit(125);
+            }
+        }
         self.mounts
             .apply()
             .map_err(|(i, e)| (if i == usize::MAX { step::PRIVATE } else { i as u32 }, e))?;
@@ -207,6 +239,12 @@ impl ChildPlan {
     fn program(&self) -> Result<std::convert::Infallible, (u32, io::Error)> {
         // SAFETY: integer arguments only. The program dies with PID 1 anyway (namespace).
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+        // SAFETY: getppid has no preconditions; `_exit` ends this process only. Init is PID 1
+        // here: another parent means init is gone.
+        if unsafe { libc::getppid() } != 1 {
+            // SAFETY: as above.
+            unsafe { libc::_exit(125) };
+        }
         // SAFETY: integer arguments only; required before Landlock and seccomp for a process
         // without CAP_SYS_ADMIN, and keeps setuid programs from gaining privileges.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
@@ -244,6 +282,18 @@ impl ChildPlan {
         buf[4..].copy_from_slice(&errno.to_le_bytes());
         // SAFETY: writing 8 bytes from a stack buffer to a pipe descriptor.
         let _ = unsafe { libc::write(self.report, buf.as_ptr().cast(), buf.len()) };
+    }
+}
+
+/// Asks for SIGKILL when the parent (thread) exits, then checks that the parent is still
+/// `parent`: if it died first, this process was re-parented and exits at once.
+fn die_with_parent(parent: libc::pid_t) {
+    // SAFETY: integer arguments only; `_exit` ends this process only.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != parent {
+            libc::_exit(125);
+        }
     }
 }
 

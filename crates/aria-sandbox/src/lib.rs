@@ -7,7 +7,13 @@
 //! exits, so nothing it started outlives the call), and stdout/stderr read concurrently and
 //! capped. On Linux a Landlock ruleset lets the child read broadly but write only under the
 //! roots and its private temp dir, and blocks TCP bind/connect unless network is granted; a
-//! small seccomp filter also refuses IP and packet sockets (UDP, raw) and io_uring then.
+//! small seccomp filter also refuses IP and packet sockets (UDP, raw) and io_uring then. A
+//! network grant is the internet, never this machine: the granted child still has a network
+//! namespace of its own, with only loopback, and its one way out is ARIA's egress proxy
+//! (`egress`), which resolves, checks ([`classify_ip`]: public addresses only, not this
+//! machine's) and pins every destination, limits it to the grant's hosts
+//! ([`EgressPolicy`]) and records it ([`EgressRecord`], on the [`Outcome`]). Every process of
+//! the sandbox dies with ARIA (`PR_SET_PDEATHSIG`), even when ARIA is killed outright.
 //! ARIA makes itself non-dumpable so children cannot read its environment (API keys) through
 //! `/proc`, and a root ARIA empties the child's capability bounding set. [`open_beneath`]
 //! opens a file strictly beneath a root (`openat2(RESOLVE_BENEATH)`), closing the gap between
@@ -26,6 +32,7 @@
 
 mod beneath;
 mod child;
+mod egress;
 mod elf;
 mod memory;
 mod mounts;
@@ -33,9 +40,13 @@ mod probe;
 mod protect;
 mod run;
 mod seccomp;
+mod spawner;
 mod spec;
 
 pub use beneath::{BeneathDir, EntryStat, OpenMode, open_beneath};
+pub use egress::{
+    AddrClass, EGRESS_PORT, EgressHook, EgressPolicy, EgressRecord, NetworkGrant, classify_ip,
+};
 pub use memory::release_unused_memory;
 pub use mounts::is_system_path;
 pub use protect::{KernelSupport, Protection, Protections, RunFacts};

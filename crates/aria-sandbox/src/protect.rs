@@ -185,7 +185,7 @@ impl Protections {
             active: kernel.namespaces,
             detail: "the program runs under its own init in a new PID namespace: when it exits \
                      or is killed, every process it started dies with it (setsid and double \
-                     forks included)"
+                     forks included), and the whole sandbox dies with ARIA (parent-death signal)"
                 .into(),
         });
         items.push(Protection {
@@ -302,6 +302,17 @@ fn network_protection(kernel: KernelSupport, network: bool) -> Protection {
                 },
                 if kernel.tcp() { "; Landlock blocks TCP bind and connect" } else { "" }
             ),
+        };
+    }
+    if network && kernel.namespaces {
+        return Protection {
+            name: "network",
+            active: true,
+            detail: "granted through the egress proxy: public addresses only (own network \
+                     namespace with only loopback; ARIA resolves, checks and pins every \
+                     destination, and refuses loopback, private, link-local and this machine's \
+                     addresses)"
+                .into(),
         };
     }
     let (active, detail) = match (network, kernel.tcp(), seccomp) {

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::child::{ChildPlan, LandlockRules, Namespaces, Resource};
+use crate::egress::proxy::Proxy;
+use crate::egress::{EGRESS_PORT, EgressRecord, netns};
 use crate::mounts::{self, MountPlan};
 use crate::protect::{KernelSupport, Protections, RunFacts, fs_access, landlock_ruleset};
 use crate::seccomp;
@@ -108,6 +110,9 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// Which protections were active for this run.
     pub protections: Protections,
+    /// With a network grant: every destination the program asked the egress proxy for, in
+    /// the order the connections ended.
+    pub egress: Vec<EgressRecord>,
 }
 
 /// A started program.
@@ -121,6 +126,8 @@ pub struct Running {
     stderr: Option<mpsc::Receiver<Captured>>,
     exited: mpsc::Receiver<()>,
     protections: Protections,
+    /// The egress proxy of a granted run.
+    proxy: Option<Proxy>,
     /// Set once [`Running::wait`] has reaped the child.
     reaped: bool,
 }
@@ -152,6 +159,7 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         extra_read,
         extra_write,
         network,
+        egress,
         stdin,
         stdout,
         stderr,
@@ -197,7 +205,7 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
     })
     .map_err(SandboxError::io("plan the sandbox's mounts"))?;
 
-    let envp = environment(&env_allowlist, &env)?;
+    let envp = environment(&env_allowlist, &env, network)?;
     crate::protect::shield_parent();
     let ruleset = landlock_ruleset(kernel, network)?;
     let landlock = ruleset.as_ref().map(|fd| LandlockRules {
@@ -206,10 +214,16 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         file_rights: fs_access::FILE,
     });
     let (report_read, report_write) = report_pipe()?;
+    // A granted child gets its own namespace too: only loopback, where the egress listener is.
     let shared_net = if network || !kernel.root { None } else { shared_netns() };
+    let egress_channel = if network {
+        Some(netns::channel().map_err(SandboxError::io("create the egress channel"))?)
+    } else {
+        None
+    };
     let namespaces = Namespaces {
         flags: crate::probe::BASE_FLAGS
-            | if network || shared_net.is_some() { 0 } else { libc::CLONE_NEWNET }
+            | if shared_net.is_some() { 0 } else { libc::CLONE_NEWNET }
             | if kernel.root { 0 } else { libc::CLONE_NEWUSER },
         user_maps: (!kernel.root).then(crate::probe::user_maps),
         netns_fd: shared_net,
@@ -228,6 +242,9 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         argv_ptrs: Vec::new(),
         envp_ptrs: Vec::new(),
         report: report_write.as_raw_fd(),
+        egress_channel: egress_channel.as_ref().map(|(_, child)| child.as_raw_fd()),
+        // SAFETY: getpid has no preconditions and cannot fail.
+        parent_pid: unsafe { libc::getpid() },
     };
     plan.seal();
     let labels = plan.mounts.labels.clone();
@@ -260,10 +277,9 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
     let (out_fd, err_fd, out_reader, err_reader) = wire_outputs(stdout, stderr)?;
     cmd.stdout(Stdio::from(out_fd)).stderr(Stdio::from(err_fd));
 
-    let spawned = cmd.spawn();
-    // The parent's copies of the child's stdio ends are inside `cmd`; drop them now so that
-    // readers see end of file when the child's group is gone.
-    drop(cmd);
+    // The parent's copies of the child's stdio ends are inside `cmd`, dropped once it has
+    // spawned, so that readers see end of file when the child's group is gone.
+    let spawned = crate::spawner::spawn(cmd);
     drop(report_write);
     drop(ruleset);
     let mut child = match spawned {
@@ -272,6 +288,23 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
     };
     let started = Instant::now();
     let pid = child.id() as libc::pid_t;
+    let proxy = match egress_channel {
+        None => None,
+        Some((ours, theirs)) => {
+            drop(theirs);
+            let started = netns::receive_listener(&ours).and_then(|l| Proxy::start(l, egress));
+            match started {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    kill_group(pid);
+                    let _ = child.wait();
+                    return Err(SandboxError::io("start the egress proxy for the network grant")(
+                        e,
+                    ));
+                }
+            }
+        }
+    };
     if let (Some(bytes), Some(mut w)) = (stdin_bytes, child.stdin.take()) {
         thread::spawn(move || {
             // A program that exits without reading its input is not an error.
@@ -298,6 +331,7 @@ fn start(spec: SpawnSpec) -> Result<Running, SandboxError> {
         stderr,
         exited,
         protections,
+        proxy,
         reaped: false,
     })
 }
@@ -330,7 +364,8 @@ impl Running {
         let stdout = collect(self.stdout.take(), grace);
         let stderr = collect(self.stderr.take(), grace);
         let protections = self.protections.clone();
-        Outcome { exit, timed_out, stdout, stderr, elapsed, protections }
+        let egress = self.proxy.take().map(Proxy::finish).unwrap_or_default();
+        Outcome { exit, timed_out, stdout, stderr, elapsed, protections, egress }
     }
 }
 
@@ -609,10 +644,12 @@ fn landlock_rules(
 }
 
 /// The child's environment: `PATH`, `TMPDIR` and `HOME` set by the sandbox (the private
-/// `/tmp`), the allowlisted variables present in ARIA's environment, then explicit ones.
+/// `/tmp`), the allowlisted variables present in ARIA's environment, then explicit ones; with
+/// a network grant, last, the proxy variables that point clients at the egress proxy.
 fn environment(
     allowlist: &[String],
     explicit: &[(String, String)],
+    network: bool,
 ) -> Result<Vec<std::ffi::CString>, SandboxError> {
     let mut vars: Vec<(String, Vec<u8>)> = vec![
         ("PATH".into(), SAFE_PATH.as_bytes().to_vec()),
@@ -639,6 +676,15 @@ fn environment(
             return Err(SandboxError::EnvNotAllowed { name: name.clone() });
         }
         set(name, value.as_bytes().to_vec());
+    }
+    if network {
+        let url = format!("http://127.0.0.1:{EGRESS_PORT}");
+        for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"] {
+            set(name, url.clone().into_bytes());
+        }
+        set("all_proxy", url.into_bytes());
+        set("NO_PROXY", Vec::new());
+        set("no_proxy", Vec::new());
     }
     vars.into_iter()
         .map(|(n, v)| {
@@ -705,6 +751,7 @@ fn setup_error(
         step::UNSHARE => ("make namespaces".into(), KERNEL),
         step::USER_MAP => ("map the user into its namespace".into(), KERNEL),
         step::NETNS => ("join the empty network namespace".into(), KERNEL),
+        step::EGRESS => ("bring up loopback and the egress listener".into(), KERNEL),
         step::FORK => {
             ("fork the program's process".into(), "try again; the machine may be out of processes")
         }

@@ -5,6 +5,8 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::egress::EgressPolicy;
+
 /// The only `PATH` a sandboxed program sees (and where `argv[0]` is looked up).
 pub const SAFE_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
@@ -133,8 +135,11 @@ pub struct SpawnSpec {
     pub extra_read: Vec<PathBuf>,
     /// Further host directories shown writable (a build tool's own cache).
     pub extra_write: Vec<PathBuf>,
-    /// Whether the child may open network connections.
+    /// Whether the child may reach the network: through the egress proxy only, to public
+    /// addresses only (see [`crate::EgressPolicy`]).
     pub network: bool,
+    /// Which hosts a granted child may reach, and where its egress records go.
+    pub egress: EgressPolicy,
     pub stdin: Input,
     pub stdout: Output,
     pub stderr: Output,
@@ -161,6 +166,7 @@ impl SpawnSpec {
             extra_read: Vec::new(),
             extra_write: Vec::new(),
             network: false,
+            egress: EgressPolicy::default(),
             stdin: Input::Null,
             stdout: Output::Capture,
             stderr: Output::Capture,

@@ -16,7 +16,7 @@
 //! description = "Words, lines and characters of a text file inside the roots."
 //! tier = "read"                    # read | recoverable-write | irreversible
 //! timeout_secs = 10                # default 30, at most 600
-//! network = false
+//! network = false                  # true, or only these hosts: ["pypi.org", "*.example.com"]
 //! input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }
 //! output_schema = "word_count.output.json"   # a table, or a JSON file in the plugin
 //! example = { path = "README.md" }           # what `aria plugins test` sends
@@ -28,14 +28,16 @@
 //! The arguments were checked against the input schema before (by the agent loop, like every
 //! tool's). The process sees the roots (read-only for a `read` tool), its own directory
 //! read-only, the system's programs and libraries, no network unless the tool asks for it,
-//! and no secrets from ARIA's environment; it is killed at its timeout.
+//! and no secrets from ARIA's environment; it is killed at its timeout. A tool granted the
+//! network reaches public addresses only (never this machine, loopback or a private range),
+//! through the sandbox's egress proxy, which records every destination.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
-use aria_sandbox::{Input, Sandbox};
+use aria_sandbox::{EgressPolicy, EgressRecord, Input, NetworkGrant, Sandbox};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -81,7 +83,7 @@ struct RawTool {
     tier: String,
     timeout_secs: Option<u64>,
     #[serde(default)]
-    network: bool,
+    network: NetworkGrant,
     input_schema: toml::Value,
     output_schema: toml::Value,
     example: Option<toml::Value>,
@@ -107,7 +109,11 @@ pub struct PluginToolSpec {
     pub description: String,
     pub tier: Tier,
     pub timeout: Duration,
+    /// Whether the tool may reach the network (public addresses only, through the egress
+    /// proxy).
     pub network: bool,
+    /// The hosts its network grant is limited to; `None`: any public host.
+    pub network_hosts: Option<Vec<String>>,
     pub input_schema: Value,
     pub output_schema: Value,
     /// The output schema, compiled.
@@ -250,6 +256,7 @@ impl Plugin {
                     format!("tools.{}.timeout_secs = {timeout}: 1 to 600", t.name),
                 ));
             }
+            t.network.validate().map_err(|e| bad(&dir, format!("tools.{}.{e}", t.name)))?;
             let (input_schema, _) = schema(&dir, &t.name, "input_schema", t.input_schema)?;
             if input_schema["type"] != "object" {
                 return Err(bad(
@@ -271,7 +278,8 @@ impl Plugin {
                 description: t.description,
                 tier: tier_value,
                 timeout: Duration::from_secs(timeout),
-                network: t.network,
+                network: t.network.granted(),
+                network_hosts: t.network.hosts(),
                 input_schema,
                 output_schema,
                 output: Arc::new(output),
@@ -345,6 +353,14 @@ impl PluginTool {
 
     /// Runs the plugin once with `arguments` and checks its answer.
     pub fn invoke(&self, arguments: &Value) -> Result<Value, ToolError> {
+        self.invoke_recorded(arguments).map(|(value, _)| value)
+    }
+
+    /// [`Self::invoke`], with the destinations a network grant reached or was refused.
+    pub fn invoke_recorded(
+        &self,
+        arguments: &Value,
+    ) -> Result<(Value, Vec<EgressRecord>), ToolError> {
         let name = &self.tool.name;
         let roots: Vec<String> =
             self.guard.roots().iter().map(|r| r.display().to_string()).collect();
@@ -364,6 +380,7 @@ impl PluginTool {
         spec.timeout = self.tool.timeout;
         spec.output_cap = OUTPUT_CAP;
         spec.network = self.tool.network;
+        spec.egress = EgressPolicy { hosts: self.tool.network_hosts.clone(), ..spec.egress };
         spec.stdin = Input::Bytes(format!("{request}\n").into_bytes());
         let out = Sandbox::run(spec).map_err(|e| {
             ToolError::failed(format!("plugin {}: could not start: {e}", self.plugin.name))
@@ -421,7 +438,7 @@ impl PluginTool {
                 first.instance_path()
             )));
         }
-        Ok(result.clone())
+        Ok((result.clone(), out.egress))
     }
 }
 
@@ -447,13 +464,18 @@ impl Tool for PluginTool {
                 )));
             }
             let this = self.clone();
-            let result =
-                crate::tools::blocking(&self.tool.name, move || this.invoke(&args)).await?;
+            let (result, egress) =
+                crate::tools::blocking(&self.tool.name, move || this.invoke_recorded(&args))
+                    .await?;
             let content = serde_json::to_string_pretty(&result).unwrap_or_default();
-            Ok(ToolOutput::text(content).with_details(json!({
+            let mut details = json!({
                 "plugin": self.plugin.name,
                 "version": self.plugin.version,
-            })))
+            });
+            if !egress.is_empty() {
+                details["egress"] = json!(egress);
+            }
+            Ok(ToolOutput::text(content).with_details(details))
         })
     }
 }

@@ -178,3 +178,57 @@ fn a_read_tool_cannot_write_in_the_roots_and_a_write_tool_can() {
     call(&writer.tools(&rig.guard)[0], json!({"n": 1})).unwrap();
     assert!(rig.root.join("made.txt").exists());
 }
+
+/// Tries this machine two ways: a direct connection to `127.0.0.1:{port}`, and a `CONNECT`
+/// through the egress proxy the sandbox names in `HTTPS_PROXY`. Answers `n`: 1 when the direct
+/// connection opened, 2 when the proxy agreed.
+const PROBE: &str = "import json, os, socket, sys\n\
+r = json.loads(sys.stdin.readline())\nport = r['arguments']['n']\nn = 0\n\
+try:\n socket.create_connection(('127.0.0.1', port), 2); n |= 1\nexcept OSError:\n pass\n\
+host, pport = os.environ['HTTPS_PROXY'][len('http://'):].rsplit(':', 1)\n\
+s = socket.create_connection((host, int(pport)), 2)\n\
+s.sendall(('CONNECT 127.0.0.1:%d HTTP/1.1\\r\\n\\r\\n' % port).encode())\n\
+if s.recv(100).startswith(b'HTTP/1.1 200'): n |= 2\n\
+print(json.dumps({'result': {'n': n}}))\n";
+
+#[test]
+fn a_plugin_granted_the_network_cannot_reach_this_machine() {
+    let rig = rig();
+    let daemon = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = daemon.local_addr().unwrap().port();
+    daemon.set_nonblocking(true).unwrap();
+    let text = manifest("read", 10).replace("input_schema", "network = true\ninput_schema");
+    let probe = Plugin::load(&plugin(&rig, "probe", &text, PROBE)).unwrap();
+    assert!(probe.tools[0].network && probe.tools[0].network_hosts.is_none());
+    let out = call(&probe.tools(&rig.guard)[0], json!({"n": port})).unwrap();
+    let answer: Value = serde_json::from_str(&out.content).unwrap();
+    assert_eq!(answer, json!({"n": 0}), "the plugin reached this machine");
+    assert!(daemon.accept().is_err(), "the daemon stand-in was reached");
+    // The refused destination is in the call's audit details.
+    let egress = &out.details["egress"];
+    assert_eq!(egress.as_array().map(Vec::len), Some(1), "{}", out.details);
+    assert_eq!(egress[0]["host"], "127.0.0.1");
+    assert_eq!(egress[0]["port"], port);
+    assert_eq!(egress[0]["allowed"], false);
+}
+
+#[test]
+fn a_network_grant_may_name_its_hosts() {
+    let rig = rig();
+    let hosts = r#"network = ["pypi.org", "*.pythonhosted.org"]"#;
+    let text = manifest("read", 10).replace("input_schema", &format!("{hosts}\ninput_schema"));
+    let listed = Plugin::load(&plugin(&rig, "listed", &text, TWICE)).unwrap();
+    assert!(listed.tools[0].network);
+    assert_eq!(
+        listed.tools[0].network_hosts,
+        Some(vec!["pypi.org".to_owned(), "*.pythonhosted.org".to_owned()])
+    );
+    let off = manifest("read", 10).replace("input_schema", "network = false\ninput_schema");
+    let off = Plugin::load(&plugin(&rig, "off", &off, TWICE)).unwrap();
+    assert!(!off.tools[0].network && off.tools[0].network_hosts.is_none());
+    for (name, grant) in [("empty", "network = []"), ("url", r#"network = ["http://x.org"]"#)] {
+        let text = manifest("read", 10).replace("input_schema", &format!("{grant}\ninput_schema"));
+        let err = Plugin::load(&plugin(&rig, name, &text, TWICE)).unwrap_err().to_string();
+        assert!(err.contains("tools.twice.network"), "{name}: {err}");
+    }
+}

@@ -28,6 +28,8 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> CliResult<u8> {
     check_notes(&config, &mut findings);
     // What a child started by `shell_execute` gets on this kernel (no network is granted).
     let protections = Sandbox::planned_protections(false);
+    // What a program granted the network (a profile, plugin tool or MCP server) gets instead.
+    let granted = Sandbox::planned_protections(true).get("network").cloned();
     let problems = findings.iter().filter(|f| !f.ok).count();
     let unenforced: Vec<&str> =
         protections.items.iter().filter(|p| !p.active).map(|p| p.name).collect();
@@ -36,12 +38,18 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> CliResult<u8> {
             "version": env!("CARGO_PKG_VERSION"),
             "checks": findings.iter().map(|f| json!({"area": f.area, "ok": f.ok, "detail": f.detail})).collect::<Vec<_>>(),
             "sandbox": protections,
+            "network_grant": granted,
             "unenforced": unenforced,
             "problems": problems,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_text(&findings, &protections, &unenforced);
+        if let Some(g) = granted {
+            let mark = if g.active { "on " } else { "off" };
+            println!("a program granted the network (profiles, plugins, MCP servers):");
+            println!("[{mark}] {}: {}", g.name, g.detail);
+        }
     }
     Ok(if problems == 0 { OK } else { FAILED })
 }

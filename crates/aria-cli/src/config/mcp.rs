@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use aria_api::Tier;
 use aria_mcp::ServerConfig;
+use aria_sandbox::NetworkGrant;
 use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, Env};
@@ -47,8 +48,9 @@ pub struct RawServer {
     /// Extra paths the server may read (where npm, uvx or a venv installed it).
     #[serde(default)]
     pub read_paths: Vec<String>,
-    /// Whether the server may use the network (default false).
-    pub network: Option<bool>,
+    /// Whether the server may use the network (default false): `true`, or only these hosts
+    /// (`["api.github.com", "*.example.com"]`). Public addresses only, either way.
+    pub network: Option<NetworkGrant>,
 }
 
 /// The enabled servers, checked.
@@ -135,6 +137,8 @@ pub fn resolve_mcp(raw: RawMcp, env: &dyn Env) -> Result<McpServers, ConfigError
                 "[mcp.servers.{name}] timeout_secs = {timeout}: give 1 to 3600"
             )));
         }
+        let grant = s.network.clone().unwrap_or_default();
+        grant.validate().map_err(|e| ConfigError::Invalid(format!("[mcp.servers.{name}] {e}")))?;
         let mut tool_tiers = BTreeMap::new();
         for (tool, t) in &s.tool_tiers {
             tool_tiers.insert(tool.clone(), tier(&name, &format!("tool_tiers.{tool}"), t)?);
@@ -158,7 +162,8 @@ pub fn resolve_mcp(raw: RawMcp, env: &dyn Env) -> Result<McpServers, ConfigError
                 .iter()
                 .map(|p| super::expand_tilde(p, env))
                 .collect::<Vec<PathBuf>>(),
-            network: s.network.unwrap_or(false),
+            network: grant.granted(),
+            network_hosts: grant.hosts(),
         });
     }
     Ok(out)

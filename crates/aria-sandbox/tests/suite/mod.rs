@@ -1,2 +1,4 @@
+mod egress;
 mod isolation;
+mod lifetime;
 mod sandbox;

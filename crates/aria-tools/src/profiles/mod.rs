@@ -30,6 +30,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use aria_api::Tier;
+pub use aria_sandbox::NetworkGrant;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -91,7 +92,12 @@ pub struct ProfileSpec {
     /// Directories the profile may run in (empty: every root).
     pub roots: Vec<PathBuf>,
     pub timeout: Duration,
+    /// Whether the program may reach the network (through the sandbox's egress proxy, public
+    /// addresses only).
     pub network: bool,
+    /// The hosts a network grant is limited to (`network = ["pypi.org"]`); `None`: any public
+    /// host.
+    pub network_hosts: Option<Vec<String>>,
     pub output_cap: usize,
     pub tier: Tier,
     /// Extra variables copied from ARIA's environment (e.g. `CARGO_HOME` for cargo).
@@ -153,7 +159,8 @@ pub struct ProfileConfig {
     pub arguments: Option<BTreeMap<String, ArgConfig>>,
     pub roots: Option<Vec<PathBuf>>,
     pub timeout_secs: Option<u64>,
-    pub network: Option<bool>,
+    /// `true`, `false`, or the hosts the grant is limited to (`["pypi.org", "*.example.com"]`).
+    pub network: Option<NetworkGrant>,
     pub output_cap_bytes: Option<usize>,
     /// "read", "recoverable_write" or "irreversible".
     pub tier: Option<String>,
@@ -249,6 +256,8 @@ impl ProfileSpec {
         if timeout.is_zero() || timeout > Duration::from_secs(3600) {
             return Err(invalid("timeout_secs must be 1 to 3600".into()));
         }
+        let network = raw.network.clone().unwrap_or_default();
+        network.validate().map_err(invalid)?;
         Ok(ProfileSpec {
             name: name.to_owned(),
             description: raw
@@ -260,7 +269,8 @@ impl ProfileSpec {
             arguments,
             roots: raw.roots.clone().unwrap_or_default(),
             timeout,
-            network: raw.network.unwrap_or(false),
+            network: network.granted(),
+            network_hosts: network.hosts(),
             output_cap,
             tier,
             env_allowlist: raw.env.clone().unwrap_or_default(),

@@ -185,6 +185,7 @@ pub fn run_profile(
     sandbox.timeout = spec.timeout;
     sandbox.output_cap = spec.output_cap;
     sandbox.network = spec.network;
+    sandbox.egress.hosts = spec.network_hosts.clone();
     sandbox.env_allowlist.extend(spec.env_allowlist.iter().cloned());
     tracing::info!(profile = %spec.name, %command, cwd = %cwd.display(), network = spec.network, "profile run");
     let out = Sandbox::run(sandbox).map_err(|e| match e {

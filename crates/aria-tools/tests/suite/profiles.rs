@@ -156,10 +156,15 @@ async fn network_is_off_unless_the_profile_grants_it() {
     cfg.args = Some(vec!["-c".into(), script]);
     cfg.arguments = None;
     let mut granted = cfg.clone();
-    granted.network = Some(true);
+    granted.network = Some(aria_sandbox::NetworkGrant::Flag(true));
+    // Granted, it reaches the internet through the egress proxy, never this machine.
+    let probe = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected; echo $HTTPS_PROXY");
+    granted.args = Some(vec!["-c".into(), probe]);
     let r = rig([("closed".to_owned(), cfg), ("open".to_owned(), granted)].into());
     let open = call(&tool(&r, "open"), json!({"path": "."}), "s").await.unwrap();
-    assert!(open.content.contains("--- stdout ---\nconnected\n"), "{}", open.content);
+    let proxy = format!("--- stdout ---\nhttp://127.0.0.1:{}\n", aria_sandbox::EGRESS_PORT);
+    assert!(open.content.contains(&proxy), "{}", open.content);
+    assert!(!open.content.contains("--- stdout ---\nconnected"), "{}", open.content);
     if !network_blockable() {
         println!(
             "skipped the blocked half: this kernel offers neither Landlock TCP rules nor seccomp"
@@ -225,4 +230,23 @@ fn each_profile_tool_tells_the_loop_its_own_timeout() {
     assert_eq!(tool(&r, "slow").timeout(), Some(std::time::Duration::from_secs(900)));
     assert_eq!(tool(&r, "run_tests").timeout(), Some(std::time::Duration::from_secs(600)));
     assert_eq!(tool(&r, "build_project").timeout(), Some(std::time::Duration::from_secs(300)));
+}
+
+#[test]
+fn a_profile_network_grant_is_a_bool_or_a_host_list() {
+    use aria_tools::profiles::ProfileSpec;
+    let parse = |text: &str| {
+        let cfg: ProfileConfig = toml::from_str(&format!("program = \"/bin/true\"\n{text}"))?;
+        Ok::<_, toml::de::Error>(ProfileSpec::from_config("p", &cfg))
+    };
+    let spec = parse(r#"network = ["pypi.org", "*.pythonhosted.org"]"#).unwrap().unwrap();
+    assert!(spec.network);
+    assert_eq!(spec.network_hosts, Some(vec!["pypi.org".into(), "*.pythonhosted.org".into()]));
+    let spec = parse("network = true").unwrap().unwrap();
+    assert!(spec.network && spec.network_hosts.is_none());
+    let spec = parse("").unwrap().unwrap();
+    assert!(!spec.network && spec.network_hosts.is_none());
+    let err = parse("network = []").unwrap().unwrap_err().to_string();
+    assert!(err.contains("network = []"), "{err}");
+    assert!(parse("network = \"yes\"").is_err());
 }
