@@ -55,7 +55,8 @@ class AriaDaemon:
     """One `aria serve` with its own $ARIA_HOME and a git repository as its root.
 
     `files` (default `FILES`) are committed in the repository. With `token` the daemon wants it
-    (`ARIA_API_TOKEN`) and the request helpers send it. `extra_config` is appended to aria.toml
+    (`ARIA_API_TOKEN`); without, the daemon makes its own on first start ($ARIA_HOME/api-token)
+    and `start` reads it. Either way the request helpers send it. `extra_config` is appended to aria.toml
     after `BASE_CONFIG`, so bare keys at its start still belong to `[memory]`. aria.toml is
     `<base>/aria.toml` named by `ARIA_CONFIG`, or with `config_in_xdg` where ARIA looks for it
     by itself, `$XDG_CONFIG_HOME/aria/aria.toml`, and no `ARIA_CONFIG`.
@@ -118,6 +119,8 @@ class AriaDaemon:
             try:
                 with urllib.request.urlopen(self.url + "/api/v1/health", timeout=2) as r:
                     if r.status == 200:
+                        if not self.token:
+                            self.token = (self.home / "api-token").read_text().strip()
                         return self
             except (urllib.error.URLError, ConnectionError, OSError):
                 pass
@@ -125,6 +128,19 @@ class AriaDaemon:
         self.stop()
         raise RuntimeError(f"aria serve did not answer /api/v1/health within {START_TIMEOUT} s:\n"
                            f"{self.log_tail()}")
+
+    def login_url(self) -> str:
+        """A fresh one-time link that logs a browser in (what `aria ui` prints)."""
+        status, body = self.api("POST", "/login-codes", {})
+        assert status == 201, f"no login link: {status} {body}"
+        return body["url"]
+
+    def scoped_token(self, name: str, scope: str) -> str:
+        """A token of its own for one client (`aria tokens add NAME --scope SCOPE`)."""
+        out = subprocess.run([str(ARIA_BIN), "tokens", "add", name, "--scope", scope, "--json"],
+                             env=self.env(), cwd=str(self.root), capture_output=True, text=True,
+                             check=True)
+        return json.loads(out.stdout)["token"]
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:

@@ -174,11 +174,15 @@ def model():
 @pytest.fixture()
 def daemon(tmp_path, model):
     d = AriaDaemon(tmp_path, model, token=TOKEN).start()
+    # The MCP client gets a token of its own, scoped to /mcp; the daemon's token answers the
+    # approval questions (a client never answers its own).
+    d.mcp_token = d.scoped_token("e2e-mcp", "mcp")
     yield d
     d.stop()
 
 
-def http_client(d: AriaDaemon, token: str | None = TOKEN):
+def http_client(d: AriaDaemon, token: str | None = None):
+    token = token or d.mcp_token
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return streamable_http_client(d.url + "/mcp", http_client=httpx2.AsyncClient(headers=headers,
                                                                                     timeout=60))

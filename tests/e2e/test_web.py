@@ -86,19 +86,24 @@ def browser():
         b.close()
 
 
-def open_page(browser, base_url: str, **context_args):
-    context = browser.new_context(base_url=base_url, **context_args)
+def open_page(browser, daemon: Daemon, login: bool = True, **context_args):
+    """A page on the daemon's web UI, logged in through a one-time link unless `login` is
+    false (as a person opening the link `aria serve` or `aria ui` printed)."""
+    context = browser.new_context(base_url=daemon.url, **context_args)
     page = context.new_page()
     page.set_default_timeout(RUN_TIMEOUT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.errors = errors  # uncaught exceptions in the page
+    if login:
+        page.goto(daemon.login_url())
+        expect(page.get_by_test_id("message-input")).to_be_visible()
     return context, page
 
 
 @pytest.fixture
 def page(browser, daemon):
-    context, page = open_page(browser, daemon.url, viewport={"width": 1280, "height": 860})
+    context, page = open_page(browser, daemon, viewport={"width": 1280, "height": 860})
     yield page
     errors = list(page.errors)
     context.close()
@@ -419,7 +424,7 @@ def test_notifications_arrive_live_and_schedules_can_be_paused_and_run(page, dae
 
 
 def test_theme_toggle_is_remembered(browser, daemon):
-    context, page = open_page(browser, daemon.url, color_scheme="dark")
+    context, page = open_page(browser, daemon, color_scheme="dark")
     try:
         page.goto("/")
         bg = lambda: page.evaluate("getComputedStyle(document.body).backgroundColor")  # noqa: E731
@@ -437,7 +442,7 @@ def test_theme_toggle_is_remembered(browser, daemon):
 
 
 def test_phone_screen(browser, daemon, model):
-    context, page = open_page(browser, daemon.url, viewport={"width": 375, "height": 740},
+    context, page = open_page(browser, daemon, viewport={"width": 375, "height": 740},
                               is_mobile=True, has_touch=True)
     try:
         page.goto("/")
@@ -489,7 +494,7 @@ def test_login_with_token_and_csrf(browser, token_daemon, model):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(req, timeout=10)
     assert refused.value.code == 401
-    context, page = open_page(browser, d.url)
+    context, page = open_page(browser, d, login=False)
     try:
         page.goto("/")
         expect(page.get_by_test_id("login-token")).to_be_visible()
@@ -523,13 +528,20 @@ def test_an_mcp_clients_irreversible_call_is_approved_on_the_notifications_page(
     import threading
 
     mcp = pytest.importorskip("mcp")
+    import httpx2
     import mcp_types
+    from mcp.client.streamable_http import streamable_http_client
 
     result: dict = {}
+    # The MCP client has a token of its own, scoped to /mcp: it cannot answer its own question.
+    token = daemon.scoped_token("web-e2e-mcp-" + os.urandom(3).hex(), "mcp")
+    transport = streamable_http_client(
+        daemon.url + "/mcp",
+        http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60))
 
     def client():
         async def call():
-            async with mcp.Client(daemon.url + "/mcp", mode="legacy",
+            async with mcp.Client(transport, mode="legacy",
                                   client_info=mcp_types.Implementation(name="web-e2e",
                                                                        version="1")) as c:
                 result["answer"] = await c.call_tool(
@@ -574,7 +586,7 @@ def agents_daemon(model, tmp_path_factory):
 
 @pytest.fixture
 def agents_page(browser, agents_daemon):
-    context, page = open_page(browser, agents_daemon.url, viewport={"width": 1280, "height": 860})
+    context, page = open_page(browser, agents_daemon, viewport={"width": 1280, "height": 860})
     yield page
     errors = list(page.errors)
     context.close()
@@ -704,7 +716,7 @@ def test_agents_page_creates_edits_chats_as_and_deletes_an_agent(agents_page, ag
 
 
 def test_agents_page_fits_a_phone_screen(browser, agents_daemon):
-    context, page = open_page(browser, agents_daemon.url, viewport={"width": 375, "height": 740},
+    context, page = open_page(browser, agents_daemon, viewport={"width": 375, "height": 740},
                               is_mobile=True, has_touch=True)
     try:
         page.goto("/#/agents")
