@@ -750,13 +750,15 @@ async function loadMemories(more) {
 
 function memoryRow(m) {
   const li = el('li', { testid: 'memory-row', 'data-id': m.id });
-  const meta = [m.kind, m.private ? 'private' : '', m.status && m.status !== 'active' ? m.status : '',
+  const meta = [m.unconfirmed ? 'unconfirmed: written after reading outside text, not recalled until you confirm it' : '',
+    m.kind, m.private ? 'private' : '', m.status && m.status !== 'active' ? m.status : '',
     m.updated_at ? 'updated ' + when(m.updated_at) : '', typeof m.score === 'number' ? 'score ' + m.score.toFixed(3) : '']
     .filter(Boolean).join(' · ');
   const show = () => li.replaceChildren(
     el('div', { class: 'content', testid: 'memory-content', text: m.content }),
     el('div', { class: 'meta', text: meta }),
     el('div', { class: 'actions' },
+      ...(m.unconfirmed ? [el('button', { type: 'button', class: 'btn small primary', testid: 'memory-confirm', text: 'Confirm', onclick: confirmIt })] : []),
       el('button', { type: 'button', class: 'btn small', testid: 'memory-edit', text: 'Edit', onclick: edit }),
       el('button', { type: 'button', class: 'btn small danger', testid: 'memory-forget', text: 'Forget', onclick: forget })));
   function edit() {
@@ -786,6 +788,12 @@ function memoryRow(m) {
       el('button', { type: 'button', class: 'btn small primary', testid: 'memory-save', text: 'Save', onclick: save }),
       el('button', { type: 'button', class: 'btn small', testid: 'memory-cancel', text: 'Cancel', onclick: show })));
     text.focus();
+  }
+  async function confirmIt() {
+    const updated = await attempt(() => api('POST', `/memories/${encodeURIComponent(m.id)}/confirm`, {}));
+    if (!updated) return;
+    Object.assign(m, updated);
+    show();
   }
   async function forget() {
     if (!(await confirmAction('Forget this memory? ARIA will no longer recall it.'))) return;

@@ -43,7 +43,11 @@ fn a_server_is_added_tested_listed_and_its_tools_used_by_the_agent() {
         (echo["tier"].clone(), echo["read_only_hint"].clone()),
         (json!("read"), json!(true))
     );
+    assert_eq!(echo["flagged"], json!(true), "its schema's description orders the model: {echo}");
+    let shown = text(&aria.run(NO_SERVER, &["mcp", "tools"]).stdout);
+    assert!(shown.contains("FLAGGED"), "{shown}");
     let crash = listed.as_array().unwrap().iter().find(|t| t["name"] == "fake__crash").unwrap();
+    assert_eq!(crash["flagged"], json!(false));
     assert_eq!(crash["tier"], json!("irreversible"), "unmarked tools ask");
     let servers = json_of(&aria.run(NO_SERVER, &["mcp", "list", "--json"]));
     assert_eq!(
@@ -70,6 +74,10 @@ fn a_server_is_added_tested_listed_and_its_tools_used_by_the_agent() {
         mock.requests()[1].to_string().contains("hello from mcp"),
         "the result reached the model"
     );
+    // The model saw the server's poisoned schema text marked as untrusted, never as it was.
+    let offered = mock.requests()[0].to_string();
+    assert!(offered.contains("fake__echo"), "{offered}");
+    assert!(offered.contains("[ARIA:"), "the injected description is marked: {offered}");
     let audit = json_of(&aria.run(NO_SERVER, &["audit", "list", "--json"]));
     let ended = audit
         .as_array()

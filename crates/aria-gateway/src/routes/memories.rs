@@ -42,6 +42,7 @@ pub fn routes() -> OpenApiRouter<Arc<Gateway>> {
         .routes(routes!(list, create))
         .routes(routes!(search))
         .routes(routes!(get_one, edit, forget))
+        .routes(routes!(confirm))
 }
 
 /// The statuses a listing shows: everything but forgotten memories (as `aria memories list`).
@@ -70,6 +71,9 @@ pub struct MemoryBody {
     pub verified: bool,
     /// Never sent to a model off this machine.
     pub private: bool,
+    /// Stored by the model after it read outside text: never recalled into a prompt until the
+    /// user confirms it (`POST /api/v1/memories/{id}/confirm`).
+    pub unconfirmed: bool,
     pub access_count: u64,
     pub accessed_at: Option<String>,
     pub created_at: String,
@@ -92,6 +96,7 @@ impl From<Memory> for MemoryBody {
             status: m.status.as_str().to_owned(),
             verified: m.verified,
             private: m.private,
+            unconfirmed: m.unconfirmed,
             access_count: m.access_count,
             accessed_at: m.accessed_at,
             created_at: m.created_at,
@@ -593,6 +598,27 @@ async fn edit(
     let m = gw
         .store
         .memory_update(&id, &update, embedding, Writer::USER)
+        .map_err(|e| write_error(e, &id))?;
+    Ok(Json(m.into()))
+}
+
+/// Confirms a memory the model stored after reading outside text: from now on it may be
+/// recalled into prompts. A memory that needs no confirmation is answered as it is.
+#[utoipa::path(post, path = "/api/v1/memories/{id}/confirm", tag = "memories",
+    params(("id" = String, Path, description = "memory id")),
+    responses((status = 200, body = MemoryBody), (status = 404, body = ErrorBody)))]
+async fn confirm(
+    State(gw): State<Arc<Gateway>>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<MemoryBody>> {
+    let old = live(&gw, &id)?;
+    if !old.unconfirmed {
+        return Ok(Json(old.into()));
+    }
+    let update = MemoryUpdate { unconfirmed: Some(false), ..MemoryUpdate::default() };
+    let m = gw
+        .store
+        .memory_update(&id, &update, None, Writer::USER)
         .map_err(|e| write_error(e, &id))?;
     Ok(Json(m.into()))
 }
