@@ -91,11 +91,13 @@ pub(crate) struct Run<'a> {
     /// that returned it). From then on every call policy asks about is asked, whatever was
     /// approved before: the one flag any standing approval consults ([`Run::approved_earlier`]).
     tainted: Option<String>,
-    /// The latest tool whose result brought outside text into the conversation, and when it
-    /// came (at the run's start for one in the history before it): from then on, pre-approvals
-    /// and session approvals given before it no longer cover irreversible calls, and what the
-    /// model stores as a memory waits for the user's confirmation (`outside.rs`).
-    outside: Option<(String, Instant)>,
+    /// The latest tool whose result brought outside text into the conversation, when it came
+    /// (at the run's start for one in the history before it), and the call's approval key (name
+    /// and arguments; empty for history): from then on, pre-approvals and session approvals
+    /// given before it no longer cover irreversible calls — a session approval still covers
+    /// the very call whose own output it was — and what the model stores as a memory waits for
+    /// the user's confirmation (`outside.rs`).
+    outside: Option<(String, Instant, (String, String))>,
     /// Calls whose pre-approval was suspended by outside text (their denial says why).
     suspended: Vec<String>,
     /// Whether a call above the read tier ran to success in this run (something changed).
@@ -151,7 +153,7 @@ impl<'a> Run<'a> {
     ) -> Self {
         let deadline = TokioInstant::now() + agent.config.limits.session_timeout;
         let outside = crate::outside::first_outside_tool(&history)
-            .map(|name| (name.to_owned(), Instant::now()));
+            .map(|name| (name.to_owned(), Instant::now(), (String::new(), String::new())));
         Run {
             agent,
             start_iterations: session.iterations,
@@ -469,7 +471,7 @@ impl<'a> Run<'a> {
                     }
                     // A job proposed after outside text says so in its question and its record.
                     if call.name == "schedule_create"
-                        && let Some((tool, _)) = &self.outside
+                        && let Some((tool, _, _)) = &self.outside
                     {
                         args["after_reading"] = Value::String(tool.clone());
                     }
@@ -683,7 +685,9 @@ impl<'a> Run<'a> {
             // must not switch off what the user approved for the run: they never taint it.
             let users_own = slot.call.name == crate::memory_tools::MEMORY_SEARCH;
             if crate::outside::brings_outside_text(&slot.call.name) {
-                self.outside = Some((slot.call.name.clone(), Instant::now()));
+                let args = serde_json::from_str::<Value>(&slot.call.arguments).unwrap_or_default();
+                let key = approve::approval_key(&slot.call.name, &args);
+                self.outside = Some((slot.call.name.clone(), Instant::now(), key));
             }
             if !guarded.injections.is_empty() && self.tainted.is_none() && !users_own {
                 self.tainted = Some(slot.call.id.clone());

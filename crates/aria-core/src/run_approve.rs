@@ -18,7 +18,7 @@ impl Run<'_> {
     pub(super) fn approved_earlier(&self, name: &str, args: &Value, tier: Tier) -> bool {
         let key = approval_key(name, args);
         let after_outside = match (&self.outside, self.approved.get(&key)) {
-            (Some((_, entered)), Some(granted)) => granted > entered,
+            (Some((_, entered, source)), Some(granted)) => granted > entered || *source == key,
             _ => true,
         };
         self.tainted.is_none()
@@ -28,7 +28,10 @@ impl Run<'_> {
 
     /// The outside text that suspends standing pre-approvals for a call of `tier`, if any.
     fn suspending(&self, tier: Tier) -> Option<&str> {
-        self.outside.as_ref().filter(|_| tier >= Tier::Irreversible).map(|(name, _)| name.as_str())
+        self.outside
+            .as_ref()
+            .filter(|_| tier >= Tier::Irreversible)
+            .map(|(name, _, _)| name.as_str())
     }
 
     pub(super) fn audit_refusal(
@@ -166,7 +169,7 @@ impl Run<'_> {
             "a tool result earlier in this run looked like a prompt injection, so only a person \
              can approve it now"
                 .to_owned()
-        } else if let Some((outside, _)) =
+        } else if let Some((outside, _, _)) =
             self.outside.as_ref().filter(|_| self.suspended.contains(&call.id))
         {
             format!(
@@ -214,7 +217,7 @@ fn still_approved(
     approved.get(key).is_some_and(|granted| now.duration_since(*granted) < SESSION_APPROVAL_TTL)
 }
 
-fn approval_key(name: &str, args: &Value) -> (String, String) {
+pub(super) fn approval_key(name: &str, args: &Value) -> (String, String) {
     (name.to_owned(), args.to_string())
 }
 

@@ -26,6 +26,16 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> CliResult<u8> {
     check_model(&config, &mut findings);
     check_memory(&config, &mut findings);
     check_notes(&config, &mut findings);
+    check_daemon(&config, &mut findings);
+    findings.push(Finding {
+        area: "outside text",
+        ok: true,
+        detail: "once text from files, commands, the web, MCP or plugins enters a run, \
+                 pre-approvals stop covering irreversible calls, memories the model stores wait \
+                 for your confirmation, and MCP/plugin tool descriptions are filtered like tool \
+                 output"
+            .to_owned(),
+    });
     // What a child started by `shell_execute` gets on this kernel (no network is granted).
     let protections = Sandbox::planned_protections(false);
     // What a program granted the network (a profile, plugin tool or MCP server) gets instead.
@@ -104,6 +114,49 @@ fn check_notes(config: &Config, out: &mut Vec<Finding>) {
             .join("; ")
     };
     out.push(Finding { area: "project notes", ok: true, detail });
+}
+
+/// Who may drive `aria serve`: the credential every request needs, and whether its token file
+/// is private.
+fn check_daemon(config: &Config, out: &mut Vec<Finding>) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = super::serve::token_path(&config.data_dir);
+    let (ok, detail) = match config.server.auth {
+        crate::config::ServerAuth::None => (
+            true,
+            "aria serve asks for NO credentials ([server] auth = \"none\", with --insecure): \
+             anything that reaches its port, other accounts included, can use ARIA"
+                .to_owned(),
+        ),
+        crate::config::ServerAuth::Token => match std::fs::metadata(&path) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => (
+                false,
+                format!(
+                    "the daemon's token {} is readable by other accounts (mode {:o}): chmod 600 \
+                     it, or make a new one with `aria serve --new-token`",
+                    path.display(),
+                    m.permissions().mode() & 0o777
+                ),
+            ),
+            Ok(_) => (
+                true,
+                format!(
+                    "aria serve needs a credential on every request, loopback included: its \
+                     token {} (0600), scoped tokens (aria tokens), or a web login link (aria ui)",
+                    path.display()
+                ),
+            ),
+            Err(_) => (
+                true,
+                format!(
+                    "aria serve needs a credential on every request, loopback included; it makes \
+                     its token {} (0600) on its first start",
+                    path.display()
+                ),
+            ),
+        },
+    };
+    out.push(Finding { area: "daemon", ok, detail });
 }
 
 fn check_memory(config: &Config, out: &mut Vec<Finding>) {

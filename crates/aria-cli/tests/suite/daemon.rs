@@ -181,6 +181,21 @@ impl Daemon {
         (format!("aria_session={session}; aria_csrf={csrf}"), csrf)
     }
 
+    /// Answers approval question `id` as a person in the web UI would (a fresh web login made
+    /// with the daemon's token): the status and the body.
+    pub fn answer_as_person(&self, id: &str, decision: &str) -> (u16, Value) {
+        let (status, made) = self.json("POST", "/api/v1/login-codes", Some(&json!({})));
+        assert_eq!(status, 201, "{made}");
+        let (cookie, csrf) = self.web_login(made["url"].as_str().unwrap());
+        let (status, body) = self.request(
+            "POST",
+            &format!("/api/v1/approvals/{id}"),
+            Some(&json!({ "decision": decision })),
+            &[("Cookie", cookie.as_str()), ("X-CSRF-Token", csrf.as_str())],
+        );
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
     /// The `Authorization` line for hand-made requests.
     pub fn auth_line(&self) -> String {
         self.token.as_ref().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default()

@@ -239,11 +239,7 @@ fn the_daemon_plans_rewords_and_asks_the_channel_to_confirm() {
     for decision in ["deny", "approve"] {
         let asked = events.next_named("approval");
         assert_eq!(asked["tool"], json!("confirm_completion"), "{asked}");
-        let (status, body) = daemon.json(
-            "POST",
-            &format!("/api/v1/approvals/{}", asked["id"].as_str().unwrap()),
-            Some(&json!({ "decision": decision })),
-        );
+        let (status, body) = daemon.answer_as_person(asked["id"].as_str().unwrap(), decision);
         assert_eq!(status, 200, "{body}");
     }
     let done = events.next_named("done");
