@@ -18,6 +18,7 @@ mod message;
 mod policy;
 mod redact;
 mod session;
+mod shown;
 mod tool;
 mod words;
 
@@ -40,6 +41,7 @@ pub use message::{Message, Role, ToolCall, Usage};
 pub use policy::{ApprovalMode, Tier};
 pub use redact::{NoRedact, Redact, redact_json};
 pub use session::{IllegalTransition, Limits, SessionState};
+pub use shown::{approval_arguments, escape_hidden, needs_escape};
 pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 pub use words::{
     ARIA_NOTE, asks_about_a_named_file, asks_to_edit_a_named_file, is_aria_note, refers_to_files,
