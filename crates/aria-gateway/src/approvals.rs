@@ -125,6 +125,7 @@ impl Approvals {
                 "session_id": request.session_id,
                 "tool": request.tool,
                 "arguments": request.arguments,
+                "shown": aria_api::approval_arguments(&request.arguments),
                 "tier": tier,
                 "reason": request.reason,
                 "expires_at": expires,

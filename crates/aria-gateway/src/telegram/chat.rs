@@ -117,7 +117,8 @@ pub(super) fn tool_line(name: &str, arguments: &Value) -> String {
         .map(str::to_owned)
         .or_else(|| arguments.as_object().filter(|m| !m.is_empty()).map(|_| arguments.to_string()))
         .unwrap_or_default();
-    let detail: String = detail.replace(['`', '\n'], " ").chars().take(80).collect();
+    let detail: String =
+        aria_api::escape_hidden(&detail.replace(['`', '\n'], " ")).chars().take(80).collect();
     if detail.is_empty() { format!("🔧 `{name}`") } else { format!("🔧 `{name} {detail}`") }
 }
 
@@ -225,13 +226,18 @@ fn typing(tg: &Arc<Telegram>, chat: i64) {
 pub(super) fn ask(tg: &Telegram, chat: i64, data: &Value) {
     let Some(id) = data["id"].as_str() else { return };
     let tool = data["tool"].as_str().unwrap_or("tool");
-    let tier = data["tier"].as_str().unwrap_or("irreversible");
-    let arguments =
-        clip(&serde_json::to_string_pretty(&data["arguments"]).unwrap_or_default(), 3000);
-    let reason = data["reason"].as_str().map(|r| format!("\nWhy: {r}")).unwrap_or_default();
+    let buttons = |yes: &str, no: &str| {
+        json!({"reply_markup": {"inline_keyboard": [[
+            {"text": yes, "callback_data": format!("approve:{id}")},
+            {"text": no, "callback_data": format!("deny:{id}")},
+        ]]}})
+    };
+    if tool != "confirm_completion" {
+        return ask_call(tg, chat, id, data, buttons("Approve", "Deny"));
+    }
     // A planned task's "is it done?" (confirm_completion) is a question about the work, not a
     // tool call: said as such, with Yes / Not yet.
-    let (html, plain, yes, no) = if tool == "confirm_completion" {
+    let (html, plain) = {
         let text = |k: &str| clip(data["arguments"][k].as_str().unwrap_or_default(), 1500);
         let (goal, summary) = (text("goal"), text("summary"));
         (
@@ -241,33 +247,87 @@ pub(super) fn ask(tg: &Telegram, chat: i64, data: &Value) {
                 format::escape(&goal)
             ),
             format!("Is this done?\n{summary}\nGoal: {goal}"),
-            "Yes, done",
-            "Not yet",
-        )
-    } else {
-        (
-            format!(
-                "Approve this <b>{}</b> action?\n<b>{}</b>\n<pre>{}</pre>{}",
-                format::escape(tier),
-                format::escape(tool),
-                format::escape(&arguments),
-                format::escape(&reason)
-            ),
-            format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}"),
-            "Approve",
-            "Deny",
         )
     };
-    let buttons = json!({"reply_markup": {"inline_keyboard": [[
-        {"text": yes, "callback_data": format!("approve:{id}")},
-        {"text": no, "callback_data": format!("deny:{id}")},
-    ]]}});
-    match tg.outbox.send(chat, &html, &plain, Some(buttons)) {
+    let queued = tg.outbox.send(chat, &html, &plain, Some(buttons("Yes, done", "Not yet")));
+    asked_in(tg, chat, id, queued);
+}
+
+/// Remembers the message a question was asked in (only a press on it answers).
+fn asked_in(tg: &Telegram, chat: i64, id: &str, queued: Result<i64, aria_store::StoreError>) {
+    match queued {
         Ok(row) => {
             tg.asked().insert(id.to_owned(), Asked { chat, row });
         }
         Err(e) => tracing::error!(chat, "cannot queue an approval question: {e}"),
     }
+}
+
+/// How much of the start and of the end of a long call the question itself quotes.
+const QUOTED: usize = 400;
+
+/// Asks to approve a tool call, showing exactly what would run: the whole arguments, every
+/// hidden character made visible ([`aria_api::approval_arguments`]). When that does not fit one
+/// message, the whole text goes first as a file (`sendDocument`), and the question with the
+/// buttons is a second message that the outbox sends only once the file was sent: nobody can
+/// approve a call whose every character they were not sent. The question quotes the start and
+/// the end of the call, where an appended command would be.
+fn ask_call(tg: &Telegram, chat: i64, id: &str, data: &Value, buttons: Value) {
+    let tool = aria_api::escape_hidden(data["tool"].as_str().unwrap_or("tool"));
+    let tier = aria_api::escape_hidden(data["tier"].as_str().unwrap_or("irreversible"));
+    let arguments = aria_api::approval_arguments(&data["arguments"]);
+    let reason = data["reason"]
+        .as_str()
+        .map(|r| format!("\nWhy: {}", aria_api::escape_hidden(r)))
+        .unwrap_or_default();
+    let plain = format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}");
+    let html = format!(
+        "Approve this <b>{}</b> action?\n<b>{}</b>\n<pre>{}</pre>{}",
+        format::escape(&tier),
+        format::escape(&tool),
+        format::escape(&arguments),
+        format::escape(&reason)
+    );
+    if fits_one_message(&plain) {
+        let queued = tg.outbox.send(chat, &html, &plain, Some(buttons));
+        return asked_in(tg, chat, id, queued);
+    }
+    let length = arguments.chars().count();
+    let caption = format!(
+        "The whole {tool} call ARIA asks to approve ({length} characters). Read it all: the \
+         question follows this file."
+    );
+    let document =
+        match tg.outbox.send_document(chat, &format!("approval-{id}.txt"), &plain, &caption) {
+            Ok(row) => row,
+            Err(e) => return tracing::error!(chat, "cannot queue an approval question: {e}"),
+        };
+    let head: String = arguments.chars().take(QUOTED).collect();
+    let tail: String = arguments.chars().skip(length.saturating_sub(QUOTED)).collect();
+    let reason = clip(&reason, 600);
+    let note = format!(
+        "Its arguments are too long for one message ({length} characters): they are in the file \
+         above, whole. Read the file before you answer."
+    );
+    let plain = format!(
+        "Approve this {tier} action?\n{tool}\n{note}\nIt starts:\n{head}\n…\nIt ends:\n{tail}{reason}"
+    );
+    let html = format!(
+        "Approve this <b>{}</b> action?\n<b>{}</b>\n{}\nIt starts:\n<pre>{}</pre>\nIt ends:\n<pre>{}</pre>{}",
+        format::escape(&tier),
+        format::escape(&tool),
+        format::escape(&note),
+        format::escape(&head),
+        format::escape(&tail),
+        format::escape(&reason)
+    );
+    let queued = tg.outbox.send_after(chat, document, &html, &plain, Some(buttons));
+    asked_in(tg, chat, id, queued);
+}
+
+/// Whether `text` fits one Telegram message (with room for the markup's line breaks).
+fn fits_one_message(text: &str) -> bool {
+    text.encode_utf16().count() + 16 <= MESSAGE_LIMIT
 }
 
 /// At most `max` characters of `text`, saying how many more there were (a question must fit
