@@ -16,6 +16,7 @@ mod fence;
 mod journal;
 mod message;
 mod policy;
+mod quote;
 mod redact;
 mod session;
 mod shown;
@@ -39,6 +40,7 @@ pub use journal::{
 };
 pub use message::{Message, Role, ToolCall, Usage};
 pub use policy::{ApprovalMode, Tier};
+pub use quote::{QUOTE_MIN_CHARS, QUOTE_MIN_SHORT, normalise_for_quotes, quotes};
 pub use redact::{NoRedact, Redact, redact_json};
 pub use session::{IllegalTransition, Limits, SessionState};
 pub use shown::{approval_arguments, escape_hidden, needs_escape};
