@@ -81,7 +81,14 @@ impl Harness {
         approval_timeout: Duration,
         mode: aria_api::ApprovalMode,
     ) -> Harness {
-        Harness::build(model, approval_timeout, mode, None).await
+        Harness::build(model, approval_timeout, mode, None, None).await
+    }
+
+    /// A daemon whose agent runs a model on this machine and recalls `memory`, a private one.
+    async fn remembering(script: Vec<Turn>, memory: &str) -> Harness {
+        let model = Arc::new(ScriptedProvider::new(script, End::Fail));
+        let mode = aria_api::ApprovalMode::Governed;
+        Harness::build(model, Duration::from_secs(30), mode, None, Some(memory)).await
     }
 
     /// A daemon whose agent also has `ask_user`, with these waits (for a press, then for the
@@ -89,7 +96,7 @@ impl Harness {
     async fn choosing(script: Vec<Turn>, wait: Duration, reminder: Duration) -> Harness {
         let model = Arc::new(ScriptedProvider::new(script, End::Fail));
         let mode = aria_api::ApprovalMode::Governed;
-        Harness::build(model, Duration::from_secs(30), mode, Some((wait, reminder))).await
+        Harness::build(model, Duration::from_secs(30), mode, Some((wait, reminder)), None).await
     }
 
     async fn build(
@@ -97,9 +104,12 @@ impl Harness {
         approval_timeout: Duration,
         mode: aria_api::ApprovalMode,
         choice: Option<(Duration, Duration)>,
+        private_memory: Option<&str>,
     ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(&dir.path().join("aria.db"), Arc::new(NoRedact)).unwrap());
+        // The daemon's store redacts as `aria serve`'s does (the secret filter).
+        let redactor = Arc::new(aria_tools::SecretRedactor::new(Vec::new()));
+        let store = Arc::new(Store::open(&dir.path().join("aria.db"), redactor).unwrap());
         let root = dir.path().join("root");
         std::fs::create_dir_all(&root).unwrap();
         let root = root.canonicalize().unwrap();
@@ -118,6 +128,7 @@ impl Harness {
         let mut config = AgentConfig::new("test-model", "You are a test.");
         config.approval_timeout = approval_timeout;
         config.mode = mode;
+        config.local_model = private_memory.is_some();
         let agent = Agent::new(
             model,
             Arc::new(ToolRegistry::new(tools).unwrap()),
@@ -127,6 +138,10 @@ impl Harness {
             config,
         )
         .with_approver(Arc::new(approvals.clone()));
+        let agent = match private_memory {
+            Some(text) => agent.with_memory(boundaries::recalling(&store, text)),
+            None => agent,
+        };
         let gw = Arc::new(Gateway::new(
             agent,
             store,

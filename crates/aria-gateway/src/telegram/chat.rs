@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use super::format::{self, MESSAGE_LIMIT};
 use super::outbox::CHANNEL;
+use super::private::{self, Privacy};
 use super::{Asked, Telegram};
 use crate::approvals::Decision;
 use crate::runs::{Channel, Event, Start};
@@ -55,7 +56,8 @@ pub(super) fn start(tg: &Arc<Telegram>, chat: i64, text: String) {
     let hub = tg.gw.runs.start(tg.gw.clone(), conversation.clone(), start, Channel::Telegram);
     let events = hub.follow();
     let span = tracing::info_span!("telegram_follow", chat, conversation_id = %conversation);
-    tokio::spawn(tracing::Instrument::instrument(follow(tg.clone(), chat, events), span));
+    let follow = follow(tg.clone(), chat, conversation, events);
+    tokio::spawn(tracing::Instrument::instrument(follow, span));
 }
 
 /// The answer being streamed: its Markdown-ish text and the rows of the messages showing it.
@@ -83,13 +85,24 @@ impl Stream {
         self.dirty = true;
     }
 
-    /// Sends the parts not shown yet and edits those that changed.
-    fn flush(&mut self, tg: &Telegram) {
+    /// Sends the parts not shown yet and edits those that changed. Until the `last` flush,
+    /// a word still being written is held back: the start of a key shows no pattern the
+    /// redactor knows, and would leave before the rest of it arrives.
+    fn flush(&mut self, tg: &Telegram, last: bool) {
         if !self.dirty || self.text.trim().is_empty() {
             return;
         }
-        self.dirty = false;
-        let text = self.text.trim_end().to_owned();
+        let complete = if last || self.text.ends_with(char::is_whitespace) {
+            self.text.len()
+        } else {
+            self.text.rfind(char::is_whitespace).unwrap_or(0)
+        };
+        let text = self.text[..complete].trim_end().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        // What is held back is still to be shown.
+        self.dirty = complete < self.text.len();
         for (i, part) in format::split(&text, MESSAGE_LIMIT).into_iter().enumerate() {
             let html = format::to_html(&part);
             let queued = match self.parts.get_mut(i) {
@@ -122,8 +135,20 @@ pub(super) fn tool_line(name: &str, arguments: &Value) -> String {
     if detail.is_empty() { format!("🔧 `{name}`") } else { format!("🔧 `{name} {detail}`") }
 }
 
-async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceiver<Event>) {
+async fn follow(
+    tg: Arc<Telegram>,
+    chat: i64,
+    conversation: String,
+    mut events: mpsc::UnboundedReceiver<Event>,
+) {
     let mut stream = Stream { chat, text: String::new(), parts: Vec::new(), dirty: false };
+    let mut privacy = Privacy::default();
+    // Streamed only while no private memory can be in it (see `private`).
+    let flush = |stream: &mut Stream, privacy: &mut Privacy| {
+        if !privacy.may_quote(&tg.gw.store) {
+            stream.flush(&tg, false);
+        }
+    };
     let mut tools_running = 0usize;
     typing(&tg, chat);
     let mut typing_tick = tokio::time::interval(Duration::from_secs(4));
@@ -134,7 +159,7 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
         let event = tokio::select! {
             event = events.recv() => event,
             _ = edit_tick.tick() => {
-                stream.flush(&tg);
+                flush(&mut stream, &mut privacy);
                 continue;
             }
             _ = typing_tick.tick(), if tools_running > 0 || stream.parts.is_empty() => {
@@ -143,13 +168,14 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
             }
         };
         let Some(event) = event else { break };
+        privacy.note(event.event, &event.data);
         let first = stream.parts.is_empty();
         match event.event {
             "text" => {
                 stream.push(event.data["delta"].as_str().unwrap_or_default());
                 // The first words go out at once; later ones wait for the next edit tick.
                 if first {
-                    stream.flush(&tg);
+                    flush(&mut stream, &mut privacy);
                 }
             }
             "tool_call" => {
@@ -158,7 +184,7 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
                     event.data["name"].as_str().unwrap_or("tool"),
                     &event.data["arguments"],
                 ));
-                stream.flush(&tg);
+                flush(&mut stream, &mut privacy);
                 typing(&tg, chat);
             }
             "tool_result" => {
@@ -177,7 +203,7 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
                 stream.line(&format!("⚠️ {}", event.data["message"].as_str().unwrap_or_default()))
             }
             "approval" => {
-                stream.flush(&tg);
+                flush(&mut stream, &mut privacy);
                 ask(&tg, chat, &event.data);
             }
             "approval_result" => settle(&tg, &event.data),
@@ -208,7 +234,13 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
             _ => {}
         }
     }
-    stream.flush(&tg);
+    if privacy.may_quote(&tg.gw.store) && privacy.quotes_private(&tg.gw.store, &stream.text) {
+        tracing::info!(chat, conversation_id = %conversation, "an answer quoting a private memory was kept off Telegram");
+        let ui = private::ui_base(&tg.gw.services.config);
+        stream.text = private::withheld(&conversation, ui.as_deref());
+        stream.dirty = true;
+    }
+    stream.flush(&tg, true);
 }
 
 /// Shows "typing…" (best effort, not through the outbox: it is not a message and goes stale).
