@@ -28,7 +28,8 @@ pub use chat::{
 };
 pub use embed::{
     EmbedError, Embedder, MAX_PASSAGES, PASSAGE_OVERLAP, PASSAGE_WORDS, PassagePlan,
-    check_batch as check_embed_batch, cosine, even_windows, passage_texts, word_passages,
+    check_batch as check_embed_batch, cosine, even_windows, may_embed, passage_texts,
+    word_passages,
 };
 pub use fence::{
     CHANGE_TOOLS, EDIT_FILE_TOOL, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, fence, tool_failed,
