@@ -151,3 +151,18 @@ fn an_ollama_server_counts_by_its_address_too() {
     assert!(!judged("http://otherhost:11434"));
     assert!(!judged("http://0.0.0.0:11434"));
 }
+
+#[test]
+fn ollama_host_values_are_judged_by_the_url_they_become() {
+    let judged = |value: &str| judge(&crate::OllamaConfig::host_url(value), &fake()).is_local();
+    // `0.0.0.0` is how a server listens on every interface; Ollama's clients (and ARIA's)
+    // connect to it as 127.0.0.1, which is what is judged.
+    assert!(judged("0.0.0.0"));
+    assert!(judged("0.0.0.0:9999"));
+    assert!(judged("127.0.0.1"));
+    assert!(judged("localhost:11434"));
+    assert!(!judged("otherhost:11434"));
+    assert!(!judged("otherhost"));
+    assert!(!judged("http://127.0.0.1@otherhost:11434"));
+    assert!(!judged("198.51.100.4"));
+}
