@@ -340,6 +340,26 @@ mod tests {
     }
 
     #[test]
+    fn a_document_upload_is_multipart_form_data_the_bot_api_can_read() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("chat_id".into(), serde_json::json!(42));
+        fields.insert("caption".into(), serde_json::json!("the whole call"));
+        // Content that holds the first boundary tried: another one is chosen.
+        let content = "echo --aria-form-boundary-7d1f3c\r\n; rm -rf important ⟨U+202E⟩";
+        let (boundary, body) = multipart(&fields, "approval-1.txt", content.as_bytes());
+        assert_ne!(boundary, "aria-form-boundary-7d1f3c");
+        let parsed = aria_testkit::telegram_mock::parse_multipart(&body).unwrap();
+        assert_eq!(
+            parsed,
+            serde_json::json!({
+                "chat_id": 42,
+                "caption": "the whole call",
+                "document": {"filename": "approval-1.txt", "content": content},
+            })
+        );
+    }
+
+    #[test]
     fn backoff_follows_retry_after_else_doubles_up_to_the_cap() {
         let base = Duration::from_millis(500);
         let max = Duration::from_secs(30);
