@@ -96,7 +96,13 @@ fn a_private_memory_is_not_sent_to_a_remote_embedder() {
             .unwrap();
         ok(&out)
     };
-    memories(&["add", PRIVATE, "--private"]);
+    let added = memories(&["add", PRIVATE, "--private", "--json"]);
+    let id = serde_json::from_str::<serde_json::Value>(&added).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A new wording of it is not sent either.
+    memories(&["edit", &id, "Dana's salary review moved to April"]);
     let embedded = |needle: &str| {
         proxy
             .other_requests()
@@ -104,14 +110,16 @@ fn a_private_memory_is_not_sent_to_a_remote_embedder() {
             .any(|(path, body)| path.contains("embed") && body.to_string().contains(needle))
     };
     assert!(!embedded("review is in March"), "{:?}", proxy.other_requests());
+    assert!(!embedded("moved to April"), "{:?}", proxy.other_requests());
     // A public memory does go to that embedder (so the path above was open).
     memories(&["add", PUBLIC]);
     assert!(embedded("spreadsheet in green"), "{:?}", proxy.other_requests());
     // A reindex leaves the private one to its words too.
     memories(&["reindex"]);
     assert!(!embedded("review is in March"), "{:?}", proxy.other_requests());
-    let found = memories(&["search", "salary review March", "--json"]);
-    assert!(found.contains("review is in March"), "found by its words: {found}");
+    assert!(!embedded("moved to April"), "{:?}", proxy.other_requests());
+    let found = memories(&["search", "salary review April", "--json"]);
+    assert!(found.contains("moved to April"), "found by its words: {found}");
     let doctor = aria
         .cmd(NO_SERVER)
         .args(["--config", config.to_str().unwrap(), "doctor", "--json"])
