@@ -206,7 +206,7 @@ fn secrets_and_private_memories_stay_off_telegram() {
     );
     assert_eq!(code(&add), 0, "{}", text(&add.stderr));
     let model = MockOpenAi::new(vec![
-        MockTurn::text(&format!("Your token is {KEY} - keep it safe.")),
+        MockTurn::text(format!("Your token is {KEY} - keep it safe.")),
         MockTurn::text("Of course: your bank PIN is 4711 and the safe code is 0815."),
     ])
     .serve();
