@@ -270,7 +270,9 @@ pub(super) fn ask(tg: &Telegram, chat: i64, data: &Value) {
     // A planned task's "is it done?" (confirm_completion) is a question about the work, not a
     // tool call: said as such, with Yes / Not yet.
     let (html, plain) = {
-        let text = |k: &str| clip(data["arguments"][k].as_str().unwrap_or_default(), 1500);
+        let text = |k: &str| {
+            clip(&aria_api::escape_hidden(data["arguments"][k].as_str().unwrap_or_default()), 1500)
+        };
         let (goal, summary) = (text("goal"), text("summary"));
         (
             format!(
