@@ -230,6 +230,7 @@ fn secrets_and_private_memories_stay_off_telegram() {
     }
     let pointer = tg.messages(CHAT).into_iter().find(|(_, m)| m.contains("🔒")).unwrap().1;
     assert!(pointer.contains("aria conversations show "), "{pointer}");
+    assert!(pointer.contains("http://127.0.0.1:") && pointer.contains("/#/c/"), "{pointer}");
     daemon.signal("TERM");
     daemon.wait_exit(Duration::from_secs(20)).expect("it stops");
     for (path, bytes) in super::harness::all_bytes(&aria.home()) {
