@@ -2,7 +2,11 @@
 //! the answer is sent as soon as the first text arrives and then edited (at most once per
 //! `edit_interval`) as more comes, split over several messages past 4,096 characters; each tool
 //! step is one line (`🔧 file_read notes/todo.md`); a typing indicator shows while tools run;
-//! an approval question is a message with Approve / Deny buttons, edited to say how it ended.
+//! an approval question is a message with Approve / Deny buttons, edited to say how it ended,
+//! showing the whole call (a call too long for one message goes first as a file, and the
+//! buttons only after it was delivered). A word still being written is held back until the
+//! next one starts, so a key never leaves in pieces the redactor cannot recognise; an answer
+//! that may quote a private memory is held until the run ends (see `private`).
 
 use std::sync::Arc;
 use std::time::Duration;
