@@ -21,6 +21,14 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     /// Embeds a batch of texts. An empty batch yields an empty result without any work.
     fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>>;
 
+    /// Whether the texts stay on this machine (an embedded model, or a server whose every
+    /// address was checked to be loopback). Private memories are embedded only by such an
+    /// embedder ([`may_embed`]). The default is `false`: an embedder that does not say is
+    /// treated as remote.
+    fn on_this_machine(&self) -> bool {
+        false
+    }
+
     /// Where a long text is cut into passages, each embedded on its own (a model reads only so
     /// many tokens; the rest of a longer text would be ignored): byte ranges of `text`, in
     /// order, overlapping a little, together covering it. A text that fits is one passage,
@@ -43,6 +51,12 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
         let vectors = self.embed(plan.texts());
         Box::pin(async move { plan.regroup(vectors.await?) })
     }
+}
+
+/// Whether a memory (private or not) may be sent to `embedder`: a private memory never leaves
+/// this machine, so a remote embedder does not get it (it is found by its words, BM25, only).
+pub fn may_embed(embedder: &dyn Embedder, private: bool) -> bool {
+    !private || embedder.on_this_machine()
 }
 
 /// Words per passage when an embedder cuts by words: about 210 tokens of English prose, which

@@ -16,8 +16,10 @@ mod fence;
 mod journal;
 mod message;
 mod policy;
+mod quote;
 mod redact;
 mod session;
+mod shown;
 mod tool;
 mod words;
 
@@ -26,7 +28,8 @@ pub use chat::{
 };
 pub use embed::{
     EmbedError, Embedder, MAX_PASSAGES, PASSAGE_OVERLAP, PASSAGE_WORDS, PassagePlan,
-    check_batch as check_embed_batch, cosine, even_windows, passage_texts, word_passages,
+    check_batch as check_embed_batch, cosine, even_windows, may_embed, passage_texts,
+    word_passages,
 };
 pub use fence::{
     CHANGE_TOOLS, EDIT_FILE_TOOL, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, fence, tool_failed,
@@ -38,8 +41,10 @@ pub use journal::{
 };
 pub use message::{Message, Role, ToolCall, Usage};
 pub use policy::{ApprovalMode, Tier};
+pub use quote::{QUOTE_MIN_CHARS, QUOTE_MIN_SHORT, normalise_for_quotes, quotes};
 pub use redact::{NoRedact, Redact, redact_json};
 pub use session::{IllegalTransition, Limits, SessionState};
+pub use shown::{approval_arguments, escape_hidden, needs_escape};
 pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 pub use words::{
     ARIA_NOTE, asks_about_a_named_file, asks_to_edit_a_named_file, is_aria_note, refers_to_files,

@@ -23,7 +23,8 @@ pub fn build(config: &Config) -> CliResult<Option<Arc<dyn Embedder>>> {
         if wire == EmbedWire::OpenAi {
             c.api_key = config.provider.api_key.clone();
         }
-        let embedder = HttpEmbedder::new(c)
+        // Judged like a chat server: private memories are embedded only on this machine.
+        let embedder = HttpEmbedder::judged(c, &aria_models::SystemResolver)
             .map_err(|e| CliError::config(anyhow::anyhow!("[memory] embedder: {e}")))?;
         Ok(Some(Arc::new(embedder)))
     };

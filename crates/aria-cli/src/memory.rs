@@ -142,12 +142,17 @@ impl StoreMemory {
     }
 
     /// The vectors of `text`'s passages (one for a text the embedder takes whole), with the
-    /// embedder's model id; `None` without an embedder.
+    /// embedder's model id; `None` without an embedder, and for a `private` text when the
+    /// embedder is not on this machine ([`aria_api::may_embed`]: it is found by its words).
     async fn embed_passages(
         &self,
         text: &str,
+        private: bool,
     ) -> Result<Option<(String, Vec<Vec<f32>>)>, MemoryError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
+        if !aria_api::may_embed(embedder.as_ref(), private) {
+            return Ok(None);
+        }
         let mut grouped = embedder
             .embed_passages(&[text.to_owned()])
             .await
@@ -326,7 +331,7 @@ impl MemoryBackend for StoreMemory {
                      setting (approval mode, [preapprove]), never a memory"
                 )));
             }
-            let embedded = self.embed_passages(&memory.content).await?;
+            let embedded = self.embed_passages(&memory.content, memory.private).await?;
             let passages =
                 embedded.as_ref().map(|(model, vectors)| aria_store::Passages { model, vectors });
             // A text of one passage is compared by its vector; a longer one (a document) only
@@ -489,6 +494,50 @@ mod tests {
         assert_eq!(found(&all, "haiku").await, both, "the unscoped backend sees everything");
         // Another agent with its own memory sees neither.
         assert!(found(&all.clone().for_agent(Some("critic")), "haiku").await.is_empty());
+    }
+
+    /// [`Toy`], but running on this machine.
+    #[derive(Debug)]
+    struct LocalToy;
+
+    impl Embedder for LocalToy {
+        fn model_id(&self) -> &str {
+            "test:toy"
+        }
+        fn dims(&self) -> usize {
+            64
+        }
+        fn on_this_machine(&self) -> bool {
+            true
+        }
+        fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>> {
+            Toy.embed(texts)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_private_memory_is_embedded_only_on_this_machine() {
+        let (store, remote) = backends();
+        let private = NewMemory { private: true, ..new("the safe code is 0815", &[]) };
+        let secret = id(remote.remember(private.clone()).await.unwrap());
+        let open = id(remote.remember(new("the user likes green tea", &[])).await.unwrap());
+        let missing: Vec<String> = store
+            .memory_missing_embeddings("test:toy", 10)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(missing, vec![secret.clone()], "the remote embedder got only the public one");
+        assert_ne!(open, secret);
+        // Still found, by its words.
+        assert!(found(&remote, "safe code").await.contains(&secret));
+        let local = StoreMemory::new(store.clone(), Some(Arc::new(LocalToy)));
+        let mine = id(local
+            .remember(NewMemory { private: true, ..new("my PIN is 4711", &[]) })
+            .await
+            .unwrap());
+        let missing = store.memory_missing_embeddings("test:toy", 10).unwrap();
+        assert!(missing.iter().all(|(id, _)| *id != mine), "embedded on this machine");
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@ use aria_api::{Provider, ProviderError};
 use aria_models::{
     AnthropicConfig, AnthropicProvider, BreakerPolicy, CapVerdict, FallbackWhen, OllamaConfig,
     OllamaProvider, OpenAiConfig, OpenAiProvider, PeriodCaps, PeriodSpend, Price, Pricing,
-    RetryPolicy, Route, Router, SystemClock, ToolChoice, Window, known_model,
+    RetryPolicy, Route, Router, SystemClock, SystemResolver, ToolChoice, Window, known_model,
 };
 use aria_store::Store;
 
@@ -35,12 +35,30 @@ impl Backend {
         }
     }
 
-    /// Runs on this machine (an OpenAI-compatible server counts when it is on loopback).
+    /// Runs on this machine: the embedded model, or a server (Ollama, OpenAI-compatible) whose
+    /// every address was checked to be loopback when its client was built
+    /// ([`aria_models::locality::judge`], the one rule; the client is pinned to those
+    /// addresses). Anthropic's API is never on this machine.
     pub fn is_local(&self) -> bool {
         match self {
-            Backend::Ollama(_) | Backend::Local(_) => true,
-            Backend::OpenAi(p) => reqwest_free_loopback(p.base_url()),
+            Backend::Local(_) => true,
+            Backend::Ollama(p) => p.locality().is_local(),
+            Backend::OpenAi(p) => p.locality().is_local(),
             Backend::Anthropic(_) => false,
+        }
+    }
+
+    /// Why the backend counts as remote (`None` when it runs on this machine).
+    pub fn remote_because(&self) -> Option<String> {
+        let why = |l: &aria_models::Locality| match l {
+            aria_models::Locality::Remote { why } => Some(why.clone()),
+            aria_models::Locality::Local { .. } => None,
+        };
+        match self {
+            Backend::Local(_) => None,
+            Backend::Ollama(p) => why(p.locality()),
+            Backend::OpenAi(p) => why(p.locality()),
+            Backend::Anthropic(_) => Some("Anthropic's API is not on this machine".into()),
         }
     }
 
@@ -55,11 +73,6 @@ impl Backend {
             }),
         }
     }
-}
-
-fn reqwest_free_loopback(url: &str) -> bool {
-    let host = url.split("://").nth(1).unwrap_or(url).split(['/', ':']).next().unwrap_or("");
-    host == "localhost" || host.starts_with("127.") || url.contains("://[::1]")
 }
 
 /// Why a configured backend cannot be used now.
@@ -100,7 +113,8 @@ pub fn backend(config: &Config, name: &str, model: &str) -> CliResult<Backend> {
                 num_ctx: p.num_ctx,
                 ..OllamaConfig::new(p.ollama_url.clone())
             };
-            Backend::Ollama(OllamaProvider::new(c).map_err(provider_error(name))?)
+            let judged = OllamaProvider::judged(c, &SystemResolver);
+            Backend::Ollama(judged.map_err(provider_error(name))?)
         }
         config::LOCAL_PROVIDER => local(config, model)?,
         _ => {
@@ -111,7 +125,8 @@ pub fn backend(config: &Config, name: &str, model: &str) -> CliResult<Backend> {
                 parallel_tool_calls: p.parallel_tool_calls,
                 ..OpenAiConfig::default()
             };
-            Backend::OpenAi(OpenAiProvider::new(c).map_err(provider_error(name))?)
+            let judged = OpenAiProvider::judged(c, &SystemResolver);
+            Backend::OpenAi(judged.map_err(provider_error(name))?)
         }
     })
 }

@@ -40,6 +40,15 @@ const pretty = (v) => {
   if (typeof v === 'string') { try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; } }
   return JSON.stringify(v, null, 2);
 };
+/**
+ * The arguments of a call to approve, as shown: the server's rendering (`shown`, the same text
+ * the terminal and Telegram show) when the question carries one; else the JSON with the same
+ * hidden characters made visible as ⟨U+XXXX⟩ (bidi controls, zero-width and invisible
+ * characters, variation selectors, tag characters, controls other than line feed and tab).
+ */
+const HIDDEN = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{E0000}-\u{E0FFF}]/gu;
+const shownArguments = (a) => (typeof a.shown === 'string' ? a.shown
+  : pretty(a.arguments ?? {}).replace(HIDDEN, (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`));
 const when = (t) => { const d = t ? new Date(t) : null; return d && !isNaN(d) ? d.toLocaleString() : (t || ''); };
 const usd = (n) => (typeof n === 'number' ? '$' + n.toFixed(n !== 0 && Math.abs(n) < 0.01 ? 4 : 2) : String(n));
 
@@ -473,7 +482,7 @@ function approvalCard(a) {
     el('div', { class: 'title' }, 'Approval needed: ', el('span', { class: 'tool-name', text: a.tool }),
       a.tier ? el('span', { class: `badge tier-${a.tier}`, text: a.tier }) : null),
     a.reason ? el('div', { class: 'why', testid: 'approval-reason', text: a.reason }) : null,
-    el('pre', { class: 'plain', text: pretty(a.arguments ?? {}) }),
+    el('pre', { class: 'plain approval-arguments', testid: 'approval-arguments', text: shownArguments(a) }),
     el('div', { class: 'actions row' }, ...buttons, expires),
     decision);
   const deadline = a.expires_at ? new Date(a.expires_at).getTime() : NaN;

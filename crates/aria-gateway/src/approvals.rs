@@ -129,6 +129,7 @@ impl Approvals {
                 "session_id": request.session_id,
                 "tool": request.tool,
                 "arguments": request.arguments,
+                "shown": aria_api::approval_arguments(&request.arguments),
                 "tier": tier,
                 "reason": request.reason,
                 "expires_at": expires,
@@ -234,7 +235,10 @@ impl Detached {
         let _settled =
             Settled { detached: self.clone(), id: id.clone(), tool: request.tool.clone() };
         let _expire = Expire { approvals: self.approvals.clone(), id: id.clone() };
-        let arguments: String = request.arguments.to_string().chars().take(300).collect();
+        // A notification, not where the call is approved (the Notifications page and Telegram
+        // show it whole); still, nothing hidden in it may read as something else.
+        let arguments: String =
+            aria_api::escape_hidden(&request.arguments.to_string()).chars().take(300).collect();
         let text = format!(
             "{} `{}` ({tier}) with {arguments}. Approve or deny it on the Notifications page of \
              the web UI, or with POST /api/v1/approvals/{id} {{\"decision\": \"approve\"}} or \

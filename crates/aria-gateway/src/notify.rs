@@ -7,7 +7,8 @@
 //! that did not say `/notify off` (through the outbox, so nothing is lost), and as a desktop
 //! notification when `notify-send` exists. `[notify] enabled = false` stops the Telegram and
 //! desktop pushes but keeps the records and the web list. A run's start is only recorded and
-//! pushed when `[notify] job_started` asks for it.
+//! pushed when `[notify] job_started` asks for it. The text passes the secret filter first
+//! (the store's redactor), once, for every one of those ways out.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
@@ -163,6 +164,9 @@ impl Notifications {
         if kind == NoticeKind::Started.as_str() && !self.settings.job_started {
             return None;
         }
+        // The one way out for a notification: what the web, Telegram, the desktop and the
+        // stored record get is the redacted text (a job's answer may quote a key).
+        let text = &self.store.redact_text(text);
         tracing::info!(kind, job, slot, "{text}");
         let mut pushed = Vec::new();
         if self.settings.enabled {

@@ -26,6 +26,9 @@ const WAIT: Duration = Duration::from_secs(10);
 #[path = "telegram/jobs_and_choices.rs"]
 mod jobs_and_choices;
 
+#[path = "telegram/boundaries.rs"]
+mod boundaries;
+
 /// A model that streams its answer slowly, piece by piece.
 #[derive(Debug)]
 struct Slow {
@@ -78,7 +81,14 @@ impl Harness {
         approval_timeout: Duration,
         mode: aria_api::ApprovalMode,
     ) -> Harness {
-        Harness::build(model, approval_timeout, mode, None).await
+        Harness::build(model, approval_timeout, mode, None, None).await
+    }
+
+    /// A daemon whose agent runs a model on this machine and recalls `memory`, a private one.
+    async fn remembering(script: Vec<Turn>, memory: &str) -> Harness {
+        let model = Arc::new(ScriptedProvider::new(script, End::Fail));
+        let mode = aria_api::ApprovalMode::Governed;
+        Harness::build(model, Duration::from_secs(30), mode, None, Some(memory)).await
     }
 
     /// A daemon whose agent also has `ask_user`, with these waits (for a press, then for the
@@ -86,7 +96,7 @@ impl Harness {
     async fn choosing(script: Vec<Turn>, wait: Duration, reminder: Duration) -> Harness {
         let model = Arc::new(ScriptedProvider::new(script, End::Fail));
         let mode = aria_api::ApprovalMode::Governed;
-        Harness::build(model, Duration::from_secs(30), mode, Some((wait, reminder))).await
+        Harness::build(model, Duration::from_secs(30), mode, Some((wait, reminder)), None).await
     }
 
     async fn build(
@@ -94,9 +104,12 @@ impl Harness {
         approval_timeout: Duration,
         mode: aria_api::ApprovalMode,
         choice: Option<(Duration, Duration)>,
+        private_memory: Option<&str>,
     ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(&dir.path().join("aria.db"), Arc::new(NoRedact)).unwrap());
+        // The daemon's store redacts as `aria serve`'s does (the secret filter).
+        let redactor = Arc::new(aria_tools::SecretRedactor::new(Vec::new()));
+        let store = Arc::new(Store::open(&dir.path().join("aria.db"), redactor).unwrap());
         let root = dir.path().join("root");
         std::fs::create_dir_all(&root).unwrap();
         let root = root.canonicalize().unwrap();
@@ -115,6 +128,7 @@ impl Harness {
         let mut config = AgentConfig::new("test-model", "You are a test.");
         config.approval_timeout = approval_timeout;
         config.mode = mode;
+        config.local_model = private_memory.is_some();
         let agent = Agent::new(
             model,
             Arc::new(ToolRegistry::new(tools).unwrap()),
@@ -124,6 +138,10 @@ impl Harness {
             config,
         )
         .with_approver(Arc::new(approvals.clone()));
+        let agent = match private_memory {
+            Some(text) => agent.with_memory(boundaries::recalling(&store, text)),
+            None => agent,
+        };
         let gw = Arc::new(Gateway::new(
             agent,
             store,
@@ -681,10 +699,12 @@ async fn a_question_about_a_huge_call_still_fits_one_message() {
     })
     .await;
     let question = h.texts(CHAT).into_iter().find(|m| m.starts_with("Approve this")).unwrap();
-    let tail: String =
-        question.chars().rev().take(60).collect::<Vec<_>>().into_iter().rev().collect();
-    assert!(question.contains("… (7016 more characters)"), "{tail}");
     assert!(question.chars().count() < 4096);
+    // Nothing is left out: the whole call went first, as a file.
+    assert!(!question.contains("more characters"), "{question}");
+    let documents = h.tg.documents(CHAT);
+    assert_eq!(documents.len(), 1);
+    assert!(documents[0].2.contains(&"x".repeat(10_000)));
     h.stop().await;
 }
 

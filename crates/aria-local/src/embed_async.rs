@@ -29,6 +29,11 @@ impl LocalEmbedderHandle {
 }
 
 impl Embedder for LocalEmbedderHandle {
+    /// The embedded model: nothing leaves the process.
+    fn on_this_machine(&self) -> bool {
+        true
+    }
+
     fn model_id(&self) -> &str {
         &self.model_id
     }

@@ -83,10 +83,33 @@ struct Inner {
     config: HttpEmbedderConfig,
     endpoint: String,
     model_id: String,
+    locality: crate::locality::Locality,
 }
 
 impl HttpEmbedder {
+    /// An embedder whose server is not judged: it counts as remote ([`HttpEmbedder::judged`]),
+    /// so private memories are never sent to it.
     pub fn new(config: HttpEmbedderConfig) -> Result<Self, EmbedError> {
+        Self::build(config, None)
+    }
+
+    /// An embedder whose server's locality is judged with `resolver` ([`crate::locality`]).
+    pub fn judged(
+        config: HttpEmbedderConfig,
+        resolver: &dyn crate::locality::Resolve,
+    ) -> Result<Self, EmbedError> {
+        Self::build(config, Some(resolver))
+    }
+
+    /// Where the server runs.
+    pub fn locality(&self) -> &crate::locality::Locality {
+        &self.inner.locality
+    }
+
+    fn build(
+        config: HttpEmbedderConfig,
+        resolver: Option<&dyn crate::locality::Resolve>,
+    ) -> Result<Self, EmbedError> {
         let example = match config.wire {
             EmbedWire::Ollama => ollama::OllamaConfig::DEFAULT_BASE_URL,
             EmbedWire::OpenAi => openai::OpenAiConfig::DEFAULT_BASE_URL,
@@ -97,13 +120,15 @@ impl HttpEmbedder {
                 message: "an HTTP embedder needs a model name, dims > 0 and batch > 0".into(),
             });
         }
-        let client = http::client(&url, config.timeouts.connect).map_err(from_provider)?;
+        let (client, locality) =
+            http::client(&url, config.timeouts.connect, resolver).map_err(from_provider)?;
         let (endpoint, prefix) = match config.wire {
             EmbedWire::Ollama => (format!("{base}/api/embed"), "ollama"),
             EmbedWire::OpenAi => (format!("{base}/embeddings"), "openai"),
         };
         let model_id = format!("{prefix}:{}", config.model);
-        Ok(HttpEmbedder { inner: Arc::new(Inner { client, config, endpoint, model_id }) })
+        let inner = Inner { client, config, endpoint, model_id, locality };
+        Ok(HttpEmbedder { inner: Arc::new(inner) })
     }
 
     pub fn endpoint(&self) -> &str {
@@ -118,6 +143,10 @@ impl Embedder for HttpEmbedder {
 
     fn dims(&self) -> usize {
         self.inner.config.dims
+    }
+
+    fn on_this_machine(&self) -> bool {
+        self.inner.locality.is_local()
     }
 
     fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>> {

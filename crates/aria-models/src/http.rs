@@ -66,28 +66,52 @@ pub(crate) fn parse_base(
     Ok((base, url))
 }
 
-/// An HTTP client for one provider: the connect timeout, a user agent, and no proxy for a
-/// server on this machine.
+/// An HTTP client for one provider, and where its server runs: judged by `resolver`
+/// ([`crate::locality::judge`]), or not judged at all (remote) without one. The client has the
+/// connect timeout and a user agent; a server judged local is reached without a proxy and,
+/// when it was named, only at the loopback addresses that were checked (pinned).
 pub(crate) fn client(
     url: &reqwest::Url,
     connect: Duration,
-) -> Result<reqwest::Client, ProviderError> {
+    resolver: Option<&dyn crate::locality::Resolve>,
+) -> Result<(reqwest::Client, crate::locality::Locality), ProviderError> {
+    use crate::locality::{Locality, judge};
     ensure_crypto_provider();
+    let locality = match resolver {
+        Some(r) => judge(url.as_str(), r),
+        None => Locality::Remote { why: "where it runs was not checked".into() },
+    };
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect)
         .user_agent(concat!("aria/", env!("CARGO_PKG_VERSION")));
-    if is_loopback(url) {
+    if let Some(pin) = locality.pin() {
+        builder = builder.resolve_to_addrs(&pin.host, &pin.addrs);
+    }
+    if locality.is_local() || is_loopback(url) {
         builder = builder.no_proxy(); // a proxy never serves a model on this machine
     }
-    builder.build().map_err(|err| ProviderError::Config {
+    let client = builder.build().map_err(|err| ProviderError::Config {
         message: format!("cannot build the HTTP client: {}", error_chain(&err)),
-    })
+    })?;
+    Ok((client, locality))
 }
 
+/// Whether the URL names this machine without asking any resolver: a loopback address, or
+/// `localhost` (which always names this machine); decided by [`crate::locality::judge`] like
+/// every other locality. Only chooses whether to bypass a proxy.
 pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    #[derive(Debug)]
+    struct LocalhostOnly;
+    impl crate::locality::Resolve for LocalhostOnly {
+        fn resolve(&self, host: &str, port: u16) -> std::io::Result<Vec<std::net::SocketAddr>> {
+            if host.eq_ignore_ascii_case("localhost") {
+                Ok(vec![std::net::SocketAddr::from(([127, 0, 0, 1], port))])
+            } else {
+                Err(std::io::Error::other("names are not resolved here"))
+            }
+        }
+    }
+    crate::locality::judge(url.as_str(), &LocalhostOnly).is_local()
 }
 
 /// A header value holding a secret: refused when it has characters HTTP does not allow, and

@@ -26,6 +26,7 @@ mod budget;
 mod cost;
 mod embed;
 mod http;
+pub mod locality;
 mod ollama;
 mod openai;
 mod reader;
@@ -41,6 +42,7 @@ pub use cost::{
 };
 pub use embed::{EmbedWire, HttpEmbedder, HttpEmbedderConfig};
 pub use http::Timeouts;
+pub use locality::{Locality, Pin, Resolve, SystemResolver};
 pub use ollama::{LineAssembler, OllamaConfig, OllamaProvider};
 pub use openai::{ChunkAssembler, OpenAiConfig, OpenAiProvider, ToolChoice};
 pub use reader::Assembler;

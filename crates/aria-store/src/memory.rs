@@ -430,18 +430,29 @@ impl Store {
         model: &str,
         limit: usize,
     ) -> Result<Vec<(String, String)>, StoreError> {
+        self.memory_missing_embeddings_of(model, limit, true)
+    }
+
+    /// [`Store::memory_missing_embeddings`], private memories only when `private` (an embedder
+    /// off this machine never gets them).
+    pub fn memory_missing_embeddings_of(
+        &self,
+        model: &str,
+        limit: usize,
+        private: bool,
+    ) -> Result<Vec<(String, String)>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT m.id, m.content FROM memories m WHERE m.status <> 'deleted' AND NOT EXISTS \
+                "SELECT m.id, m.content FROM memories m WHERE m.status <> 'deleted' \
+                 AND (?3 OR m.private = 0) AND NOT EXISTS \
                  (SELECT 1 FROM memory_embeddings e WHERE e.rid = m.rid AND e.model = ?1) \
                  ORDER BY m.rid LIMIT ?2",
             )
             .map_err(sql("listing memories to embed"))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = stmt
-            .query_map(params![model, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_map(params![model, limit, private], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(sql("listing memories to embed"))?;
         rows.map(|r| r.map_err(sql("reading a memory to embed"))).collect()
     }

@@ -8,6 +8,9 @@
 //! the request left and no answer came (it may have arrived). An `unknown` row is tried once
 //! more; any failure then makes it `failed`, never a loop. Rows of one chat go out in order: a
 //! row waits while an earlier one of its chat is still `pending` or `unknown`.
+//!
+//! Every payload passes the store's redactor on its way in (the channels send rows as stored),
+//! so neither a message that leaves nor its stored copy holds a secret the redactor knows.
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -182,6 +185,15 @@ fn encode(payload: &Value) -> Result<String, StoreError> {
 }
 
 impl Store {
+    /// A payload as the outbox keeps it: every text in it through the store's redactor. This
+    /// is the one way into the table, so what leaves through a channel (which sends the rows
+    /// as stored) never holds a secret the redactor knows, and neither does the stored copy.
+    fn encode_redacted(&self, payload: &Value) -> Result<String, StoreError> {
+        let mut payload = payload.clone();
+        aria_api::redact_json(self.redactor(), &mut payload);
+        encode(&payload)
+    }
+
     /// Queues a new message for `chat_id`, due at once; returns its row id.
     pub fn outbox_send(
         &self,
@@ -190,7 +202,7 @@ impl Store {
         payload: &Value,
         now_ms: i64,
     ) -> Result<i64, StoreError> {
-        let payload = encode(payload)?;
+        let payload = self.encode_redacted(payload)?;
         let conn = self.conn();
         let now = now_rfc3339();
         conn.execute(
@@ -213,7 +225,7 @@ impl Store {
         payload: &Value,
         now_ms: i64,
     ) -> Result<i64, StoreError> {
-        let payload = encode(payload)?;
+        let payload = self.encode_redacted(payload)?;
         let conn = self.conn();
         let now = now_rfc3339();
         let waiting: Option<i64> = conn
@@ -377,7 +389,7 @@ impl Store {
         absorbed: &[i64],
         payload: &Value,
     ) -> Result<bool, StoreError> {
-        let payload = encode(payload)?;
+        let payload = self.encode_redacted(payload)?;
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

@@ -165,3 +165,45 @@ fn waiting_messages_merge_only_when_untried_unedited_and_of_one_chat() {
     assert!(s.outbox_oldest_waiting(TG).unwrap().is_some());
     assert_eq!(s.outbox_oldest_waiting("none").unwrap(), None);
 }
+
+/// Replaces the word `ghp_SECRET` (a stand-in for the real secret filter).
+#[derive(Debug)]
+struct HideToken;
+
+impl aria_api::Redact for HideToken {
+    fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if text.contains("ghp_SECRET") {
+            std::borrow::Cow::Owned(text.replace("ghp_SECRET", "[REDACTED:token]"))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+}
+
+#[test]
+fn no_stored_copy_holds_a_secret_sends_edits_and_merges_alike() {
+    let s = Store::open_in_memory(Arc::new(HideToken)).unwrap();
+    let payload = |t: &str| json!({"text": format!("<b>{t}</b>"), "aria_plain": t});
+    let first = s.outbox_send(TG, 1, &payload("key ghp_SECRET"), 0).unwrap();
+    s.outbox_send(TG, 1, &payload("more"), 0).unwrap();
+    s.outbox_edit(TG, 1, first, &payload("now ghp_SECRET again"), 0).unwrap();
+    let doc = json!({"aria_document": {"filename": "a.txt", "content": "x ghp_SECRET"}});
+    s.outbox_send(TG, 1, &doc, 0).unwrap();
+    let raw = |s: &Store| -> Vec<String> {
+        s.conn()
+            .prepare("SELECT payload FROM outbox")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let rows = raw(&s);
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|p| !p.contains("ghp_SECRET")), "{rows:#?}");
+    assert!(rows[0].contains("key [REDACTED:token]"), "{rows:#?}");
+    let keep = s.outbox_send(TG, 2, &payload("a"), 0).unwrap();
+    let absorbed = s.outbox_send(TG, 2, &payload("b"), 0).unwrap();
+    assert!(s.outbox_merge(keep, &[absorbed], &payload("ghp_SECRET merged")).unwrap());
+    assert!(raw(&s).iter().all(|p| !p.contains("ghp_SECRET")));
+}

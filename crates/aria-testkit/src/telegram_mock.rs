@@ -4,9 +4,9 @@
 //! API documents: `{"ok": true, "result": …}` or `{"ok": false, "error_code", "description",
 //! "parameters": {"retry_after"}}`. It implements `getMe`, `getUpdates` (long polling that
 //! honours `offset`, `limit` and `timeout`; an `offset` confirms every earlier update, which is
-//! then forgotten, as on Telegram), `sendMessage`, `editMessageText`, `answerCallbackQuery`,
+//! then forgotten, as on Telegram), `sendMessage`, `sendDocument`, `editMessageText`, `answerCallbackQuery`,
 //! `sendChatAction`, `setMyCommands` and `getFile`. It keeps the text of every message the bot
-//! sent (edits applied), checks `parse_mode: "HTML"` markup as Telegram does (unknown tags,
+//! sent (edits applied) and of every document it uploaded (`sendDocument`, multipart), checks `parse_mode: "HTML"` markup as Telegram does (unknown tags,
 //! unbalanced tags and bare `&` or `<` are "can't parse entities") and refuses texts over 4,096
 //! characters and edits that change nothing ("message is not modified").
 //!
@@ -69,6 +69,8 @@ struct World {
     commands: Vec<Value>,
     /// Files the bot can fetch, by file id.
     files: BTreeMap<String, Vec<u8>>,
+    /// Documents the bot sent: (chat, message id, file name, content).
+    documents: Vec<(i64, i64, String, String)>,
 }
 
 #[derive(Debug)]
@@ -270,6 +272,17 @@ impl FakeTelegram {
             .collect()
     }
 
+    /// The documents the bot sent to a chat: (message id, file name, content), oldest first.
+    pub fn documents(&self, chat: i64) -> Vec<(i64, String, String)> {
+        self.shared
+            .world()
+            .documents
+            .iter()
+            .filter(|d| d.0 == chat)
+            .map(|(_, id, name, content)| (*id, name.clone(), content.clone()))
+            .collect()
+    }
+
     /// The current text of one of the bot's messages.
     pub fn text_of(&self, chat: i64, message_id: i64) -> Option<String> {
         self.shared.world().messages.get(&(chat, message_id)).cloned()
@@ -406,7 +419,9 @@ async fn handle(
         return error(StatusCode::UNAUTHORIZED, "Unauthorized", None);
     }
     let body: Value = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+        .ok()
+        .or_else(|| parse_multipart(&body))
+        .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&body).into_owned()));
     let fault = {
         let mut w = shared.world();
         let fault = w.faults.iter().position(|(m, _)| *m == method).map(|i| w.faults.remove(i).1);
@@ -450,6 +465,7 @@ async fn perform(shared: &Arc<Shared>, method: &str, body: &Value) -> Response {
         "getUpdates" => get_updates(shared, body).await,
         "sendMessage" => send_message(shared, body),
         "editMessageText" => edit_message(shared, body),
+        "sendDocument" => send_document(shared, body),
         "answerCallbackQuery" | "sendChatAction" => ok(json!(true)),
         "setMyCommands" => {
             shared.world().commands =
@@ -523,6 +539,65 @@ fn send_message(shared: &Arc<Shared>, body: &Value) -> Response {
         id
     };
     ok(json!({"message_id": id, "chat": chat_object(chat), "date": 1_735_689_600, "text": text}))
+}
+
+/// A multipart/form-data body as JSON: each text field by its name, a file part as
+/// `{"filename", "content"}` (its bytes as UTF-8, lossily). `None` when it is not one.
+pub fn parse_multipart(raw: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(raw);
+    let first = text.split("\r\n").next()?;
+    let boundary = first.strip_prefix("--")?;
+    if boundary.is_empty() {
+        return None;
+    }
+    let mut out = serde_json::Map::new();
+    for part in text.split(&format!("--{boundary}")).skip(1) {
+        if part.starts_with("--") {
+            break;
+        }
+        let part = part.strip_prefix("\r\n")?;
+        let (headers, value) = part.split_once("\r\n\r\n")?;
+        let value = value.strip_suffix("\r\n").unwrap_or(value);
+        let attribute = |name: &str| {
+            let start = headers.find(&format!("{name}=\""))? + name.len() + 2;
+            let end = headers[start..].find('"')? + start;
+            Some(headers[start..end].to_owned())
+        };
+        let name = attribute("name")?;
+        let field = match attribute("filename") {
+            Some(filename) => json!({"filename": filename, "content": value}),
+            None => serde_json::from_str::<i64>(value)
+                .map_or_else(|_| Value::String(value.to_owned()), Value::from),
+        };
+        out.insert(name, field);
+    }
+    Some(Value::Object(out))
+}
+
+/// An uploaded text file: kept with the bot's messages (shown as `📄 NAME` and its caption)
+/// and whole in [`FakeTelegram::documents`].
+fn send_document(shared: &Arc<Shared>, body: &Value) -> Response {
+    let Some(chat) = body.get("chat_id").and_then(Value::as_i64) else {
+        return bad_request("chat_id is empty");
+    };
+    let Some(filename) = body.pointer("/document/filename").and_then(Value::as_str) else {
+        return bad_request("there is no document in the request");
+    };
+    let content = body.pointer("/document/content").and_then(Value::as_str).unwrap_or_default();
+    let caption = body.get("caption").and_then(Value::as_str).unwrap_or_default();
+    if caption.encode_utf16().count() > 1024 {
+        return bad_request("message caption is too long");
+    }
+    let id = {
+        let mut w = shared.world();
+        w.next_message_id += 1;
+        let id = w.next_message_id;
+        w.messages.insert((chat, id), format!("📄 {filename}\n{caption}"));
+        w.documents.push((chat, id, filename.to_owned(), content.to_owned()));
+        id
+    };
+    ok(json!({"message_id": id, "chat": chat_object(chat), "date": 1_735_689_600,
+        "document": {"file_name": filename, "file_id": format!("doc{id}")}, "caption": caption}))
 }
 
 fn edit_message(shared: &Arc<Shared>, body: &Value) -> Response {

@@ -23,18 +23,7 @@ struct TerminalApprover;
 impl Approver for TerminalApprover {
     fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer> {
         Box::pin(async move {
-            // Several lines (what `schedule_create` will do) stay under the question.
-            let why = request
-                .reason
-                .as_deref()
-                .map(|r| format!("\n    why: {}", r.replace('\n', "\n         ")))
-                .unwrap_or_default();
-            let question = format!(
-                "\nARIA wants to run `{}` ({}):\n    {}{why}\nAllow? [y] once, [s] for this session, [N] no (60 s): ",
-                request.tool,
-                request.tier.as_str(),
-                request.arguments
-            );
+            let question = terminal_question(&request);
             let answer = ask_line(question).await;
             match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => ApprovalAnswer::Once,
@@ -43,6 +32,24 @@ impl Approver for TerminalApprover {
             }
         })
     }
+}
+
+/// The approval question as the terminal shows it: the whole arguments, never shortened, with
+/// every hidden character (bidi controls, zero-width characters, escape sequences) shown as its
+/// code point ([`aria_api::approval_arguments`], the same text every channel shows).
+fn terminal_question(request: &ApprovalRequest) -> String {
+    // Several lines (what `schedule_create` will do) stay under the question.
+    let why = request
+        .reason
+        .as_deref()
+        .map(|r| format!("\n    why: {}", aria_api::escape_hidden(r).replace('\n', "\n         ")))
+        .unwrap_or_default();
+    let arguments = aria_api::approval_arguments(&request.arguments).replace('\n', "\n    ");
+    format!(
+        "\nARIA wants to run `{}` ({}):\n    {arguments}{why}\nAllow? [y] once, [s] for this session, [N] no (60 s): ",
+        aria_api::escape_hidden(&request.tool),
+        request.tier.as_str(),
+    )
 }
 
 /// Shows `prompt` on the terminal and reads one line (empty when there is none). The
@@ -240,7 +247,30 @@ fn repl(
 
 #[cfg(test)]
 mod tests {
-    use super::pick;
+    use super::{pick, terminal_question};
+
+    #[test]
+    fn the_terminal_question_shows_the_whole_command_with_hidden_characters_visible() {
+        let command = format!("{}; rm -rf important", "echo padding ".repeat(320));
+        let request = aria_core::ApprovalRequest {
+            session_id: "s".into(),
+            tool: "shell".into(),
+            arguments: serde_json::json!({"command": command}),
+            tier: aria_api::Tier::Irreversible,
+            reason: Some("it deletes \u{202E}files".into()),
+        };
+        let question = terminal_question(&request);
+        assert!(question.contains(&format!("\"command\": \"{command}\"")), "{question}");
+        assert!(question.contains("why: it deletes ⟨U+202E⟩files"), "{question}");
+        let reversed = aria_core::ApprovalRequest {
+            arguments: serde_json::json!({"command": "echo \u{202E}fr- mr"}),
+            reason: None,
+            ..request
+        };
+        let question = terminal_question(&reversed);
+        assert!(question.contains("\"echo ⟨U+202E⟩fr- mr\""), "{question}");
+        assert!(!question.contains('\u{202E}'));
+    }
 
     #[test]
     fn a_typed_choice_is_a_number_or_an_options_text_anything_else_decides_later() {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::app;
 use crate::cli::{DoctorArgs, GlobalArgs};
-use crate::config::{Config, LOCAL_PROVIDER};
+use crate::config::{Config, EmbedderConfig, LOCAL_PROVIDER};
 use crate::exit::{CliResult, FAILED, OK};
 
 /// One line of the report.
@@ -176,6 +176,53 @@ fn check_memory(config: &Config, out: &mut Vec<Finding>) {
         )
     };
     out.push(Finding { area: "memory", ok: true, detail });
+    check_privacy(config, out);
+}
+
+/// Where private memories may go: to the model and the embedder only when they run on this
+/// machine, judged by address (the rule every run applies).
+fn check_privacy(config: &Config, out: &mut Vec<Finding>) {
+    // Every route of the chain must run here (a fallback may answer); the embedded model is
+    // not loaded for this.
+    let mut remote = None;
+    for (name, model, _) in crate::providers::chain(config) {
+        if name == LOCAL_PROVIDER {
+            continue;
+        }
+        let why = match crate::providers::backend(config, &name, &model) {
+            Ok(backend) => backend.remote_because(),
+            Err(e) => Some(format!("it cannot be built: {:#}", e.error)),
+        };
+        if let Some(why) = why {
+            remote = Some(format!("the `{name}` backend is not on this machine ({why})"));
+            break;
+        }
+    }
+    let model = match remote {
+        None => "recalled for the model, which runs on this machine".to_owned(),
+        Some(why) => format!("never sent to the model: {why}"),
+    };
+    let resolver = aria_models::SystemResolver;
+    let embedder = match &config.memory.embedder {
+        EmbedderConfig::None => "no embedder: every memory is found by its words".to_owned(),
+        EmbedderConfig::Local { .. } => "embedded by the embedded model, on this machine".into(),
+        EmbedderConfig::Ollama { base_url, .. } | EmbedderConfig::OpenAi { base_url, .. } => {
+            match aria_models::locality::judge(base_url, &resolver) {
+                aria_models::Locality::Local { .. } => {
+                    format!("embedded by {base_url}, which runs on this machine")
+                }
+                aria_models::Locality::Remote { why } => format!(
+                    "not embedded by {base_url}, which is not on this machine ({why}): they are \
+                     found by their words only (BM25)"
+                ),
+            }
+        }
+    };
+    out.push(Finding {
+        area: "private memories",
+        ok: true,
+        detail: format!("{model}; {embedder}"),
+    });
 }
 
 fn check_data_dir(config: &Config, out: &mut Vec<Finding>) {

@@ -57,6 +57,12 @@ impl Ctx {
     fn model(&self) -> Option<&str> {
         self.embedder.as_deref().map(|e| e.model_id())
     }
+
+    /// Whether a memory (`private` or not) may be sent to the embedder: a private one only to
+    /// an embedder on this machine ([`aria_api::may_embed`]); otherwise it is found by its words.
+    fn may_embed(&self, private: bool) -> bool {
+        self.embedder.as_deref().is_some_and(|e| aria_api::may_embed(e, private))
+    }
 }
 
 pub fn memories(global: &GlobalArgs, command: MemoriesCommand) -> CliResult<u8> {
@@ -443,7 +449,10 @@ fn add(
     new.categories = categories;
     new.private = private;
     new.verified = true; // a person typed it
-    let vectors = ctx.embed_passages(std::slice::from_ref(&new.content))?;
+    let vectors = match ctx.may_embed(new.private) {
+        true => ctx.embed_passages(std::slice::from_ref(&new.content))?,
+        false => None,
+    };
     let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
         (Some(model), Some(vectors)) => Some(Passages { model, vectors }),
         _ => None,
@@ -501,8 +510,10 @@ fn edit(ctx: &Ctx, id: &str, text: Option<String>, private: Option<bool>) -> Cli
     }
     let content = (text != old.content).then_some(text);
     let vectors = match &content {
-        Some(text) => ctx.embed_passages(std::slice::from_ref(text))?,
-        None => None,
+        Some(text) if ctx.may_embed(private.unwrap_or(old.private)) => {
+            ctx.embed_passages(std::slice::from_ref(text))?
+        }
+        _ => None,
     };
     let embedding = match (ctx.model(), vectors.as_ref().and_then(|v| v.first())) {
         (Some(model), Some(vectors)) => Some(Passages { model, vectors }),

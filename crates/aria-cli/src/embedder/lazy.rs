@@ -81,6 +81,11 @@ impl Embedder for LazyLocalEmbedder {
         self.dims
     }
 
+    /// The embedded model: nothing leaves the process.
+    fn on_this_machine(&self) -> bool {
+        true
+    }
+
     fn embed(&self, texts: &[String]) -> BoxFuture<'static, Result<Vec<Vec<f32>>, EmbedError>> {
         let loaded = self.loaded();
         let texts = texts.to_vec();

@@ -15,6 +15,7 @@ mod memory_recall;
 mod models;
 mod planned;
 mod plugins;
+mod private_locality;
 mod retention;
 mod runs;
 mod sandbox_attacks;

@@ -344,3 +344,33 @@ fn a_client_that_never_finishes_its_request_head_is_disconnected() {
     // Meanwhile others are served as usual.
     assert_eq!(daemon.request("GET", "/api/v1/health", None, &[]).0, 200);
 }
+
+/// The web page shows an approval question as the server renders it for every channel: the
+/// whole call, hidden characters as their code points.
+#[test]
+fn the_page_gets_the_whole_call_with_hidden_characters_shown() {
+    let aria = Aria::new();
+    let padding = "x".repeat(5_000);
+    let code = format!("print('{padding}') # \u{202E}end ; rm -rf important");
+    let arguments = json!({ "code": code }).to_string();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("python_run", &arguments),
+        MockTurn::text("Not run."),
+    ])
+    .serve();
+    std::fs::create_dir_all(aria.dir.path().join("config/aria")).unwrap();
+    std::fs::write(aria.dir.path().join("config/aria/aria.toml"), "[memory]\nextract = false\n")
+        .unwrap();
+    let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
+    let conversation = new_conversation(&daemon);
+    let mut events = message_events(&daemon, &conversation, "run it");
+    let asked = events.next_named("approval");
+    let shown = asked["shown"].as_str().expect("the question carries its rendering");
+    assert!(shown.contains(&padding), "nothing is cut");
+    assert!(shown.contains("# ⟨U+202E⟩end ; rm -rf important"), "{}", &shown[shown.len() - 80..]);
+    assert!(!shown.contains('\u{202E}'));
+    let id = asked["id"].as_str().unwrap();
+    let (status, _) =
+        daemon.json("POST", &format!("/api/v1/approvals/{id}"), Some(&json!({"decision": "deny"})));
+    assert_eq!(status, 200);
+}

@@ -186,3 +186,54 @@ fn a_planned_task_is_confirmed_in_the_chat_that_started_it() {
     });
     assert!(done, "{:#?}\n{}", tg.messages(CHAT), daemon.said());
 }
+
+/// What leaves for Telegram from the real daemon: a key in an answer arrives redacted and is
+/// stored nowhere raw; an answer quoting a private memory (the model is on loopback, so it
+/// was recalled) is kept on this machine, with a pointer to the conversation.
+#[test]
+fn secrets_and_private_memories_stay_off_telegram() {
+    const KEY: &str = "ghp_R8x2Kq9LmZ4vT7nB1cW5yH3jF6dP0sA2eG8u";
+    let aria = Aria::new();
+    let tg = FakeTelegram::start(TOKEN);
+    configure(&aria, &tg, &format!("allowed_chat_ids = [{CHAT}]\n"));
+    let config = aria.dir.path().join("config/aria/aria.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str("\n[memory]\nembedder = \"none\"\nextract = false\n");
+    std::fs::write(&config, toml).unwrap();
+    let add = aria.run(
+        "http://127.0.0.1:9/v1",
+        &["memories", "add", "The user's bank PIN is 4711 and the safe code is 0815", "--private"],
+    );
+    assert_eq!(code(&add), 0, "{}", text(&add.stderr));
+    let model = MockOpenAi::new(vec![
+        MockTurn::text(format!("Your token is {KEY} - keep it safe.")),
+        MockTurn::text("Of course: your bank PIN is 4711 and the safe code is 0815."),
+    ])
+    .serve();
+    let mut daemon = Daemon::start(&aria, &model.base_url(), &[]);
+    tg.push_message(CHAT, CHAT, "what is my token?");
+    let redacted = tg.wait_until_blocking(Duration::from_secs(30), |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.contains("keep it safe"))
+    });
+    assert!(redacted, "no answer: {:#?}\n{}", tg.requests(), daemon.said());
+    tg.push_message(CHAT, CHAT, "what is my bank PIN?");
+    let withheld = tg.wait_until_blocking(Duration::from_secs(30), |t| {
+        t.messages(CHAT).iter().any(|(_, m)| m.contains("private memory"))
+    });
+    assert!(withheld, "{:#?}\n{}", tg.messages(CHAT), daemon.said());
+    let first = model.requests()[1].to_string();
+    assert!(first.contains("PIN is 4711"), "the private memory was recalled: {first}");
+    for r in tg.requests() {
+        let body = r.body.to_string();
+        assert!(!body.contains("ghp_"), "a key left: {body}");
+        assert!(!body.contains("4711"), "the private answer left: {body}");
+    }
+    let pointer = tg.messages(CHAT).into_iter().find(|(_, m)| m.contains("🔒")).unwrap().1;
+    assert!(pointer.contains("aria conversations show "), "{pointer}");
+    assert!(pointer.contains("http://127.0.0.1:") && pointer.contains("/#/c/"), "{pointer}");
+    daemon.signal("TERM");
+    daemon.wait_exit(Duration::from_secs(20)).expect("it stops");
+    for (path, bytes) in super::harness::all_bytes(&aria.home()) {
+        assert!(!super::harness::contains(&bytes, KEY.as_bytes()), "raw key in {path:?}");
+    }
+}

@@ -583,8 +583,10 @@ async fn edit(
     // A new text gets a new vector now when an embedder is configured, so similarity search
     // finds it at once; without one it waits for `aria memories reindex`.
     // A long text gets one vector per passage.
+    // A private memory is embedded only on this machine; elsewhere it is found by its words.
+    let private = update.private.unwrap_or(old.private);
     let vectors = match (&update.content, &gw.services.embedder) {
-        (Some(text), Some(embedder)) => embedder
+        (Some(text), Some(embedder)) if aria_api::may_embed(embedder.as_ref(), private) => embedder
             .embed_passages(std::slice::from_ref(text))
             .await
             .map_err(|e| tracing::warn!("the edited memory keeps no vector until reindexed: {e}"))

@@ -2,7 +2,11 @@
 //! the answer is sent as soon as the first text arrives and then edited (at most once per
 //! `edit_interval`) as more comes, split over several messages past 4,096 characters; each tool
 //! step is one line (`🔧 file_read notes/todo.md`); a typing indicator shows while tools run;
-//! an approval question is a message with Approve / Deny buttons, edited to say how it ended.
+//! an approval question is a message with Approve / Deny buttons, edited to say how it ended,
+//! showing the whole call (a call too long for one message goes first as a file, and the
+//! buttons only after it was delivered). A word still being written is held back until the
+//! next one starts, so a key never leaves in pieces the redactor cannot recognise; an answer
+//! that may quote a private memory is held until the run ends (see `private`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +16,7 @@ use tokio::sync::mpsc;
 
 use super::format::{self, MESSAGE_LIMIT};
 use super::outbox::CHANNEL;
+use super::private::{self, Privacy};
 use super::{Asked, Telegram};
 use crate::approvals::Decision;
 use crate::runs::{Channel, Event, Start};
@@ -55,7 +60,8 @@ pub(super) fn start(tg: &Arc<Telegram>, chat: i64, text: String) {
     let hub = tg.gw.runs.start(tg.gw.clone(), conversation.clone(), start, Channel::Telegram);
     let events = hub.follow();
     let span = tracing::info_span!("telegram_follow", chat, conversation_id = %conversation);
-    tokio::spawn(tracing::Instrument::instrument(follow(tg.clone(), chat, events), span));
+    let follow = follow(tg.clone(), chat, conversation, events);
+    tokio::spawn(tracing::Instrument::instrument(follow, span));
 }
 
 /// The answer being streamed: its Markdown-ish text and the rows of the messages showing it.
@@ -83,13 +89,24 @@ impl Stream {
         self.dirty = true;
     }
 
-    /// Sends the parts not shown yet and edits those that changed.
-    fn flush(&mut self, tg: &Telegram) {
+    /// Sends the parts not shown yet and edits those that changed. Until the `last` flush,
+    /// a word still being written is held back: the start of a key shows no pattern the
+    /// redactor knows, and would leave before the rest of it arrives.
+    fn flush(&mut self, tg: &Telegram, last: bool) {
         if !self.dirty || self.text.trim().is_empty() {
             return;
         }
-        self.dirty = false;
-        let text = self.text.trim_end().to_owned();
+        let complete = if last || self.text.ends_with(char::is_whitespace) {
+            self.text.len()
+        } else {
+            self.text.rfind(char::is_whitespace).unwrap_or(0)
+        };
+        let text = self.text[..complete].trim_end().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        // What is held back is still to be shown.
+        self.dirty = complete < self.text.len();
         for (i, part) in format::split(&text, MESSAGE_LIMIT).into_iter().enumerate() {
             let html = format::to_html(&part);
             let queued = match self.parts.get_mut(i) {
@@ -117,12 +134,25 @@ pub(super) fn tool_line(name: &str, arguments: &Value) -> String {
         .map(str::to_owned)
         .or_else(|| arguments.as_object().filter(|m| !m.is_empty()).map(|_| arguments.to_string()))
         .unwrap_or_default();
-    let detail: String = detail.replace(['`', '\n'], " ").chars().take(80).collect();
+    let detail: String =
+        aria_api::escape_hidden(&detail.replace(['`', '\n'], " ")).chars().take(80).collect();
     if detail.is_empty() { format!("🔧 `{name}`") } else { format!("🔧 `{name} {detail}`") }
 }
 
-async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceiver<Event>) {
+async fn follow(
+    tg: Arc<Telegram>,
+    chat: i64,
+    conversation: String,
+    mut events: mpsc::UnboundedReceiver<Event>,
+) {
     let mut stream = Stream { chat, text: String::new(), parts: Vec::new(), dirty: false };
+    let mut privacy = Privacy::default();
+    // Streamed only while no private memory can be in it (see `private`).
+    let flush = |stream: &mut Stream, privacy: &mut Privacy| {
+        if !privacy.may_quote(&tg.gw.store) {
+            stream.flush(&tg, false);
+        }
+    };
     let mut tools_running = 0usize;
     typing(&tg, chat);
     let mut typing_tick = tokio::time::interval(Duration::from_secs(4));
@@ -133,7 +163,7 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
         let event = tokio::select! {
             event = events.recv() => event,
             _ = edit_tick.tick() => {
-                stream.flush(&tg);
+                flush(&mut stream, &mut privacy);
                 continue;
             }
             _ = typing_tick.tick(), if tools_running > 0 || stream.parts.is_empty() => {
@@ -142,13 +172,14 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
             }
         };
         let Some(event) = event else { break };
+        privacy.note(event.event, &event.data);
         let first = stream.parts.is_empty();
         match event.event {
             "text" => {
                 stream.push(event.data["delta"].as_str().unwrap_or_default());
                 // The first words go out at once; later ones wait for the next edit tick.
                 if first {
-                    stream.flush(&tg);
+                    flush(&mut stream, &mut privacy);
                 }
             }
             "tool_call" => {
@@ -157,7 +188,7 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
                     event.data["name"].as_str().unwrap_or("tool"),
                     &event.data["arguments"],
                 ));
-                stream.flush(&tg);
+                flush(&mut stream, &mut privacy);
                 typing(&tg, chat);
             }
             "tool_result" => {
@@ -176,7 +207,7 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
                 stream.line(&format!("⚠️ {}", event.data["message"].as_str().unwrap_or_default()))
             }
             "approval" => {
-                stream.flush(&tg);
+                flush(&mut stream, &mut privacy);
                 ask(&tg, chat, &event.data);
             }
             "approval_result" => settle(&tg, &event.data),
@@ -207,7 +238,13 @@ async fn follow(tg: Arc<Telegram>, chat: i64, mut events: mpsc::UnboundedReceive
             _ => {}
         }
     }
-    stream.flush(&tg);
+    if privacy.may_quote(&tg.gw.store) && privacy.quotes_private(&tg.gw.store, &stream.text) {
+        tracing::info!(chat, conversation_id = %conversation, "an answer quoting a private memory was kept off Telegram");
+        let ui = private::ui_base(&tg.gw.services.config);
+        stream.text = private::withheld(&conversation, ui.as_deref());
+        stream.dirty = true;
+    }
+    stream.flush(&tg, true);
 }
 
 /// Shows "typing…" (best effort, not through the outbox: it is not a message and goes stale).
@@ -225,14 +262,21 @@ fn typing(tg: &Arc<Telegram>, chat: i64) {
 pub(super) fn ask(tg: &Telegram, chat: i64, data: &Value) {
     let Some(id) = data["id"].as_str() else { return };
     let tool = data["tool"].as_str().unwrap_or("tool");
-    let tier = data["tier"].as_str().unwrap_or("irreversible");
-    let arguments =
-        clip(&serde_json::to_string_pretty(&data["arguments"]).unwrap_or_default(), 3000);
-    let reason = data["reason"].as_str().map(|r| format!("\nWhy: {r}")).unwrap_or_default();
+    let buttons = |yes: &str, no: &str| {
+        json!({"reply_markup": {"inline_keyboard": [[
+            {"text": yes, "callback_data": format!("approve:{id}")},
+            {"text": no, "callback_data": format!("deny:{id}")},
+        ]]}})
+    };
+    if tool != "confirm_completion" {
+        return ask_call(tg, chat, id, data, buttons("Approve", "Deny"));
+    }
     // A planned task's "is it done?" (confirm_completion) is a question about the work, not a
     // tool call: said as such, with Yes / Not yet.
-    let (html, plain, yes, no) = if tool == "confirm_completion" {
-        let text = |k: &str| clip(data["arguments"][k].as_str().unwrap_or_default(), 1500);
+    let (html, plain) = {
+        let text = |k: &str| {
+            clip(&aria_api::escape_hidden(data["arguments"][k].as_str().unwrap_or_default()), 1500)
+        };
         let (goal, summary) = (text("goal"), text("summary"));
         (
             format!(
@@ -241,33 +285,87 @@ pub(super) fn ask(tg: &Telegram, chat: i64, data: &Value) {
                 format::escape(&goal)
             ),
             format!("Is this done?\n{summary}\nGoal: {goal}"),
-            "Yes, done",
-            "Not yet",
-        )
-    } else {
-        (
-            format!(
-                "Approve this <b>{}</b> action?\n<b>{}</b>\n<pre>{}</pre>{}",
-                format::escape(tier),
-                format::escape(tool),
-                format::escape(&arguments),
-                format::escape(&reason)
-            ),
-            format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}"),
-            "Approve",
-            "Deny",
         )
     };
-    let buttons = json!({"reply_markup": {"inline_keyboard": [[
-        {"text": yes, "callback_data": format!("approve:{id}")},
-        {"text": no, "callback_data": format!("deny:{id}")},
-    ]]}});
-    match tg.outbox.send(chat, &html, &plain, Some(buttons)) {
+    let queued = tg.outbox.send(chat, &html, &plain, Some(buttons("Yes, done", "Not yet")));
+    asked_in(tg, chat, id, queued);
+}
+
+/// Remembers the message a question was asked in (only a press on it answers).
+fn asked_in(tg: &Telegram, chat: i64, id: &str, queued: Result<i64, aria_store::StoreError>) {
+    match queued {
         Ok(row) => {
             tg.asked().insert(id.to_owned(), Asked { chat, row });
         }
         Err(e) => tracing::error!(chat, "cannot queue an approval question: {e}"),
     }
+}
+
+/// How much of the start and of the end of a long call the question itself quotes.
+const QUOTED: usize = 400;
+
+/// Asks to approve a tool call, showing exactly what would run: the whole arguments, every
+/// hidden character made visible ([`aria_api::approval_arguments`]). When that does not fit one
+/// message, the whole text goes first as a file (`sendDocument`), and the question with the
+/// buttons is a second message that the outbox sends only once the file was sent: nobody can
+/// approve a call whose every character they were not sent. The question quotes the start and
+/// the end of the call, where an appended command would be.
+fn ask_call(tg: &Telegram, chat: i64, id: &str, data: &Value, buttons: Value) {
+    let tool = aria_api::escape_hidden(data["tool"].as_str().unwrap_or("tool"));
+    let tier = aria_api::escape_hidden(data["tier"].as_str().unwrap_or("irreversible"));
+    let arguments = aria_api::approval_arguments(&data["arguments"]);
+    let reason = data["reason"]
+        .as_str()
+        .map(|r| format!("\nWhy: {}", aria_api::escape_hidden(r)))
+        .unwrap_or_default();
+    let plain = format!("Approve this {tier} action?\n{tool}\n{arguments}{reason}");
+    let html = format!(
+        "Approve this <b>{}</b> action?\n<b>{}</b>\n<pre>{}</pre>{}",
+        format::escape(&tier),
+        format::escape(&tool),
+        format::escape(&arguments),
+        format::escape(&reason)
+    );
+    if fits_one_message(&plain) {
+        let queued = tg.outbox.send(chat, &html, &plain, Some(buttons));
+        return asked_in(tg, chat, id, queued);
+    }
+    let length = arguments.chars().count();
+    let caption = format!(
+        "The whole {tool} call ARIA asks to approve ({length} characters). Read it all: the \
+         question follows this file."
+    );
+    let document =
+        match tg.outbox.send_document(chat, &format!("approval-{id}.txt"), &plain, &caption) {
+            Ok(row) => row,
+            Err(e) => return tracing::error!(chat, "cannot queue an approval question: {e}"),
+        };
+    let head: String = arguments.chars().take(QUOTED).collect();
+    let tail: String = arguments.chars().skip(length.saturating_sub(QUOTED)).collect();
+    let reason = clip(&reason, 600);
+    let note = format!(
+        "Its arguments are too long for one message ({length} characters): they are in the file \
+         above, whole. Read the file before you answer."
+    );
+    let plain = format!(
+        "Approve this {tier} action?\n{tool}\n{note}\nIt starts:\n{head}\n…\nIt ends:\n{tail}{reason}"
+    );
+    let html = format!(
+        "Approve this <b>{}</b> action?\n<b>{}</b>\n{}\nIt starts:\n<pre>{}</pre>\nIt ends:\n<pre>{}</pre>{}",
+        format::escape(&tier),
+        format::escape(&tool),
+        format::escape(&note),
+        format::escape(&head),
+        format::escape(&tail),
+        format::escape(&reason)
+    );
+    let queued = tg.outbox.send_after(chat, document, &html, &plain, Some(buttons));
+    asked_in(tg, chat, id, queued);
+}
+
+/// Whether `text` fits one Telegram message (with room for the markup's line breaks).
+fn fits_one_message(text: &str) -> bool {
+    text.encode_utf16().count() + 16 <= MESSAGE_LIMIT
 }
 
 /// At most `max` characters of `text`, saying how many more there were (a question must fit

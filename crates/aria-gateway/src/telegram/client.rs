@@ -88,6 +88,52 @@ pub fn backoff(error: &BotError, attempt: u32, base: Duration, max: Duration) ->
     base.saturating_mul(factor).min(max)
 }
 
+/// A multipart/form-data body: each field of `fields` as text (strings as they are, other
+/// values as JSON), then `content` as the file part `document`. Returns the boundary and the
+/// body; the boundary is one that occurs nowhere in the parts.
+pub fn multipart(
+    fields: &serde_json::Map<String, Value>,
+    filename: &str,
+    content: &[u8],
+) -> (String, Vec<u8>) {
+    let mut boundary = String::from("aria-form-boundary-7d1f3c");
+    let occurs = |b: &str, hay: &[u8]| hay.windows(b.len()).any(|w| w == b.as_bytes());
+    let texts: Vec<(String, String)> = fields
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+        .collect();
+    while occurs(&boundary, content)
+        || texts
+            .iter()
+            .any(|(k, v)| occurs(&boundary, k.as_bytes()) || occurs(&boundary, v.as_bytes()))
+    {
+        boundary.push_str("-x");
+    }
+    // A file name is the channel's own (never the model's), but quotes and line breaks would
+    // break the header: they are replaced.
+    let filename: String =
+        filename.chars().map(|c| if matches!(c, '"' | '\r' | '\n') { '_' } else { c }).collect();
+    let mut body = Vec::with_capacity(content.len() + 512);
+    for (name, value) in &texts {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"document\"; \
+             filename=\"{filename}\"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(content);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    (boundary, body)
+}
+
 /// The client.
 #[derive(Debug, Clone)]
 pub struct Bot {
@@ -122,8 +168,39 @@ impl Bot {
         wait: Option<Duration>,
     ) -> Result<Value, BotError> {
         let url = format!("{}/bot{}/{method}", self.base, self.token.0);
-        let sent =
-            self.http.post(url).json(body).timeout(wait.unwrap_or(CALL_TIMEOUT)).send().await;
+        let request = self.http.post(url).json(body).timeout(wait.unwrap_or(CALL_TIMEOUT));
+        self.answer(method, request).await
+    }
+
+    /// `sendDocument`: `content` uploaded as the file `filename` (multipart/form-data, as the
+    /// Bot API takes new files), with the text fields of `fields` (`chat_id`, `caption`, …).
+    pub async fn send_document(
+        &self,
+        fields: &serde_json::Map<String, Value>,
+        filename: &str,
+        content: &[u8],
+    ) -> Result<Value, BotError> {
+        let (boundary, body) = multipart(fields, filename, content);
+        let url = format!("{}/bot{}/sendDocument", self.base, self.token.0);
+        let request = self
+            .http
+            .post(url)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(body)
+            .timeout(CALL_TIMEOUT);
+        self.answer("sendDocument", request).await
+    }
+
+    /// Sends `request` and reads the Bot API's answer.
+    async fn answer(
+        &self,
+        method: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Value, BotError> {
+        let sent = request.send().await;
         let response = match sent {
             Ok(r) => r,
             Err(e) => {
@@ -260,6 +337,26 @@ mod tests {
         let token = BotToken::new("123:SECRET");
         assert_eq!(format!("{token:?}"), "BotToken(***)");
         assert_eq!(token.scrub("url /bot123:SECRET/getMe"), "url /bot***/getMe");
+    }
+
+    #[test]
+    fn a_document_upload_is_multipart_form_data_the_bot_api_can_read() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("chat_id".into(), serde_json::json!(42));
+        fields.insert("caption".into(), serde_json::json!("the whole call"));
+        // Content that holds the first boundary tried: another one is chosen.
+        let content = "echo --aria-form-boundary-7d1f3c\r\n; rm -rf important ⟨U+202E⟩";
+        let (boundary, body) = multipart(&fields, "approval-1.txt", content.as_bytes());
+        assert_ne!(boundary, "aria-form-boundary-7d1f3c");
+        let parsed = aria_testkit::telegram_mock::parse_multipart(&body).unwrap();
+        assert_eq!(
+            parsed,
+            serde_json::json!({
+                "chat_id": 42,
+                "caption": "the whole call",
+                "document": {"filename": "approval-1.txt", "content": content},
+            })
+        );
     }
 
     #[test]

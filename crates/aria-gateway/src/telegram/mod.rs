@@ -26,6 +26,7 @@ mod health;
 mod notify;
 pub mod outbox;
 mod poll;
+mod private;
 mod schedule;
 
 use std::collections::HashMap;

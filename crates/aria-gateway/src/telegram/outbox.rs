@@ -21,6 +21,13 @@ pub const CHANNEL: &str = "telegram";
 /// The key of a payload holding the plain-text fallback of an HTML text (never sent).
 pub const PLAIN: &str = "aria_plain";
 
+/// The key of a payload that is a file to upload (`sendDocument`): `{"filename", "content"}`.
+pub const DOCUMENT: &str = "aria_document";
+
+/// The key of a payload that may only be sent once the row it names was sent (an approval
+/// question after the document holding the whole command); if that row failed, so does this.
+pub const AFTER: &str = "aria_after";
+
 /// Failures that certainly did not deliver are tried this many times in all.
 const MAX_ATTEMPTS: u32 = 8;
 
@@ -71,6 +78,40 @@ impl Outbox {
     ) -> Result<i64, StoreError> {
         let payload = text_payload(html, plain, extra);
         let id = self.store.outbox_edit(CHANNEL, chat, of, &payload, now_ms())?;
+        self.wake.notify_one();
+        Ok(id)
+    }
+
+    /// A text file (`sendDocument`) with a short `caption`. Returns the row.
+    pub fn send_document(
+        &self,
+        chat: i64,
+        filename: &str,
+        content: &str,
+        caption: &str,
+    ) -> Result<i64, StoreError> {
+        let payload = json!({
+            DOCUMENT: {"filename": filename, "content": content},
+            "caption": caption,
+        });
+        let id = self.store.outbox_send(CHANNEL, chat, &payload, now_ms())?;
+        self.wake.notify_one();
+        Ok(id)
+    }
+
+    /// Like [`Outbox::send`], but sent only after row `after` was: never before it, and never
+    /// at all if it failed.
+    pub fn send_after(
+        &self,
+        chat: i64,
+        after: i64,
+        html: &str,
+        plain: &str,
+        extra: Option<Value>,
+    ) -> Result<i64, StoreError> {
+        let mut payload = text_payload(html, plain, extra);
+        payload[AFTER] = json!(after);
+        let id = self.store.outbox_send(CHANNEL, chat, &payload, now_ms())?;
         self.wake.notify_one();
         Ok(id)
     }
@@ -182,7 +223,41 @@ fn merge_waiting(store: &Store, item: &OutboxItem) -> Result<(), StoreError> {
 async fn deliver(store: &Store, bot: &Bot, item: &OutboxItem) -> Result<(), StoreError> {
     let mut body = item.payload.clone();
     let plain = body.as_object_mut().and_then(|m| m.remove(PLAIN));
+    let document = body.as_object_mut().and_then(|m| m.remove(DOCUMENT));
+    let after = body.as_object_mut().and_then(|m| m.remove(AFTER)).and_then(|v| v.as_i64());
+    if let Some(after) = after {
+        match store.outbox_item(after)?.map(|i| i.state) {
+            Some(OutboxState::Sent) => {}
+            Some(OutboxState::Pending | OutboxState::Unknown) => {
+                store.outbox_defer(item.id, now_ms() + 500)?;
+                return Ok(());
+            }
+            Some(OutboxState::Failed) | None => {
+                tracing::error!(
+                    row = item.id,
+                    chat = item.chat_id,
+                    "not sent: the message it must follow (row {after}) could not be sent"
+                );
+                store.outbox_mark_failed(
+                    item.id,
+                    &format!("the message it must follow (row {after}) could not be sent"),
+                )?;
+                return Ok(());
+            }
+        }
+    }
     body["chat_id"] = json!(item.chat_id);
+    if let Some(document) = document {
+        let result = match body.as_object() {
+            Some(fields) => {
+                let filename = document["filename"].as_str().unwrap_or("text.txt");
+                let content = document["content"].as_str().unwrap_or_default();
+                bot.send_document(fields, filename, content.as_bytes()).await
+            }
+            None => Err(BotError::Rejected { status: 400, description: "no fields".into() }),
+        };
+        return record(store, bot, item, "sendDocument", result);
+    }
     let method = match item.kind {
         OutboxKind::Send => "sendMessage",
         OutboxKind::Edit => {
@@ -205,6 +280,17 @@ async fn deliver(store: &Store, bot: &Bot, item: &OutboxItem) -> Result<(), Stor
         }
         result = bot.call(method, &body, None).await;
     }
+    record(store, bot, item, method, result)
+}
+
+/// Records the outcome of one try of row `item`.
+fn record(
+    store: &Store,
+    bot: &Bot,
+    item: &OutboxItem,
+    method: &str,
+    result: Result<Value, BotError>,
+) -> Result<(), StoreError> {
     let now = now_ms();
     let attempt = item.attempts + 1;
     let wait = |e: &BotError| ms(backoff(e, attempt, bot.retry_base, Duration::from_secs(60)));

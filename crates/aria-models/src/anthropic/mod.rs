@@ -92,7 +92,8 @@ impl AnthropicProvider {
                     config.version
                 ),
             })?;
-        let client = http::client(&url, config.timeouts.connect)?;
+        // Anthropic's API is never on this machine: not judged.
+        let (client, _) = http::client(&url, config.timeouts.connect, None)?;
         Ok(AnthropicProvider { inner: Arc::new(Inner { client, config, base, key, version }) })
     }
 

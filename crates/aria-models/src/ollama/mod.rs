@@ -86,15 +86,37 @@ struct Inner {
     base: String,
     /// Context lengths read from `/api/show`, per model.
     context: Mutex<HashMap<String, u64>>,
+    locality: crate::locality::Locality,
 }
 
 impl OllamaProvider {
+    /// A client whose server is not judged: it counts as remote ([`OllamaProvider::judged`]).
     pub fn new(config: OllamaConfig) -> Result<Self, ProviderError> {
+        Self::build(config, None)
+    }
+
+    /// A client whose server's locality is judged with `resolver` ([`crate::locality`]): an
+    /// Ollama server is on this machine only when its address says so, whatever the backend.
+    pub fn judged(
+        config: OllamaConfig,
+        resolver: &dyn crate::locality::Resolve,
+    ) -> Result<Self, ProviderError> {
+        Self::build(config, Some(resolver))
+    }
+
+    fn build(
+        config: OllamaConfig,
+        resolver: Option<&dyn crate::locality::Resolve>,
+    ) -> Result<Self, ProviderError> {
         let (base, url) = http::parse_base(&config.base_url, OllamaConfig::DEFAULT_BASE_URL)?;
-        let client = http::client(&url, config.timeouts.connect)?;
-        Ok(OllamaProvider {
-            inner: Arc::new(Inner { client, config, base, context: Mutex::default() }),
-        })
+        let (client, locality) = http::client(&url, config.timeouts.connect, resolver)?;
+        let context = Mutex::default();
+        Ok(OllamaProvider { inner: Arc::new(Inner { client, config, base, context, locality }) })
+    }
+
+    /// Where the server runs (remote unless built with [`OllamaProvider::judged`]).
+    pub fn locality(&self) -> &crate::locality::Locality {
+        &self.inner.locality
     }
 
     pub fn base_url(&self) -> &str {

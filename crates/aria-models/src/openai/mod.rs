@@ -108,18 +108,42 @@ struct Inner {
     /// The base URL without a trailing slash.
     base: String,
     auth: Option<HeaderValue>,
+    locality: crate::locality::Locality,
 }
 
 impl OpenAiProvider {
+    /// A client whose server is not judged: it counts as remote ([`OpenAiProvider::judged`]).
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        Self::build(config, None)
+    }
+
+    /// A client whose server's locality is judged with `resolver` ([`crate::locality`]); a
+    /// server judged local is reached only at the addresses that were checked.
+    pub fn judged(
+        config: OpenAiConfig,
+        resolver: &dyn crate::locality::Resolve,
+    ) -> Result<Self, ProviderError> {
+        Self::build(config, Some(resolver))
+    }
+
+    fn build(
+        config: OpenAiConfig,
+        resolver: Option<&dyn crate::locality::Resolve>,
+    ) -> Result<Self, ProviderError> {
         let (base, url) = http::parse_base(&config.base_url, OpenAiConfig::DEFAULT_BASE_URL)?;
         let auth = match config.api_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
             None => None,
             Some(key) => Some(http::secret_header(&format!("Bearer {key}"))?),
         };
         let timeouts = config.timeouts();
-        let client = http::client(&url, timeouts.connect)?;
-        Ok(OpenAiProvider { inner: Arc::new(Inner { client, config, timeouts, base, auth }) })
+        let (client, locality) = http::client(&url, timeouts.connect, resolver)?;
+        let inner = Inner { client, config, timeouts, base, auth, locality };
+        Ok(OpenAiProvider { inner: Arc::new(inner) })
+    }
+
+    /// Where the server runs (remote unless built with [`OpenAiProvider::judged`]).
+    pub fn locality(&self) -> &crate::locality::Locality {
+        &self.inner.locality
     }
 
     /// The base URL requests go to (without a trailing slash).

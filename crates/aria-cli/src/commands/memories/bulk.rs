@@ -116,7 +116,11 @@ pub(super) fn import(
     let mut progress = ImportProgress::new(total);
     for chunk in todo.chunks(CHUNK) {
         let texts: Vec<String> = chunk.iter().map(|l| l.text.clone()).collect();
-        let vectors = ctx.embed_passages(&texts).map_err(|e| interrupted(e, done, total))?;
+        // Private memories go to an embedder on this machine only.
+        let vectors = match ctx.may_embed(private) {
+            true => ctx.embed_passages(&texts).map_err(|e| interrupted(e, done, total))?,
+            false => None,
+        };
         let memories: Vec<NewMemory> = chunk
             .iter()
             .map(|l| {
@@ -234,9 +238,17 @@ pub(super) fn reindex(ctx: &Ctx) -> CliResult<u8> {
         )));
     };
     let model = embedder.model_id().to_owned();
+    // An embedder off this machine never gets a private memory: those stay found by words.
+    let private_too = embedder.on_this_machine();
+    if !private_too {
+        eprintln!(
+            "private memories are not sent to {model} (it is not on this machine); they are \
+             found by their words only"
+        );
+    }
     let mut total = 0;
     loop {
-        let todo = ctx.store.memory_missing_embeddings(&model, CHUNK)?;
+        let todo = ctx.store.memory_missing_embeddings_of(&model, CHUNK, private_too)?;
         if todo.is_empty() {
             break;
         }
@@ -260,8 +272,11 @@ pub(super) fn reindex(ctx: &Ctx) -> CliResult<u8> {
         after = last.0;
         let stale: Vec<(String, String)> = page
             .into_iter()
-            .filter(|(_, _, text, n)| {
-                *n > 0 && passage_texts(text, embedder.passages(text)).len() as u64 != *n
+            .filter(|(_, id, text, n)| {
+                *n > 0
+                    && passage_texts(text, embedder.passages(text)).len() as u64 != *n
+                    && (private_too
+                        || !ctx.store.memory_get(id).ok().flatten().is_some_and(|m| m.private))
             })
             .map(|(_, id, text, _)| (id, text))
             .collect();
