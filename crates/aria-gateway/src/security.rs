@@ -109,9 +109,10 @@ impl Identity {
         Identity { label: "web:session".into(), scope: Scope::Admin, person: true }
     }
 
-    /// A daemon that asks for no credentials (`[server] auth = "none"`).
+    /// A daemon that asks for no credentials (`[server] auth = "none"`, a single-user
+    /// container): every request is the one person's, and nothing tells clients apart.
     pub fn local() -> Identity {
-        Identity { label: "local".into(), scope: Scope::Admin, person: false }
+        Identity { label: "local".into(), scope: Scope::Admin, person: true }
     }
 
     /// A request that carried no identity (should not happen behind the guard): it may do

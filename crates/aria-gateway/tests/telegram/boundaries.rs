@@ -108,6 +108,7 @@ pub(super) fn recalling(store: &Arc<Store>, text: &str) -> Arc<dyn aria_core::Me
         confidence: 0.9,
         verified: true,
         private: true,
+        unconfirmed: false,
         provenance: aria_store::Provenance::default(),
     };
     let by = aria_store::Writer { actor: "user", session_id: None };
