@@ -94,3 +94,68 @@ fn the_rate_limit_empties_a_bucket_per_client() {
     let unlimited = Security::new(None, true, vec![], 0);
     assert!((0..10_000).all(|_| unlimited.admit(&unlimited.buckets, a)));
 }
+
+#[test]
+fn each_scope_reaches_only_its_own_routes() {
+    use Method as M;
+    let cases: &[(Scope, &Method, &str, bool, bool)] = &[
+        (Scope::Read, &M::GET, "/api/v1/memories", false, true),
+        (Scope::Read, &M::POST, "/api/v1/conversations", false, false),
+        (Scope::Read, &M::GET, "/api/v1/ws", true, false),
+        (Scope::Read, &M::POST, "/mcp", false, false),
+        (Scope::Chat, &M::POST, "/api/v1/conversations", false, true),
+        (Scope::Chat, &M::POST, "/api/v1/conversations/x/messages", false, true),
+        (Scope::Chat, &M::POST, "/api/v1/runs/x/cancel", false, true),
+        (Scope::Chat, &M::GET, "/api/v1/ws", true, true),
+        (Scope::Chat, &M::POST, "/v1/chat/completions", false, true),
+        (Scope::Chat, &M::POST, "/api/v1/approvals/x", false, false),
+        (Scope::Chat, &M::POST, "/api/v1/schedules", false, false),
+        (Scope::Chat, &M::PATCH, "/api/v1/memories/x", false, false),
+        (Scope::Chat, &M::POST, "/api/v1/login-codes", false, false),
+        (Scope::Mcp, &M::POST, "/mcp", false, true),
+        (Scope::Mcp, &M::GET, "/api/v1/memories", false, false),
+        (Scope::Admin, &M::POST, "/api/v1/approvals/x", false, true),
+    ];
+    for (scope, method, path, upgrade, allowed) in cases {
+        assert_eq!(scope.permits(method, path, *upgrade), *allowed, "{scope:?} {method} {path}");
+    }
+    assert_eq!(Scope::parse("chat"), Some(Scope::Chat));
+    assert_eq!(Scope::parse("root"), None);
+}
+
+#[test]
+fn a_login_code_works_once_and_logins_end_when_idle() {
+    let security = Security::new(Some("tok".into()), true, vec![], 0);
+    let code = security.issue_login_code().unwrap();
+    assert!(security.redeem_login_code("not-the-code").is_none());
+    let (session, _) = security.redeem_login_code(&code).unwrap();
+    assert!(security.redeem_login_code(&code).is_none(), "spent");
+    let mut headers = HeaderMap::new();
+    headers.insert(header::COOKIE, format!("{SESSION_COOKIE}={session}").parse().unwrap());
+    assert_eq!(security.identify(&headers, false).unwrap(), Identity::web_session());
+    let idle = Security::new(Some("tok".into()), true, vec![], 0)
+        .with_session_idle(Duration::from_millis(1));
+    let code = idle.issue_login_code().unwrap();
+    let (session, _) = idle.redeem_login_code(&code).unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    let mut headers = HeaderMap::new();
+    headers.insert(header::COOKIE, format!("{SESSION_COOKIE}={session}").parse().unwrap());
+    assert_eq!(idle.identify(&headers, false).unwrap_err().code, "unauthorized");
+    assert!(Security::new(None, true, vec![], 0).issue_login_code().is_none(), "nothing to log in to");
+}
+
+#[test]
+fn a_scoped_token_is_its_own_identity() {
+    let security = Security::new(Some("owner".into()), true, vec![], 0).with_tokens(Arc::new(
+        |given: &str| (given == "scoped").then(|| ("ci".to_owned(), Scope::Read)),
+    ));
+    let with = |token: &str| {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+        security.identify(&headers, true)
+    };
+    assert_eq!(with("owner").unwrap(), Identity::owner());
+    let scoped = with("scoped").unwrap();
+    assert_eq!((scoped.label.as_str(), scoped.scope, scoped.person), ("api:token ci", Scope::Read, false));
+    assert_eq!(with("other").unwrap_err().code, "unauthorized");
+}
