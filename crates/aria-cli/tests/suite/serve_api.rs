@@ -370,7 +370,6 @@ fn the_page_gets_the_whole_call_with_hidden_characters_shown() {
     assert!(shown.contains("# ⟨U+202E⟩end ; rm -rf important"), "{}", &shown[shown.len() - 80..]);
     assert!(!shown.contains('\u{202E}'));
     let id = asked["id"].as_str().unwrap();
-    let (status, _) =
-        daemon.json("POST", &format!("/api/v1/approvals/{id}"), Some(&json!({"decision": "deny"})));
+    let (status, _) = daemon.answer_as_person(id, "deny");
     assert_eq!(status, 200);
 }
