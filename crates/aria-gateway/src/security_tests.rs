@@ -141,7 +141,10 @@ fn a_login_code_works_once_and_logins_end_when_idle() {
     let mut headers = HeaderMap::new();
     headers.insert(header::COOKIE, format!("{SESSION_COOKIE}={session}").parse().unwrap());
     assert_eq!(idle.identify(&headers, false).unwrap_err().code, "unauthorized");
-    assert!(Security::new(None, true, vec![], 0).issue_login_code().is_none(), "nothing to log in to");
+    assert!(
+        Security::new(None, true, vec![], 0).issue_login_code().is_none(),
+        "nothing to log in to"
+    );
 }
 
 #[test]
@@ -156,6 +159,9 @@ fn a_scoped_token_is_its_own_identity() {
     };
     assert_eq!(with("owner").unwrap(), Identity::owner());
     let scoped = with("scoped").unwrap();
-    assert_eq!((scoped.label.as_str(), scoped.scope, scoped.person), ("api:token ci", Scope::Read, false));
+    assert_eq!(
+        (scoped.label.as_str(), scoped.scope, scoped.person),
+        ("api:token ci", Scope::Read, false)
+    );
     assert_eq!(with("other").unwrap_err().code, "unauthorized");
 }
