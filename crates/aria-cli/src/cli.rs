@@ -587,6 +587,11 @@ pub enum ModelCommand {
     Pull {
         /// Catalog names (see `aria model list`).
         names: Vec<String>,
+        /// The recommended chat model (and the default embedder), made the embedded choice when
+        /// this machine has the memory for it: what a script runs instead of answering the
+        /// first chat's question.
+        #[arg(long, conflicts_with = "names")]
+        recommended: bool,
     },
     /// The model catalog and what is installed.
     List {

@@ -11,8 +11,13 @@
 //! The design decision to know: **the choice is made once and stored** in
 //! `$ARIA_HOME/embedded-model.json`, so the model never changes silently between runs (memory
 //! that happens to be free today and not tomorrow does not flip it). Only an explicit act
-//! changes it: `--accept-download` upgrades a stored small choice, naming a model overrides it
-//! for that run, and deleting the file asks again.
+//! changes it: `--accept-download` (or `aria model pull --recommended`) upgrades a stored small
+//! choice, naming a model overrides it for that run, and deleting the file asks again.
+//!
+//! A start with nobody to ask (`aria serve` under systemd, a script) is the exception: it takes
+//! the best model already on the machine that fits in memory, and a small choice it makes is
+//! provisional: the first start that can ask, or that finds the larger model installed,
+//! decides again.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -34,6 +39,21 @@ pub struct Choice {
     pub reason: String,
     /// Seconds since the Unix epoch.
     pub decided_at: u64,
+}
+
+impl Choice {
+    /// A small model chosen because nobody could be asked (older versions stored such choices):
+    /// not a decision to keep once the larger model is on the machine.
+    fn provisional(&self) -> bool {
+        self.model == DEFAULT_CHAT_MODEL && self.reason.starts_with("no terminal")
+    }
+}
+
+/// Whether the catalog model `name` is installed in the models directory.
+pub fn installed(config: &Config, name: &str) -> bool {
+    aria_local::list(&ModelCatalog::builtin(), &config.provider.models_dir).is_ok_and(|rows| {
+        rows.iter().any(|r| r.name == name && r.state == aria_local::InstallState::Installed)
+    })
 }
 
 impl Choice {
@@ -105,9 +125,14 @@ pub enum Decision {
     Ask,
 }
 
-/// The decision for a machine with `mem` available, the `--accept-download` flag, and whether
-/// someone can be asked on a terminal.
-pub fn decide(mem: Option<u64>, accept_download: bool, terminal: bool) -> Decision {
+/// The decision for a machine with `mem` available, the `--accept-download` flag, whether
+/// someone can be asked on a terminal, and whether the larger model is installed already.
+pub fn decide(
+    mem: Option<u64>,
+    accept_download: bool,
+    terminal: bool,
+    recommended_installed: bool,
+) -> Decision {
     let Some(mem) = mem else {
         return Decision::Small("the memory available could not be read".into());
     };
@@ -120,6 +145,11 @@ pub fn decide(mem: Option<u64>, accept_download: bool, terminal: bool) -> Decisi
     }
     if accept_download {
         Decision::Recommended(format!("--accept-download, and {} of memory available", gib(mem)))
+    } else if recommended_installed {
+        Decision::Recommended(format!(
+            "the best model installed here, and {} of memory available",
+            gib(mem)
+        ))
     } else if terminal {
         Decision::Ask
     } else {
@@ -154,6 +184,11 @@ pub fn settle(config: &mut Config) -> std::io::Result<()> {
     let data_dir = config.data_dir.clone();
     let mem = mem_available();
     let stored = read_choice(&data_dir);
+    let recommended_installed = installed(config, RECOMMENDED_CHAT_MODEL);
+    // A small model chosen only because nobody could be asked is not kept once the larger one
+    // is here: that start decides again, below.
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let stored = stored.filter(|c| !(c.provisional() && (recommended_installed || terminal)));
     if let Some(choice) = &stored {
         let fits = mem.is_some_and(|m| m >= MIN_MEM_AVAILABLE);
         if choice.model != RECOMMENDED_CHAT_MODEL && config.provider.accept_download && fits {
@@ -179,8 +214,8 @@ pub fn settle(config: &mut Config) -> std::io::Result<()> {
         }
         return Ok(());
     }
-    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let (model, reason) = match decide(mem, config.provider.accept_download, terminal) {
+    let decided = decide(mem, config.provider.accept_download, terminal, recommended_installed);
+    let (model, reason) = match decided {
         Decision::Recommended(reason) => (RECOMMENDED_CHAT_MODEL, reason),
         Decision::Small(reason) => (DEFAULT_CHAT_MODEL, reason),
         Decision::Ask if ask(mem.unwrap_or(0)) => {
@@ -188,8 +223,19 @@ pub fn settle(config: &mut Config) -> std::io::Result<()> {
         }
         Decision::Ask => (DEFAULT_CHAT_MODEL, "you declined the download".to_owned()),
     };
-    write_choice(&data_dir, &Choice::new(model, reason.clone()))?;
-    if model == DEFAULT_CHAT_MODEL {
+    // Stored either way, so it is said once; a small choice made because nobody could be asked
+    // is provisional (see `Choice::provisional`): a start that can ask, or that finds the
+    // larger model installed, decides again.
+    let choice = Choice::new(model, reason.clone());
+    write_choice(&data_dir, &choice)?;
+    if choice.provisional() {
+        eprintln!(
+            "ARIA uses its small embedded model {DEFAULT_CHAT_MODEL} for now ({reason}). It can \
+             chat but does little real work; for {RECOMMENDED_CHAT_MODEL} (1.1 GB, once) run \
+             `aria model pull --recommended` or use --accept-download, or set [provider] model. \
+             The first start on a terminal asks again."
+        );
+    } else if model == DEFAULT_CHAT_MODEL {
         eprintln!(
             "ARIA uses its small embedded model {DEFAULT_CHAT_MODEL} ({reason}). It can chat but \
              does little real work; for {RECOMMENDED_CHAT_MODEL} (1.1 GB, once) run with \
@@ -204,6 +250,23 @@ pub fn settle(config: &mut Config) -> std::io::Result<()> {
     }
     config.provider.model = model.to_owned();
     Ok(())
+}
+
+/// `aria model pull --recommended` chose the larger model: kept as the choice when this machine
+/// has the memory for it (`Err` says why not).
+pub fn choose_recommended(config: &Config) -> Result<(), String> {
+    let mem = mem_available();
+    if !mem.is_some_and(|m| m >= MIN_MEM_AVAILABLE) {
+        return Err(format!(
+            "this machine has {} of memory available, under the {} {RECOMMENDED_CHAT_MODEL} \
+             needs, so it is installed but not chosen; name it with --model to use it anyway",
+            mem.map_or_else(|| "an unknown amount".to_owned(), gib),
+            gib(MIN_MEM_AVAILABLE)
+        ));
+    }
+    let choice = Choice::new(RECOMMENDED_CHAT_MODEL, "aria model pull --recommended".to_owned());
+    write_choice(&config.data_dir, &choice)
+        .map_err(|e| format!("cannot write {}: {e}", choice_path(&config.data_dir).display()))
 }
 
 /// Asks on the terminal whether to download the recommended model; anything but yes (or an
@@ -243,7 +306,12 @@ pub fn explain(config: &Config) -> (String, String) {
         );
     }
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let why = match decide(mem_available(), p.accept_download, terminal) {
+    let why = match decide(
+        mem_available(),
+        p.accept_download,
+        terminal,
+        installed(config, RECOMMENDED_CHAT_MODEL),
+    ) {
         Decision::Recommended(reason) => {
             return (RECOMMENDED_CHAT_MODEL.to_owned(), format!("not chosen yet; {reason}"));
         }
@@ -272,13 +340,21 @@ mod tests {
     #[test]
     fn the_larger_model_needs_memory_and_a_yes() {
         assert!(
-            matches!(decide(Some(3 * GIB), true, true), Decision::Small(r) if r.contains("under"))
+            matches!(decide(Some(3 * GIB), true, true, false), Decision::Small(r) if r.contains("under"))
         );
-        assert!(matches!(decide(None, true, true), Decision::Small(_)));
-        assert!(matches!(decide(Some(4 * GIB), true, false), Decision::Recommended(_)));
-        assert_eq!(decide(Some(8 * GIB), false, true), Decision::Ask);
+        assert!(matches!(decide(None, true, true, false), Decision::Small(_)));
+        assert!(matches!(decide(Some(4 * GIB), true, false, false), Decision::Recommended(_)));
+        assert_eq!(decide(Some(8 * GIB), false, true, false), Decision::Ask);
         assert!(
-            matches!(decide(Some(8 * GIB), false, false), Decision::Small(r) if r.contains("no terminal"))
+            matches!(decide(Some(8 * GIB), false, false, false), Decision::Small(r) if r.contains("no terminal"))
+        );
+        // Nobody to ask, and the larger model is here and fits: it is taken.
+        assert!(
+            matches!(decide(Some(8 * GIB), false, false, true), Decision::Recommended(r) if r.contains("installed"))
+        );
+        assert!(
+            matches!(decide(Some(3 * GIB), false, false, true), Decision::Small(_)),
+            "installed but too big for the memory available"
         );
     }
 

@@ -88,6 +88,30 @@ pub fn pull_command(config: &Config, names: &[String]) -> CliResult<u8> {
     Ok(OK)
 }
 
+/// `aria model pull --recommended`: the recommended chat model and the default embedder, and
+/// the recommended model becomes the embedded choice when the machine has the memory for it.
+pub fn pull_recommended(config: &Config) -> CliResult<u8> {
+    let catalog = ModelCatalog::builtin();
+    let chat = catalog.get(aria_local::RECOMMENDED_CHAT_MODEL).map_err(local_error)?;
+    let mut entries = vec![chat];
+    entries.extend(catalog.defaults().into_iter().filter(|e| e.kind != chat.kind));
+    pull_entries(config, &entries)?;
+    match crate::default_model::choose_recommended(config) {
+        Ok(()) => {
+            eprintln!(
+                "{} is ARIA's embedded model from now on (kept in {}).",
+                chat.name,
+                crate::default_model::choice_path(&config.data_dir).display()
+            );
+            Ok(OK)
+        }
+        Err(why) => {
+            eprintln!("note: {why}");
+            Ok(OK)
+        }
+    }
+}
+
 /// `aria model list [--json]`: each model's size, whether it is pulled, its speed measured on
 /// this machine, and which one a plain `aria chat` uses.
 pub fn list_command(config: &Config, as_json: bool) -> CliResult<u8> {

