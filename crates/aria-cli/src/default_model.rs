@@ -256,7 +256,7 @@ pub fn settle(config: &mut Config) -> std::io::Result<()> {
 /// has the memory for it (`Err` says why not).
 pub fn choose_recommended(config: &Config) -> Result<(), String> {
     let mem = mem_available();
-    if !mem.is_some_and(|m| m >= MIN_MEM_AVAILABLE) {
+    if mem.is_none_or(|m| m < MIN_MEM_AVAILABLE) {
         return Err(format!(
             "this machine has {} of memory available, under the {} {RECOMMENDED_CHAT_MODEL} \
              needs, so it is installed but not chosen; name it with --model to use it anyway",
