@@ -313,12 +313,15 @@ pub fn local_model_note(config: &Config) -> Option<String> {
     }
 }
 
-/// Whether memory extraction is skipped for this command: a one-shot command (`aria run`,
-/// `aria chat MESSAGE`) on the embedded model would make the user wait for a second, slow
-/// generation after the answer (about 30 s for SmolLM2 on two cores) for memories it mostly
-/// gets wrong. Interactive chat extracts while the user types; a model server extracts quickly.
+/// Whether memory extraction is skipped for this command: on the embedded models it always is.
+/// A second generation after every answer costs both cores for 30 to 60 s (SmolLM2 and the
+/// 1.5B on two cores) — while the user waits in a one-shot command, or types the next message
+/// in chat, where it also slowed the next answer — for memories small models mostly get wrong
+/// (they restated their own unverified answers as facts). What the user asks to remember is
+/// still kept, through the `memory_store` tool. A model server extracts quickly and well.
 pub fn skips_extraction(config: &Config, one_shot: bool) -> bool {
-    one_shot && config.provider.name == crate::config::LOCAL_PROVIDER
+    let _ = one_shot;
+    config.provider.name == crate::config::LOCAL_PROVIDER
 }
 
 /// Builds the agent for one command (`one_shot`: a single message, then exit). Its `ask_user`

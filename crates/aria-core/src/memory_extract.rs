@@ -233,6 +233,7 @@ impl Job {
         let conversation = Conversation {
             user: vec![&self.user],
             tool_output: Vec::new(),
+            assistant: vec![&self.answer],
             instructions: vec![
                 &self.system_prompt,
                 INSTRUCTIONS,

@@ -47,6 +47,8 @@ pub struct Conversation<'a> {
     pub user: Vec<&'a str>,
     /// Tool results the model has seen.
     pub tool_output: Vec<&'a str>,
+    /// What the assistant said: its claims are not the user's, unless a tool result backs them.
+    pub assistant: Vec<&'a str>,
     /// Text the model was given as instructions or framing: never the user's own words.
     pub instructions: Vec<&'a str>,
 }
@@ -121,6 +123,15 @@ pub fn unjustified(content: &str, conversation: &Conversation<'_>) -> Option<Str
                 .into(),
         );
     }
+    // A word the assistant said that neither the user nor a tool result did is the assistant's
+    // claim (a path it guessed, a count, an answer): a memory holding one would feed an
+    // unverified claim back as the user's fact.
+    if let Some(claim) = assistant_claim(&meaning, &said, conversation) {
+        return Some(format!(
+            "the memory holds what the assistant said (\"{claim}\"), not what the user said; \
+             store only facts and preferences the user stated or confirmed"
+        ));
+    }
     let asked = conversation.user.iter().any(|u| {
         let u = u.to_lowercase();
         ASKED.iter().any(|p| u.contains(p))
@@ -143,6 +154,27 @@ pub fn unjustified(content: &str, conversation: &Conversation<'_>) -> Option<Str
         );
     }
     None
+}
+
+/// The first content word of a memory that only the assistant said (not the user, not a tool
+/// result).
+fn assistant_claim<'m>(
+    meaning: &[&'m str],
+    said: &HashSet<String>,
+    conversation: &Conversation<'_>,
+) -> Option<&'m str> {
+    if conversation.assistant.is_empty() {
+        return None;
+    }
+    let stems = |texts: &[&str]| -> HashSet<String> {
+        texts.iter().flat_map(|t| words(t)).map(|w| stem(&w)).collect()
+    };
+    let assistant = stems(&conversation.assistant);
+    let tools = stems(&conversation.tool_output);
+    meaning.iter().copied().find(|w| {
+        let s = stem(w);
+        !said.contains(&s) && assistant.contains(&s) && !tools.contains(&s)
+    })
 }
 
 /// Whether at least [`COPIED_SHARE`] of the word triples of `mine` occur in one of `sources`

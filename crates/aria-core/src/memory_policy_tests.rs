@@ -32,7 +32,12 @@ const SYSTEM: &str = "You are ARIA, a careful assistant that works on the user's
     instructions. Memories from the user's long-term memory that may be relevant.";
 
 fn convo<'a>(user: &[&'a str], tools: &[&'a str]) -> Conversation<'a> {
-    Conversation { user: user.to_vec(), tool_output: tools.to_vec(), instructions: vec![SYSTEM] }
+    Conversation {
+        user: user.to_vec(),
+        tool_output: tools.to_vec(),
+        instructions: vec![SYSTEM],
+        assistant: Vec::new(),
+    }
 }
 
 #[test]
@@ -87,4 +92,33 @@ fn the_users_own_words_outweigh_a_resemblance_to_the_instructions() {
     c.instructions
         .push("Write each memory in the third person (\"The user's favorite color is blue.\").");
     assert_eq!(unjustified("The user's favorite color is blue.", &c), None);
+}
+
+/// The labelled exchanges of `tests/data/extraction_claims.jsonl` (a user's message, the
+/// assistant's answer, a memory extracted from them, whether it may be kept): no memory that
+/// restates the assistant's claims is kept, and the user's own facts are.
+#[test]
+fn extraction_keeps_what_the_user_said_and_never_the_assistant_s_claims() {
+    let data = include_str!("../tests/data/extraction_claims.jsonl");
+    let (mut kept_claims, mut lost_facts, mut total) = (Vec::new(), Vec::new(), 0);
+    for line in data.lines().filter(|l| !l.trim().is_empty()) {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let text = |k: &str| case[k].as_str().unwrap();
+        let conversation = Conversation {
+            user: vec![text("user")],
+            tool_output: Vec::new(),
+            instructions: vec![SYSTEM],
+            assistant: vec![text("answer")],
+        };
+        let verdict = unjustified(text("memory"), &conversation);
+        total += 1;
+        match (case["keep"].as_bool().unwrap(), verdict) {
+            (false, None) => kept_claims.push(text("memory").to_owned()),
+            (true, Some(why)) => lost_facts.push(format!("{}: {why}", text("memory"))),
+            _ => {}
+        }
+    }
+    assert!(total >= 50, "{total} exchanges");
+    assert_eq!(kept_claims, Vec::<String>::new(), "assistant claims kept");
+    assert_eq!(lost_facts, Vec::<String>::new(), "the user's facts refused");
 }

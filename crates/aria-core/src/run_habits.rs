@@ -264,6 +264,7 @@ impl Run<'_> {
         let conversation = crate::Conversation {
             user: by(Role::User),
             tool_output: by(Role::Tool),
+            assistant: by(Role::Assistant),
             instructions: vec![
                 &self.agent.config.system_prompt,
                 crate::context::PROFILE_FRAMING,

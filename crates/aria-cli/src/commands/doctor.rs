@@ -162,10 +162,11 @@ fn check_daemon(config: &Config, out: &mut Vec<Finding>) {
 fn check_memory(config: &Config, out: &mut Vec<Finding>) {
     let detail = if !config.memory.extract {
         "facts and preferences are not extracted ([memory] extract = false)".to_owned()
-    } else if app::skips_extraction(config, true) {
-        "facts and preferences are extracted in interactive `aria chat`; one-shot commands \
-         (`aria run`, `aria chat MESSAGE`) skip extraction with the embedded model, which would \
-         make you wait ~30 s after each answer; with a model server they extract too"
+    } else if app::skips_extraction(config, false) {
+        "facts and preferences are not extracted after each turn with the embedded model (a \
+         second generation would cost both cores for 30-60 s and small models restate their own \
+         guesses); what you ask ARIA to remember is still kept, and with a model server every \
+         turn is extracted"
             .to_owned()
     } else {
         format!(

@@ -292,7 +292,7 @@ fn config_show_prints_an_aria_toml_that_config_check_accepts() {
 }
 
 #[test]
-fn doctor_says_when_one_shot_commands_skip_memory_extraction() {
+fn doctor_says_the_embedded_model_skips_memory_extraction() {
     let aria = Aria::new();
     let out = aria.run("http://127.0.0.1:9", &["--backend", "local", "doctor", "--json"]);
     let report = json_of(&out);
@@ -302,7 +302,10 @@ fn doctor_says_when_one_shot_commands_skip_memory_extraction() {
         .iter()
         .find(|c| c["area"] == "memory")
         .unwrap_or_else(|| panic!("no memory line: {report}"));
-    assert!(memory["detail"].as_str().unwrap().contains("skip extraction"), "{memory}");
+    assert!(
+        memory["detail"].as_str().unwrap().contains("not extracted after each turn"),
+        "{memory}"
+    );
     let out = aria.run("http://127.0.0.1:9", &["doctor", "--json"]);
     let report = json_of(&out);
     let memory =

@@ -171,8 +171,8 @@ fn the_daemon_s_unit_carries_the_shell_s_model_settings() {
     cmd.env("ARIA_MODEL", "qwen3:4b").env("OLLAMA_HOST", "127.0.0.1:11434");
     let out = run(cmd, &["serve", "--install"]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
-    let unit = std::fs::read_to_string(aria.dir.path().join("config/systemd/user/aria.service"))
-        .unwrap();
+    let unit =
+        std::fs::read_to_string(aria.dir.path().join("config/systemd/user/aria.service")).unwrap();
     assert!(unit.contains("Environment=ARIA_MODEL=qwen3:4b"), "{unit}");
     assert!(unit.contains("Environment=OLLAMA_HOST=127.0.0.1:11434"), "{unit}");
     assert!(!unit.contains("OPENAI_API_KEY"), "no keys in a unit: {unit}");
