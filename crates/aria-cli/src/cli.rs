@@ -130,6 +130,10 @@ pub enum Command {
     /// web UI (http://127.0.0.1:8080/). Runs in the foreground; Ctrl-C or SIGTERM stops it
     /// gracefully.
     Serve(ServeArgs),
+    /// Find the model servers running here (Ollama, LM Studio, llama.cpp, vLLM) and the
+    /// provider keys set, check a model with one answer and one tool call, and write it into
+    /// aria.toml.
+    Setup(SetupArgs),
     /// Print (and open, on a desktop) a fresh one-time login link to the web UI of the
     /// running `aria serve`.
     Ui(UiArgs),
@@ -235,6 +239,19 @@ pub struct ServeArgs {
     /// Open the web UI in the desktop's browser, logged in (the one-time link).
     #[arg(long, conflicts_with_all = ["install", "new_token"])]
     pub open: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// Use this model without asking: BACKEND/MODEL, e.g. ollama/qwen3:4b.
+    #[arg(long = "use", value_name = "BACKEND/MODEL")]
+    pub use_model: Option<String>,
+    /// Also look for a server at this URL (an OpenAI-compatible `/v1` base, or Ollama's).
+    #[arg(long, value_name = "URL")]
+    pub probe: Vec<String>,
+    /// What was found (and, with --use, what was checked and written) as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         Command::Memories(c) => commands::memories::memories(&cli.global, c),
         Command::Serve(args) => commands::serve::serve(&cli.global, args),
         Command::Ui(args) => commands::tokens::ui(&cli.global, args),
+        Command::Setup(args) => commands::setup::setup(&cli.global, args),
         Command::Tokens(c) => commands::tokens::tokens(&cli.global, c),
         Command::Telegram(c) => commands::telegram::telegram(&cli.global, c),
         Command::Schedule(c) => commands::schedule::schedule(&cli.global, c),

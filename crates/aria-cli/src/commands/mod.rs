@@ -17,6 +17,7 @@ pub mod run;
 pub mod schedule;
 pub mod search;
 pub mod serve;
+pub mod setup;
 pub mod slash;
 pub mod snapshots;
 pub mod telegram;

@@ -23,6 +23,7 @@ mod schedule;
 mod search;
 mod serve;
 mod serve_api;
+mod setup;
 mod snapshots;
 mod telegram;
 mod traces;
