@@ -400,6 +400,14 @@ pub fn agent_parts(
         .map_err(CliError::failed)?;
     let notes = crate::notes::project_notes(config, redactor.as_ref());
     let mut prompt = system_prompt(config) + &crate::notes::prompt_section(&notes);
+    // The map of the project in the first root, for models that would not look on their own.
+    if let Some(overview) = config
+        .roots
+        .first()
+        .and_then(|root| crate::overview::project_overview(root, redactor.as_ref()))
+    {
+        prompt.push_str(&overview);
+    }
     if let Some(profile) = &config.agent {
         prompt.push_str(&crate::agents::prompt_section(profile));
     }

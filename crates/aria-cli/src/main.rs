@@ -22,6 +22,7 @@ mod logging;
 mod mcp;
 mod memory;
 mod notes;
+mod overview;
 mod persona;
 mod planned;
 mod progress;

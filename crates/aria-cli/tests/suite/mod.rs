@@ -13,6 +13,7 @@ mod mcp;
 mod memories;
 mod memory_recall;
 mod models;
+mod overview;
 mod planned;
 mod plugins;
 mod private_locality;
