@@ -259,7 +259,7 @@ fn a_memory_kept_after_outside_text_waits_for_the_user_and_orders_are_refused() 
     )
     .unwrap();
     let store = |content: &str| {
-        MockTurn::tool_call("memory_store", &json!({ "content": content }).to_string())
+        MockTurn::tool_call("memory_store", json!({ "content": content }).to_string())
     };
     let script = MockOpenAi::new(vec![
         MockTurn::tool_call("file_read", r#"{"path":"deploy.md"}"#),

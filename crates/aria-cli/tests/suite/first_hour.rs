@@ -1,0 +1,80 @@
+//! With nothing configured, ARIA works on the project it is started in: the current directory
+//! is the root (said once), the home directory and `/` are refused as implicit roots for work
+//! on files, and `aria serve` started there falls back to its workspace.
+
+use aria_testkit::openai_mock::{MockOpenAi, MockTurn};
+
+use super::daemon::Daemon;
+use super::harness::{Aria, code, json_of, text};
+
+#[test]
+fn started_in_a_project_aria_works_there_and_says_so() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_list", r#"{"path":"."}"#),
+        MockTurn::text("There is one file, notes.txt."),
+    ])
+    .serve();
+    let out = aria
+        .cmd(&mock.base_url())
+        .env_remove("ARIA_ROOTS")
+        .current_dir(aria.root())
+        .args(["run", "--task", "What is in this directory?", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    assert_eq!(json_of(&out)["state"], "done");
+    let said = text(&out.stderr);
+    let line = format!("working in {} (the current directory;", aria.root().display());
+    assert_eq!(said.matches(&line).count(), 1, "said once: {said}");
+    // The listing the model got is the project's, not an empty workspace's.
+    let requests = mock.requests();
+    let listing = requests[1]["messages"][3]["content"].as_str().unwrap();
+    assert!(listing.contains("notes.txt"), "{listing}");
+    assert!(!aria.home().join("workspace").exists(), "no workspace was made");
+}
+
+#[test]
+fn started_in_home_or_at_slash_a_run_is_refused_with_the_fix() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![MockTurn::text("never asked")]).serve();
+    for cwd in [aria.dir.path().to_path_buf(), std::path::PathBuf::from("/")] {
+        let out = aria
+            .cmd(&mock.base_url())
+            .env_remove("ARIA_ROOTS")
+            .current_dir(&cwd)
+            .args(["run", "--task", "What is in this directory?"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{}: stderr: {}", cwd.display(), text(&out.stderr));
+        let said = text(&out.stderr);
+        assert!(said.contains("cd into a project directory") && said.contains("--root"), "{said}");
+        assert!(said.contains(&cwd.display().to_string()), "{said}");
+    }
+    assert!(mock.requests().is_empty(), "no model call was made");
+    // An explicit --root still works from the home directory.
+    let mock = MockOpenAi::new(vec![MockTurn::text("Hello.")]).serve();
+    let root = aria.root().display().to_string();
+    let out = aria
+        .cmd(&mock.base_url())
+        .env_remove("ARIA_ROOTS")
+        .args(["--root", &root, "run", "--task", "Say hello"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("working in"), "no note for an explicit root");
+}
+
+#[test]
+fn serve_started_in_home_falls_back_to_the_workspace_and_says_so() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![]).serve();
+    let mut cmd = aria.cmd(&mock.base_url());
+    cmd.env_remove("ARIA_ROOTS");
+    let daemon = Daemon::start_from(&aria, cmd, &[]);
+    let said = daemon.started.join("\n");
+    let line = format!("working in {}", aria.home().join("workspace").display());
+    assert!(said.contains(&line) && said.contains("is your home directory"), "{said}");
+    let (status, health) = daemon.json("GET", "/api/v1/health", None);
+    assert_eq!(status, 200, "{health}");
+}
