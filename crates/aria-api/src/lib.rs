@@ -17,6 +17,7 @@ mod journal;
 mod message;
 mod policy;
 mod redact;
+mod request_kind;
 mod session;
 mod tool;
 mod words;
@@ -39,6 +40,7 @@ pub use journal::{
 pub use message::{Message, Role, ToolCall, Usage};
 pub use policy::{ApprovalMode, Tier};
 pub use redact::{NoRedact, Redact, redact_json};
+pub use request_kind::{RequestKind, asks_for_change, classify as classify_request};
 pub use session::{IllegalTransition, Limits, SessionState};
 pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 pub use words::{

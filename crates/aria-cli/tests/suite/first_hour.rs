@@ -78,3 +78,34 @@ fn serve_started_in_home_falls_back_to_the_workspace_and_says_so() {
     let (status, health) = daemon.json("GET", "/api/v1/health", None);
     assert_eq!(status, 200, "{health}");
 }
+
+#[test]
+fn a_question_that_names_a_verb_of_change_is_answered_not_failed() {
+    let aria = Aria::new();
+    std::fs::write(aria.root().join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call("file_read", r#"{"path":"calc.py"}"#),
+        MockTurn::text("It returns the sum of a and b."),
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ])
+    .serve();
+    let task = "What does the add function in calc.py return?";
+    let out = aria.run(&mock.base_url(), &["run", "--task", task, "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let result = json_of(&out);
+    assert_eq!(result["state"], "done", "{result}");
+    assert_eq!(result["answer"], "It returns the sum of a and b.");
+    // The model was never told to make a change.
+    for request in mock.requests() {
+        assert!(!request.to_string().contains("asks for a change"), "{request}");
+    }
+    // A change request that changes nothing still fails, as before.
+    let mock = MockOpenAi::new(vec![
+        MockTurn::text("Use sed to rename it."),
+        MockTurn::text("Use sed to rename it."),
+    ])
+    .serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "Rename add to plus in calc.py"]);
+    assert_eq!(code(&out), 1, "stderr: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("asked for a change"), "{}", text(&out.stderr));
+}

@@ -20,6 +20,7 @@ fn memory(content: &str, private: bool) -> NewMemory {
         importance: 0.5,
         confidence: 0.9,
         private,
+        unconfirmed: false,
         provenance: Provenance::default(),
     }
 }
