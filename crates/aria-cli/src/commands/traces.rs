@@ -275,7 +275,14 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
         }
     }
     let finished: u64 = run_ms.len() as u64;
-    let done = by_state.get("done").copied().unwrap_or(0);
+    // A success is a run that ended `done` with an answer that is one: a run recorded `done`
+    // whose answer is a tool call written as text (before the loop checked for them) did
+    // nothing that was asked.
+    let done = sessions
+        .iter()
+        .filter(|s| s.state == aria_api::SessionState::Done)
+        .filter(|s| !s.answer.as_deref().is_some_and(aria_core::looks_like_written_call))
+        .count() as u64;
     let mut groups: BTreeMap<(&str, &str), (Vec<u64>, usize)> = BTreeMap::new();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     let mut answers: BTreeMap<String, u64> = BTreeMap::new();

@@ -109,3 +109,48 @@ fn a_question_that_names_a_verb_of_change_is_answered_not_failed() {
     assert_eq!(code(&out), 1, "stderr: {}", text(&out.stderr));
     assert!(text(&out.stderr).contains("asked for a change"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_tool_call_written_as_text_is_made_or_fails_the_run_and_stats_count_it() {
+    let aria = Aria::new();
+    // Prose, then the call: the stream's own recogniser passes it on as text; the loop makes it.
+    let mock = MockOpenAi::new(vec![
+        MockTurn::text(
+            "I will read the file now.\n```json\n{\"name\": \"file_read\", \"arguments\": {\"path\": \"notes.txt\"}}\n```",
+        ),
+        MockTurn::text("The launch code is 4242."),
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ])
+    .serve();
+    let out = aria.run(&mock.base_url(), &["run", "--task", "What is in notes.txt?", "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    assert_eq!(json_of(&out)["answer"], "The launch code is 4242.");
+    let requests = mock.requests();
+    let result = requests[1]["messages"][3].clone();
+    assert_eq!(result["role"], "tool", "{result}");
+    assert!(result["content"].as_str().unwrap().contains("4242"), "{result}");
+
+    // A tool that is not there, and a tool result the model made up: failed, never done.
+    for written in [
+        "Calling it:\n{\"name\": \"read_notes\", \"arguments\": {\"file\": \"notes.txt\"}}",
+        "<tool_output id=7>\nThe launch code is 4242.\n</tool_output>",
+    ] {
+        let mock = MockOpenAi::new(vec![MockTurn::text(written)]).serve();
+        let out = aria.run(&mock.base_url(), &["run", "--task", "What is in notes.txt?", "--json"]);
+        assert_eq!(code(&out), 1, "{written}: stderr: {}", text(&out.stderr));
+        let result = json_of(&out);
+        assert_eq!(result["state"], "failed", "{result}");
+        let said = format!("{}{}", text(&out.stderr), result);
+        assert!(said.contains("wrote a tool call as text"), "{said}");
+    }
+    let audit = json_of(&aria.run("http://127.0.0.1:9", &["audit", "list", "--json"]));
+    let kinds: Vec<&str> =
+        audit.as_array().unwrap().iter().filter_map(|r| r["kind"].as_str()).collect();
+    assert!(kinds.contains(&"model.text_call"), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "model.text_call_refused").count(), 2);
+
+    let stats = json_of(&aria.run("http://127.0.0.1:9", &["stats", "--json"]));
+    assert_eq!(stats["runs_by_state"]["failed"], 2, "{stats}");
+    let rate = stats["success_rate"].as_f64().unwrap();
+    assert!((rate - 1.0 / 3.0).abs() < 1e-9, "{stats}");
+}
