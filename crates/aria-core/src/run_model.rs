@@ -153,8 +153,8 @@ impl Run<'_> {
 
     /// A final answer that is a tool call written as text (`text_call.rs`): a call of a
     /// declared tool becomes the response's call (its text dropped); anything else that is
-    /// call-shaped, or a made-up tool result, is returned to fail the run once recorded.
-    /// Each is audited.
+    /// call-shaped, or a tool result made up before any tool ran this turn, is returned to fail
+    /// the run once recorded. Each is audited.
     fn calls_written_as_text(
         &mut self,
         response: &mut ChatResponse,
@@ -177,7 +177,9 @@ impl Run<'_> {
                 response.text.clear();
                 Ok(None)
             }
-            Some(crate::TextCall::Unusable(what)) => {
+            // The model copied the markers of a result it has: strip_markers takes them out.
+            Some(crate::TextCall::ToolOutputBlock(_)) if self.called_this_turn() => Ok(None),
+            Some(crate::TextCall::Unusable(what) | crate::TextCall::ToolOutputBlock(what)) => {
                 self.audit("model.text_call_refused", json!({"what": what}))?;
                 Ok(Some(what))
             }

@@ -6,8 +6,10 @@
 //! commonest shapes while streaming; this is the loop's own check of every backend's final
 //! text, whatever produced it. A call to a declared tool with a JSON object for arguments is
 //! made as if the model had called it; a call to a tool that is not there, one whose arguments
-//! are not an object, or a made-up tool result ends the run failed: nothing ran, and ending
-//! `done` would count it a success.
+//! are not an object, or a tool result made up before any tool ran in the turn ends the run
+//! failed: nothing ran, and ending `done` would count it a success. (After a tool ran, a model
+//! that copies the result's markers around its answer is answering: the markers are taken
+//! out, see `output::strip_markers`.)
 //!
 //! Only text whose *only substantial content* is the call counts: an explanation that quotes a
 //! call in the middle of prose is an answer.
@@ -24,15 +26,18 @@ const PROSE_ALLOWED: usize = 80;
 pub enum TextCall {
     /// Calls of declared tools with JSON-object arguments: make them.
     Calls(Vec<ToolCall>),
-    /// A call that cannot be made, or a made-up tool output: what it was, for the failure.
+    /// A call that cannot be made: what it was, for the failure.
     Unusable(String),
+    /// A tool-output block as the answer: made up, unless a tool ran in this turn (then the
+    /// model copied its markers). What it was, for the failure.
+    ToolOutputBlock(String),
 }
 
 /// Reads `text` as a call written as text. `declared`: the tools the model may call. `id`:
 /// the id of the n-th call found.
 pub fn read(text: &str, declared: &[String], id: impl Fn(usize) -> String) -> Option<TextCall> {
     if let Some(marker) = fake_output(text) {
-        return Some(TextCall::Unusable(format!(
+        return Some(TextCall::ToolOutputBlock(format!(
             "a made-up tool result (`{marker}`) instead of calling a tool"
         )));
     }

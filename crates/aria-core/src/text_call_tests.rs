@@ -42,7 +42,9 @@ fn an_undeclared_tool_bad_arguments_or_a_made_up_result_is_unusable() {
         ("<<tool_output id=ab>>\nfiles: a.txt\n<</tool_output id=ab>>", "made-up tool result"),
     ] {
         match read(text, &declared(), id) {
-            Some(TextCall::Unusable(why)) => assert!(why.contains(says), "{text}: {why}"),
+            Some(TextCall::Unusable(why) | TextCall::ToolOutputBlock(why)) => {
+                assert!(why.contains(says), "{text}: {why}")
+            }
             other => panic!("{text}: {other:?}"),
         }
         assert!(looks_like_written_call(text), "{text}");

@@ -154,3 +154,52 @@ fn a_tool_call_written_as_text_is_made_or_fails_the_run_and_stats_count_it() {
     let rate = stats["success_rate"].as_f64().unwrap();
     assert!((rate - 1.0 / 3.0).abs() < 1e-9, "{stats}");
 }
+
+#[test]
+fn a_failed_call_repeated_as_it_was_is_not_run_again() {
+    let aria = Aria::new();
+    let mock = MockOpenAi::new(vec![
+        MockTurn::tool_call(
+            "file_edit",
+            r#"{"path":"notes.txt","old":"The launch code is 4243.","new":"The launch code is 4343."}"#,
+        ),
+        // The same call, keys in another order and spaced otherwise.
+        MockTurn::tool_call(
+            "file_edit",
+            r#"{ "new": "The launch code is 4343.", "old": "The launch code is 4243.", "path": "notes.txt" }"#,
+        ),
+        MockTurn::tool_call(
+            "file_edit",
+            r#"{"path":"notes.txt","old":"The launch code is 4242.","new":"The launch code is 4343."}"#,
+        ),
+        MockTurn::text("Changed the launch code to 4343."),
+        MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
+    ])
+    .serve();
+    let task = "Change the launch code in notes.txt to 4343";
+    let out = aria.run(&mock.base_url(), &["run", "--task", task, "--json"]);
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let notes = std::fs::read_to_string(aria.root().join("notes.txt")).unwrap();
+    assert_eq!(notes, "The launch code is 4343.\n");
+    let requests = mock.requests();
+    let answer = |i: usize| {
+        let messages = requests[i]["messages"].as_array().unwrap();
+        let content = messages.last().unwrap()["content"].as_str().unwrap().to_owned();
+        aria_core::untrusted_body(&content).map(str::to_owned).unwrap_or(content)
+    };
+    let first = answer(1);
+    assert!(first.starts_with("error:"), "{first}");
+    let note = answer(2);
+    assert_eq!(
+        note,
+        format!(
+            "this exact call just failed with: {}; change it (different arguments or another tool)",
+            first.trim()
+        )
+    );
+    let audit = json_of(&aria.run(&mock.base_url(), &["audit", "list", "--json"]));
+    let repeats: Vec<_> =
+        audit.as_array().unwrap().iter().filter(|r| r["kind"] == "tool.repeated_failure").collect();
+    assert_eq!(repeats.len(), 1, "{audit}");
+    assert_eq!(repeats[0]["payload"]["name"], "file_edit", "{}", repeats[0]);
+}

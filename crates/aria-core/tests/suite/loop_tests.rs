@@ -720,3 +720,39 @@ async fn a_change_not_made_fails_the_run_after_a_note_too() {
     assert_eq!(s.state, Failed);
     assert!(s.error.unwrap().contains("no change was made"));
 }
+
+/// Small models retry a call that just failed exactly as it was. The repeat is not run (nor a
+/// third one); the model is told the error and to change the call. A changed call runs.
+#[tokio::test]
+async fn a_failed_call_repeated_as_it_was_is_answered_with_its_error_not_run_again() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Refuse("no such file".into()));
+    let r = rig(
+        vec![
+            Turn::tool("file_read", json!({"path": "a.txt"})),
+            Turn::tool("file_read", json!({"path": "a.txt"})),
+            Turn::tool("file_read", json!({"path": "a.txt"})),
+            Turn::tool("file_read", json!({"path": "b.txt"})),
+            Turn::text("Neither file can be read."),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what does a.txt say?").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    assert_eq!(tool.count(), 2, "the first call and the changed one ran; the repeats did not");
+    let requests = r.provider.requests();
+    let first_error = requests[1].messages.last().unwrap().content.clone();
+    assert!(first_error.contains("no such file"), "{first_error}");
+    for step in [2, 3] {
+        let note = requests[step].messages.last().unwrap();
+        assert_eq!(note.role, Role::Tool);
+        let body = aria_core::untrusted_body(&note.content).unwrap_or(&note.content);
+        assert!(body.starts_with("this exact call just failed with: "), "{body}");
+        assert!(body.contains("no such file"), "{body}");
+        assert!(body.ends_with("change it (different arguments or another tool)"), "{body}");
+        assert!(!body.contains("just failed with: this exact call"), "not nested: {body}");
+    }
+    let kinds = r.journal.audit_kinds();
+    assert_eq!(kinds.iter().filter(|k| *k == "tool.repeated_failure").count(), 2, "{kinds:?}");
+}
