@@ -397,6 +397,37 @@ mod tests {
     }
 
     #[test]
+    fn a_done_run_whose_answer_is_a_tool_call_written_as_text_is_no_success() {
+        let run = |state: aria_api::SessionState, answer: &str| SessionRecord {
+            id: answer.into(),
+            conversation_id: "c".into(),
+            task: "t".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            state,
+            iterations: 1,
+            usage: Default::default(),
+            cost_usd: 0.0,
+            limits: Default::default(),
+            error: None,
+            answer: Some(answer.into()),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            updated_at: "2026-01-01T00:00:01Z".into(),
+        };
+        use aria_api::SessionState::{Done, Failed};
+        let sessions = [
+            run(Done, "The launch code is 4242."),
+            run(Done, r#"{"name": "file_read", "arguments": {"path": "notes.txt"}}"#),
+            run(Failed, "x"),
+            run(Done, "Changed it."),
+        ];
+        let from = Timestamp::from_second(0).unwrap();
+        let stats = stats_json(&sessions, &[], from);
+        assert_eq!(stats["success_rate"], json!(0.5), "{stats}");
+        assert_eq!(stats["runs_by_state"]["done"], json!(3), "states stay as recorded");
+    }
+
+    #[test]
     fn since_takes_periods_and_instants_and_refuses_the_rest() {
         let week = since("7d").unwrap();
         let expected = Timestamp::now() - SignedDuration::from_hours(168);
