@@ -157,7 +157,8 @@ async fn a_question_answered_through_the_api_or_not_at_all_is_edited_too() {
     let mut rig = Rig::start(Duration::from_secs(30)).await;
     let answer = rig.ask();
     let (message, id) = rig.asked().await;
-    rig.gw.approvals.answer(&id, Decision::Deny).unwrap();
+    let person = aria_gateway::security::Identity::web_session();
+    rig.gw.approvals.answer(&id, Decision::Deny, &person).unwrap();
     assert_eq!(tokio::time::timeout(WAIT, answer).await.unwrap().unwrap(), ApprovalAnswer::Deny);
     rig.until("the question edited as denied", |t| {
         t.text_of(OWNER, message).is_some_and(|m| m.starts_with("❌ Denied"))

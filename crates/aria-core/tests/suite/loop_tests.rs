@@ -461,6 +461,14 @@ async fn a_change_that_did_not_happen_fails_the_run_with_the_models_answer() {
     assert_eq!(write.count(), 1);
     let r = rig(vec![Turn::text("It multiplies.")], End::Fail, vec![], |_| {});
     assert_eq!(r.run("What does calc.py do?").await.0.unwrap().state, Done);
+    // A question whose words include a verb of change is a question all the same.
+    for question in
+        ["What does the add function in calc.py return?", "how does remove_item in cart.py work"]
+    {
+        let r = rig(vec![Turn::text("The sum.")], End::Fail, vec![], |_| {});
+        let s = r.run(question).await.0.unwrap();
+        assert_eq!(s.state, Done, "{question}: {:?}", s.error);
+    }
 
     // When the write was denied, the failure says so rather than blaming the model.
     let write = TestTool::new("file_write", Tier::Irreversible, Behaviour::Echo);
