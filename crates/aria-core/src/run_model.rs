@@ -164,6 +164,10 @@ impl Run<'_> {
         }
         let declared: Vec<String> =
             self.agent.tools.specs().into_iter().map(|spec| spec.name).collect();
+        // With no tools there is nothing to call: JSON of that shape is what was asked for.
+        if declared.is_empty() {
+            return Ok(None);
+        }
         let iteration = self.session.iterations;
         let id = |i: usize| format!("call_text_{iteration}_{i}");
         match crate::text_call::read(&response.text, &declared, id) {

@@ -764,3 +764,30 @@ async fn a_failed_call_repeated_as_it_was_is_answered_with_its_error_not_run_aga
     let kinds = r.journal.audit_kinds();
     assert_eq!(kinds.iter().filter(|k| *k == "tool.repeated_failure").count(), 2, "{kinds:?}");
 }
+
+/// Whatever the backend, a final answer that is a call of an offered tool is made; one naming
+/// a tool that is not there fails the run; an agent with no tools answers with such JSON freely.
+#[tokio::test]
+async fn a_call_written_as_the_answers_text_is_made_or_fails_the_run() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let written = "Reading it.\n{\"name\": \"file_read\", \"arguments\": {\"path\": \"a.txt\"}}";
+    let r = rig(
+        vec![Turn::text(written), Turn::text("It is a.")],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what is in a.txt?").await.0.unwrap();
+    assert_eq!((s.state, s.answer.as_deref()), (Done, Some("It is a.")));
+    assert_eq!(tool.count(), 1);
+    assert!(r.journal.audit_kinds().contains(&"model.text_call".to_owned()));
+
+    let undeclared = r#"{"name": "read_everything", "arguments": {}}"#;
+    let r = rig(vec![Turn::text(undeclared)], End::Fail, vec![tool.clone()], |_| {});
+    let s = r.run("what is in a.txt?").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert!(s.error.unwrap().contains("wrote a tool call as text"));
+
+    let r = rig(vec![Turn::text(undeclared)], End::Fail, vec![], |_| {});
+    assert_eq!(r.run("show me a tool call as JSON").await.0.unwrap().state, Done);
+}
