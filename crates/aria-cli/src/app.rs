@@ -33,6 +33,7 @@ pub fn load_config(global: &GlobalArgs) -> Result<Config, ConfigError> {
         allow: global.allow.clone(),
         yes: global.yes,
         accept_download: global.accept_download,
+        cwd: None,
     };
     #[allow(unused_mut)] // mutated only with the embedded model built in
     let mut config = config::resolve(raw, source, &env, &flags)?;
@@ -40,6 +41,17 @@ pub fn load_config(global: &GlobalArgs) -> Result<Config, ConfigError> {
     #[cfg(feature = "local")]
     crate::default_model::apply_stored(&mut config);
     Ok(config)
+}
+
+/// For a command that works on files (`run`, `chat`, `schedule add`): refuses to start when
+/// nothing named a root and the current directory is too wide to work in implicitly (the home
+/// directory, `/`), and says once on stderr when the root is the current directory.
+pub fn require_work_root(config: &Config) -> CliResult<()> {
+    config.roots_origin.require_work_root().map_err(CliError::usage)?;
+    if let Some(line) = config.roots_origin.announcement(&config.roots) {
+        eprintln!("{line}");
+    }
+    Ok(())
 }
 
 /// Before a chat or run builds its agent: when the embedded model picks its own model, settle

@@ -27,7 +27,8 @@ pub struct GlobalArgs {
     /// Configuration file to read instead of $ARIA_CONFIG or ~/.config/aria/aria.toml.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// A directory ARIA's tools may work in (repeatable). Overrides ARIA_ROOTS and [scope] roots.
+    /// A directory ARIA's tools may work in (repeatable). Overrides ARIA_ROOTS and [scope] roots;
+    /// with none of them, ARIA works in the current directory (never implicitly in $HOME or /).
     #[arg(long = "root", global = true, value_name = "DIR")]
     pub roots: Vec<PathBuf>,
     /// Model name to use (overrides ARIA_MODEL and [provider] model).

@@ -28,6 +28,8 @@ pub use mcp::{McpServers, RawMcp};
 pub use schedule::{NotifyConfig, RawNotify, RawSchedule, ScheduleConfig};
 pub use search::{RawSearch, SearchBackend, SearchConfig};
 pub use server::{RawServer, ServerAuth, ServerConfig, parse_listen};
+mod roots;
+pub use roots::RootsOrigin;
 mod show;
 mod telegram;
 use provider::resolve_provider;
@@ -190,6 +192,9 @@ pub struct Overrides {
     pub yes: bool,
     /// `--accept-download`: the embedded model's one-time download needs no question.
     pub accept_download: bool,
+    /// The directory ARIA was started in, the root when nothing names one (`None`: the
+    /// process's own; tests give one).
+    pub cwd: Option<PathBuf>,
 }
 
 /// Where a config file was found, and why.
@@ -256,6 +261,9 @@ pub struct Config {
     pub config_dir: PathBuf,
     pub data_dir: PathBuf,
     pub roots: Vec<PathBuf>,
+    /// Why the roots are these (a flag, the environment, the file, the current directory).
+    #[serde(skip)]
+    pub roots_origin: RootsOrigin,
     pub sensitive: Option<Vec<String>>,
     pub provider: ProviderConfig,
     pub limits: Limits,
@@ -453,7 +461,7 @@ pub fn resolve(
 ) -> Result<Config, ConfigError> {
     let data_dir = data_dir(env);
     let scope = raw.scope.unwrap_or_default();
-    let roots = resolve_roots(&scope, &data_dir, env, flags)?;
+    let (roots, roots_origin) = resolve_roots(&scope, &data_dir, env, flags)?;
     let provider = resolve_provider(raw.provider.unwrap_or_default(), &data_dir, env, flags)?;
     let limits = resolve_limits(raw.limits.clone().unwrap_or_default(), env)?;
     let policy = raw.policy.unwrap_or_default();
@@ -498,6 +506,7 @@ pub fn resolve(
         config_dir: config_dir(env),
         data_dir,
         roots,
+        roots_origin,
         sensitive: scope.sensitive,
         provider,
         limits,
@@ -623,22 +632,27 @@ fn resolve_roots(
     data_dir: &Path,
     env: &dyn Env,
     flags: &Overrides,
-) -> Result<Vec<PathBuf>, ConfigError> {
-    let roots: Vec<PathBuf> = if !flags.roots.is_empty() {
-        flags.roots.clone()
+) -> Result<(Vec<PathBuf>, RootsOrigin), ConfigError> {
+    let cwd = flags.cwd.clone().or_else(|| std::env::current_dir().ok());
+    let (roots, origin): (Vec<PathBuf>, RootsOrigin) = if !flags.roots.is_empty() {
+        (flags.roots.clone(), RootsOrigin::Flag)
     } else if let Some(list) = env.var("ARIA_ROOTS") {
-        list.split(':').filter(|s| !s.is_empty()).map(|s| expand_tilde(s, env)).collect()
+        let roots = list.split(':').filter(|s| !s.is_empty()).map(|s| expand_tilde(s, env));
+        (roots.collect(), RootsOrigin::Env)
     } else if let Some(list) = &scope.roots {
-        list.iter().map(|s| expand_tilde(s, env)).collect()
+        (list.iter().map(|s| expand_tilde(s, env)).collect(), RootsOrigin::File)
+    } else if let Some(cwd) = &cwd {
+        let (root, origin) = roots::implicit_root(cwd, &home(env), data_dir);
+        (vec![root], origin)
     } else {
-        vec![data_dir.join("workspace")]
+        (vec![data_dir.join("workspace")], RootsOrigin::Workspace)
     };
     if roots.is_empty() {
         return Err(ConfigError::Invalid(
             "no allowed roots: give --root DIR or set ARIA_ROOTS".into(),
         ));
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let cwd = cwd.unwrap_or_else(|| PathBuf::from("/"));
     let roots: Vec<PathBuf> =
         roots.into_iter().map(|r| if r.is_absolute() { r } else { cwd.join(r) }).collect();
     for root in &roots {
@@ -653,7 +667,7 @@ fn resolve_roots(
             )));
         }
     }
-    Ok(roots)
+    Ok((roots, origin))
 }
 
 fn resolve_limits(raw: RawLimits, env: &dyn Env) -> Result<Limits, ConfigError> {

@@ -26,9 +26,25 @@ fn resolve_text(text: &str, e: &MapEnv, flags: &Overrides) -> Result<Config, Con
 
 #[test]
 fn defaults_are_the_documented_ones() {
-    let c = resolve_text("", &env(&[]), &Overrides::default()).unwrap();
+    let in_dir = |cwd: &str| Overrides { cwd: Some(PathBuf::from(cwd)), ..Overrides::default() };
+    // Started in a project: the project is the root.
+    let c = resolve_text("", &env(&[]), &in_dir("/home/u/proj")).unwrap();
+    assert_eq!(c.roots, vec![PathBuf::from("/home/u/proj")]);
+    assert_eq!(c.roots_origin, RootsOrigin::CurrentDir);
+    // Started in the home directory: the workspace, marked so that work there is refused.
+    let c = resolve_text("", &env(&[]), &in_dir("/home/u")).unwrap();
     assert_eq!(c.data_dir, PathBuf::from("/home/u/.local/share/aria"));
     assert_eq!(c.roots, vec![PathBuf::from("/home/u/.local/share/aria/workspace")]);
+    assert!(c.roots_origin.require_work_root().is_err());
+    // Anything that names a root wins over the current directory.
+    let c = resolve_text("", &env(&[("ARIA_ROOTS", "/srv/p")]), &in_dir("/home/u")).unwrap();
+    assert_eq!((c.roots, c.roots_origin), (vec![PathBuf::from("/srv/p")], RootsOrigin::Env));
+    let c =
+        resolve_text("[scope]\nroots = [\"/srv/q\"]\n", &env(&[]), &in_dir("/home/u/p")).unwrap();
+    assert_eq!((c.roots, c.roots_origin), (vec![PathBuf::from("/srv/q")], RootsOrigin::File));
+    let flags = Overrides { roots: vec![PathBuf::from("/srv/r")], ..in_dir("/") };
+    let c = resolve_text("", &env(&[]), &flags).unwrap();
+    assert_eq!((c.roots, c.roots_origin), (vec![PathBuf::from("/srv/r")], RootsOrigin::Flag));
     assert_eq!(c.limits, Limits::default());
     assert_eq!(c.mode, ApprovalMode::Governed);
     assert_eq!(c.provider.base_url, DEFAULT_OPENAI_BASE_URL);

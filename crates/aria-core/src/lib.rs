@@ -36,6 +36,7 @@ mod preapprove;
 mod registry;
 mod run;
 mod snapshot;
+mod text_call;
 mod tool_select;
 mod workflow;
 mod workflow_baseline;
@@ -78,6 +79,7 @@ pub use policy::{Decision, decide};
 pub use preapprove::Preapproval;
 pub use registry::{CallError, RegistryError, ToolRegistry};
 pub use snapshot::{PlannedPoint, RestorePoint, SnapshotFailed, Snapshotter};
+pub use text_call::{TextCall, looks_like_written_call, read as read_text_call};
 pub use tool_select::{Selected, ToolSelection};
 pub use workflow::{
     Baseline, CheckMemory, CheckOutcome, CheckReport, CheckStatus, Governor, Judgement,

@@ -445,6 +445,11 @@ impl<'a> Run<'a> {
         let config = &self.agent.config;
         let mut slots = Vec::with_capacity(calls.len());
         for call in calls {
+            // The same call as one that just failed would fail again: the model is told so.
+            if let Some(answer) = self.repeated_failure(&call)? {
+                slots.push(Slot { call, plan: Plan::Answered(answer) });
+                continue;
+            }
             let validated = self.agent.tools.validate(&call.name, &call.arguments);
             // Answered without running: a repeated read, an unjustified memory.
             let screened = match &validated {

@@ -1,13 +1,49 @@
 //! What the loop does about small models' habits and about what a turn may keep (issues #17
-//! and #18): a call described instead of made, a read repeated as it was, a change asked for
-//! and not made, and the checks a `memory_store` call must pass.
+//! and #18): a call described instead of made, a read repeated as it was, a failed call
+//! repeated as it was, a change asked for and not made, and the checks a `memory_store` call
+//! must pass.
 
 use aria_api::{ARIA_NOTE, Role, Tier, Tool, ToolCall};
 use serde_json::{Value, json};
 
 use super::{Run, Stop};
 
+/// How the answer to a failed call repeated as it was begins.
+const REPEATED_FAILURE: &str = "this exact call just failed with: ";
+/// How it ends.
+const CHANGE_IT: &str = "; change it (different arguments or another tool)";
+
 impl Run<'_> {
+    /// The answer to a call that repeats, with the same tool and the same arguments (compared
+    /// as JSON), a call of the model's previous step that failed: it is not run (or validated,
+    /// or asked about) again, since it would fail the same way; the model is told the error and
+    /// to change the call. Audited as `tool.repeated_failure`. A third identical call gets the
+    /// same answer.
+    pub(super) fn repeated_failure(&self, call: &ToolCall) -> Result<Option<String>, Stop> {
+        let Some(earlier) = self.same_call_in_previous_step(call) else { return Ok(None) };
+        let Some(result) =
+            self.history.iter().rev().find(|m| {
+                m.role == Role::Tool && m.tool_call_id.as_deref() == Some(earlier.as_str())
+            })
+        else {
+            return Ok(None);
+        };
+        let body = aria_api::untrusted_body(&result.content).unwrap_or(&result.content).trim();
+        let error = if let Some(rest) = body.strip_prefix(REPEATED_FAILURE) {
+            rest.strip_suffix(CHANGE_IT).unwrap_or(rest).to_owned()
+        } else if aria_api::tool_failed(body) {
+            let clipped: String = body.chars().take(400).collect();
+            if clipped.len() < body.len() { format!("{clipped}…") } else { clipped }
+        } else {
+            return Ok(None);
+        };
+        self.audit(
+            "tool.repeated_failure",
+            json!({"call_id": call.id, "name": call.name, "earlier_call_id": earlier, "error": error}),
+        )?;
+        Ok(Some(format!("{REPEATED_FAILURE}{error}{CHANGE_IT}")))
+    }
+
     /// The answer to a validated call that is not run: a read repeated as it was in the
     /// previous step (it returns what it returned), or a `memory_store` the conversation does
     /// not justify. Each is audited.
@@ -169,7 +205,7 @@ impl Run<'_> {
     }
 
     /// Whether the model called a tool since the latest user message.
-    fn called_this_turn(&self) -> bool {
+    pub(super) fn called_this_turn(&self) -> bool {
         self.history
             .iter()
             .rev()
@@ -230,6 +266,12 @@ impl Run<'_> {
     /// The id of the same call (name and arguments) in the model's previous step of this turn:
     /// small models repeat a call whose result they already have instead of answering.
     fn repeated_call(&self, call: &ToolCall) -> Option<String> {
+        self.same_call_in_previous_step(call)
+    }
+
+    /// The id of the call of the model's previous step of this turn with `call`'s tool and
+    /// arguments (equal as JSON: key order and spacing do not matter).
+    fn same_call_in_previous_step(&self, call: &ToolCall) -> Option<String> {
         let previous = self
             .history
             .iter()

@@ -97,9 +97,10 @@ impl Run<'_> {
 
     pub(super) fn record_response(
         &mut self,
-        response: ChatResponse,
+        mut response: ChatResponse,
         duration_ms: u64,
     ) -> Result<ChatResponse, Stop> {
+        let unusable = self.calls_written_as_text(&mut response)?;
         // Recorded under the model that answered (a fallback route may have), at its price.
         let config = &self.agent.config;
         let route = config.answered_by.as_ref().and_then(|a| a.last_answer());
@@ -141,7 +142,52 @@ impl Run<'_> {
         self.message_ids.push(id);
         self.history.push(message);
         self.agent.journal.save_session(&self.session)?;
+        if let Some(what) = unusable {
+            return Err(Stop::Fail(format!(
+                "the model wrote a tool call as text instead of making it ({what}); nothing \
+                 ran. Try again, ask more precisely, or use a larger model"
+            )));
+        }
         Ok(response)
+    }
+
+    /// A final answer that is a tool call written as text (`text_call.rs`): a call of a
+    /// declared tool becomes the response's call (its text dropped); anything else that is
+    /// call-shaped, or a tool result made up before any tool ran this turn, is returned to fail
+    /// the run once recorded. Each is audited.
+    fn calls_written_as_text(
+        &mut self,
+        response: &mut ChatResponse,
+    ) -> Result<Option<String>, Stop> {
+        if !response.tool_calls.is_empty() || response.text.trim().is_empty() {
+            return Ok(None);
+        }
+        let declared: Vec<String> =
+            self.agent.tools.specs().into_iter().map(|spec| spec.name).collect();
+        // With no tools there is nothing to call: JSON of that shape is what was asked for.
+        if declared.is_empty() {
+            return Ok(None);
+        }
+        let iteration = self.session.iterations;
+        let id = |i: usize| format!("call_text_{iteration}_{i}");
+        match crate::text_call::read(&response.text, &declared, id) {
+            None => Ok(None),
+            Some(crate::TextCall::Calls(calls)) => {
+                self.audit(
+                    "model.text_call",
+                    json!({"tools": calls.iter().map(|c| &c.name).collect::<Vec<_>>()}),
+                )?;
+                response.tool_calls = calls;
+                response.text.clear();
+                Ok(None)
+            }
+            // The model copied the markers of a result it has: strip_markers takes them out.
+            Some(crate::TextCall::ToolOutputBlock(_)) if self.called_this_turn() => Ok(None),
+            Some(crate::TextCall::Unusable(what) | crate::TextCall::ToolOutputBlock(what)) => {
+                self.audit("model.text_call_refused", json!({"what": what}))?;
+                Ok(Some(what))
+            }
+        }
     }
 
     pub(super) fn trace_model(

@@ -119,40 +119,16 @@ impl ToolSelection {
     }
 }
 
-/// Whether `query` asks for files to change: a verb of change ("rename multiply to mul",
-/// "fix the typo", "add a test").
+/// Whether `query` asks for files to change, by the form of its sentences (an imperative verb
+/// of change starting a clause: "rename multiply to mul", "can you fix the typo?"), never by a
+/// word alone ("what does the add function return?" is a question).
 fn asks_for_change(query: &str) -> bool {
-    const VERBS: &[&str] = &[
-        "add",
-        "append",
-        "change",
-        "create",
-        "delete",
-        "edit",
-        "fix",
-        "implement",
-        "insert",
-        "modify",
-        "move",
-        "patch",
-        "refactor",
-        "remove",
-        "rename",
-        "replace",
-        "rewrite",
-        "save",
-        "update",
-        "write",
-    ];
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .any(|w| VERBS.contains(&w.as_str()))
+    aria_api::asks_for_change(query)
 }
 
-/// Whether `query` asks for a change to files: a verb of change and a file named in it (a
-/// path or a name with an extension, or the word "file"). "Write me a poem" is not one;
-/// "rename multiply to mul in calc.py" is.
+/// Whether `query` asks for a change to files: a change request ([`asks_for_change`]) that
+/// names a file (a path or a name with an extension, or the word "file"). "Write me a poem" is
+/// not one; "rename multiply to mul in calc.py" is; "what does add in calc.py return?" is not.
 pub(crate) fn asks_for_file_change(query: &str) -> bool {
     aria_api::refers_to_files(query) && asks_for_change(query)
 }

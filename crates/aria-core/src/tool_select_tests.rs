@@ -161,6 +161,10 @@ fn a_change_is_asked_for_by_its_verb() {
     assert!(asks_for_change("please fix the typo in README.md"));
     assert!(!asks_for_change("What does calc.py do?"));
     assert!(!asks_for_change("Tell me a short joke"));
+    // By the sentence's form, not the word: these name verbs of change as nouns.
+    assert!(!asks_for_change("What does the add function in calc.py return?"));
+    assert!(!asks_for_change("what does update() do"));
+    assert!(!asks_for_file_change("Why is the delete button in form.html greyed out?"));
 }
 
 #[test]

@@ -409,3 +409,45 @@ impl Provider for LocalChatProvider {
             .boxed()
     }
 }
+
+#[cfg(test)]
+mod edit_step_tests {
+    use aria_api::{ChatRequest, Message, ToolCall, ToolSpec};
+
+    use super::{EditStep, edit_step};
+
+    fn request(task: &str, read: bool) -> ChatRequest {
+        let tool = |name: &str| ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        let mut messages = vec![Message::user(task)];
+        if read {
+            let call = ToolCall {
+                id: "c1".into(),
+                name: "file_read".into(),
+                arguments: r#"{"path":"calc.py"}"#.into(),
+            };
+            messages.push(Message::assistant(String::new(), vec![call]));
+            messages.push(Message::tool_result("c1", "def add(a, b):\n    return a + b\n"));
+        }
+        ChatRequest {
+            model: "m".into(),
+            messages,
+            tools: vec![tool("file_read"), tool("apply_patch"), tool("file_write")],
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+
+    #[test]
+    fn a_question_naming_a_verb_of_change_is_never_forced_to_change_the_file() {
+        let question = "What does the add function in calc.py return?";
+        assert_eq!(edit_step(&request(question, false)), EditStep::Read);
+        assert_eq!(edit_step(&request(question, true)), EditStep::Free);
+        let change = "Rename add to plus in calc.py";
+        assert_eq!(edit_step(&request(change, false)), EditStep::Read);
+        assert_eq!(edit_step(&request(change, true)), EditStep::Write);
+    }
+}

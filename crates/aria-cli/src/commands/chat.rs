@@ -116,6 +116,7 @@ pub fn chat(global: &GlobalArgs, mut args: ChatArgs) -> CliResult<u8> {
     let chooser: Option<Arc<dyn Chooser>> =
         std::io::stdin().is_terminal().then(|| Arc::new(TerminalChooser) as Arc<dyn Chooser>);
     let one_shot = args.message.is_some();
+    app::require_work_root(&ctx.config)?;
     app::settle_local_model(&mut ctx.config)?;
     let agent = app::agent_asking(
         &ctx.config,

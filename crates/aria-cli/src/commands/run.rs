@@ -347,6 +347,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> CliResult<u8> {
     if let Some(name) = &agent {
         ctx.config = crate::agents::configure(global, ctx.config, &ctx.store, name)?;
     }
+    app::require_work_root(&ctx.config)?;
     app::settle_local_model(&mut ctx.config)?;
     let extras = crate::planned::Extras::load(&ctx.config)?;
     let agent = app::agent(&ctx.config, ctx.store.clone(), ctx.redactor.clone(), None, true)?;

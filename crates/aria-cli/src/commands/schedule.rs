@@ -36,6 +36,8 @@ pub fn schedule(global: &GlobalArgs, command: ScheduleCommand) -> CliResult<u8> 
         }
         ScheduleCommand::Add { name, cron, tz, action, disabled } => {
             let (config, store) = open()?;
+            // The job keeps these roots for every run: never an implicit home directory.
+            app::require_work_root(&config)?;
             let action = action_json(&action, &config)?.ok_or_else(|| {
                 CliError::config(anyhow::anyhow!(
                     "say what the job does: --prompt TEXT, --message TEXT, --profile NAME, \

@@ -61,6 +61,13 @@ pub fn serve(global: &GlobalArgs, args: ServeArgs) -> CliResult<u8> {
     check_exposure(listen, token.is_some(), args.insecure)?;
     let _instance = DaemonLock::acquire(&ctx.config.data_dir, &listen.to_string())
         .map_err(|e| usage(e.to_string()))?;
+    // Started from `/` or the home directory (systemd does), the daemon works in the
+    // workspace rather than failing; started in a project, it works there.
+    let origin = &ctx.config.roots_origin;
+    let roots = &ctx.config.roots;
+    if let Some(line) = origin.serve_fallback(roots).or_else(|| origin.announcement(roots)) {
+        eprintln!("{line}");
+    }
     app::settle_local_model(&mut ctx.config)?;
     let runtime = super::run::runtime()?;
     runtime.block_on(run_daemon(global.clone(), ctx, listen, token, args.open))

@@ -275,7 +275,14 @@ pub fn stats_json(sessions: &[SessionRecord], spans: &[StoredTrace], from: Times
         }
     }
     let finished: u64 = run_ms.len() as u64;
-    let done = by_state.get("done").copied().unwrap_or(0);
+    // A success is a run that ended `done` with an answer that is one: a run recorded `done`
+    // whose answer is a tool call written as text (before the loop checked for them) did
+    // nothing that was asked.
+    let done = sessions
+        .iter()
+        .filter(|s| s.state == aria_api::SessionState::Done)
+        .filter(|s| !s.answer.as_deref().is_some_and(aria_core::looks_like_written_call))
+        .count() as u64;
     let mut groups: BTreeMap<(&str, &str), (Vec<u64>, usize)> = BTreeMap::new();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     let mut answers: BTreeMap<String, u64> = BTreeMap::new();
@@ -387,6 +394,37 @@ mod tests {
         assert_eq!(percentile(&[7], 99), 7);
         assert_eq!(percentile(&[], 50), 0);
         assert_eq!(percentile(&[1, 2, 3], 50), 2);
+    }
+
+    #[test]
+    fn a_done_run_whose_answer_is_a_tool_call_written_as_text_is_no_success() {
+        let run = |state: aria_api::SessionState, answer: &str| SessionRecord {
+            id: answer.into(),
+            conversation_id: "c".into(),
+            task: "t".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            state,
+            iterations: 1,
+            usage: Default::default(),
+            cost_usd: 0.0,
+            limits: Default::default(),
+            error: None,
+            answer: Some(answer.into()),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            updated_at: "2026-01-01T00:00:01Z".into(),
+        };
+        use aria_api::SessionState::{Done, Failed};
+        let sessions = [
+            run(Done, "The launch code is 4242."),
+            run(Done, r#"{"name": "file_read", "arguments": {"path": "notes.txt"}}"#),
+            run(Failed, "x"),
+            run(Done, "Changed it."),
+        ];
+        let from = Timestamp::from_second(0).unwrap();
+        let stats = stats_json(&sessions, &[], from);
+        assert_eq!(stats["success_rate"], json!(0.5), "{stats}");
+        assert_eq!(stats["runs_by_state"]["done"], json!(3), "states stay as recorded");
     }
 
     #[test]

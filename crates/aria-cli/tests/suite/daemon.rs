@@ -25,8 +25,13 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn start(aria: &Aria, base_url: &str, extra: &[&str]) -> Daemon {
-        let mut child = aria
-            .cmd(base_url)
+        Daemon::start_from(aria, aria.cmd(base_url), extra)
+    }
+
+    /// Like [`Daemon::start`], with the command as the caller prepared it (its environment,
+    /// its working directory).
+    pub fn start_from(aria: &Aria, mut cmd: std::process::Command, extra: &[&str]) -> Daemon {
+        let mut child = cmd
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(extra)
             .stdout(Stdio::null())

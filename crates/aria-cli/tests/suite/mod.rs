@@ -7,6 +7,7 @@ mod crash_and_cancel;
 mod daemon;
 mod default_model;
 mod dry_run;
+mod first_hour;
 mod harness;
 mod logs;
 mod mcp;

@@ -276,11 +276,14 @@ fn tool_output_markers_the_model_copies_never_reach_the_user() {
     std::fs::write(&config, "[memory]\nextract = false\n").unwrap();
     let config = config.to_str().unwrap();
     let copied = "<<tool_output id=3f2a9c>>\nThe launch code is 4242.\n<</tool_output id=3f2a9c>>";
-    let mock = MockOpenAi::new(vec![MockTurn::text(copied)]).serve();
+    // The model read the file, then copied the result with its markers as its answer. (Such a
+    // block with no tool call before it is made up: that run fails, see first_hour.rs.)
+    let read = || MockTurn::tool_call("file_read", r#"{"path":"notes.txt"}"#);
+    let mock = MockOpenAi::new(vec![read(), MockTurn::text(copied)]).serve();
     let out = aria.run(&mock.base_url(), &["--config", config, "run", "--task", "code?", "--json"]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert_eq!(json_of(&out)["answer"], "The launch code is 4242.");
-    let mock = MockOpenAi::new(vec![MockTurn::text(copied)]).serve();
+    let mock = MockOpenAi::new(vec![read(), MockTurn::text(copied)]).serve();
     let out = aria.run(&mock.base_url(), &["--config", config, "chat", "code?"]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     let shown = text(&out.stdout);
@@ -437,7 +440,8 @@ fn ask_user_without_a_person_tells_the_model_to_pick_the_safest_option() {
         MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
     ])
     .serve();
-    let out = aria.run(&mock.base_url(), &["run", "--task", "Tidy the file", "--json"]);
+    // An order that names no file, so that changing nothing is no failure here.
+    let out = aria.run(&mock.base_url(), &["run", "--task", "Tidy up my notes", "--json"]);
     assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
     let requests = mock.requests();
     let result = &requests[1]["messages"].as_array().unwrap()[3];

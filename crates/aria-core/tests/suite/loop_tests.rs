@@ -461,6 +461,14 @@ async fn a_change_that_did_not_happen_fails_the_run_with_the_models_answer() {
     assert_eq!(write.count(), 1);
     let r = rig(vec![Turn::text("It multiplies.")], End::Fail, vec![], |_| {});
     assert_eq!(r.run("What does calc.py do?").await.0.unwrap().state, Done);
+    // A question whose words include a verb of change is a question all the same.
+    for question in
+        ["What does the add function in calc.py return?", "how does remove_item in cart.py work"]
+    {
+        let r = rig(vec![Turn::text("The sum.")], End::Fail, vec![], |_| {});
+        let s = r.run(question).await.0.unwrap();
+        assert_eq!(s.state, Done, "{question}: {:?}", s.error);
+    }
 
     // When the write was denied, the failure says so rather than blaming the model.
     let write = TestTool::new("file_write", Tier::Irreversible, Behaviour::Echo);
@@ -719,4 +727,67 @@ async fn a_change_not_made_fails_the_run_after_a_note_too() {
     let s = r.run("Rename multiply to mul in calc.py").await.0.unwrap();
     assert_eq!(s.state, Failed);
     assert!(s.error.unwrap().contains("no change was made"));
+}
+
+/// Small models retry a call that just failed exactly as it was. The repeat is not run (nor a
+/// third one); the model is told the error and to change the call. A changed call runs.
+#[tokio::test]
+async fn a_failed_call_repeated_as_it_was_is_answered_with_its_error_not_run_again() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Refuse("no such file".into()));
+    let r = rig(
+        vec![
+            Turn::tool("file_read", json!({"path": "a.txt"})),
+            Turn::tool("file_read", json!({"path": "a.txt"})),
+            Turn::tool("file_read", json!({"path": "a.txt"})),
+            Turn::tool("file_read", json!({"path": "b.txt"})),
+            Turn::text("Neither file can be read."),
+        ],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what does a.txt say?").await.0.unwrap();
+    assert_eq!(s.state, Done);
+    assert_eq!(tool.count(), 2, "the first call and the changed one ran; the repeats did not");
+    let requests = r.provider.requests();
+    let first_error = requests[1].messages.last().unwrap().content.clone();
+    assert!(first_error.contains("no such file"), "{first_error}");
+    for step in [2, 3] {
+        let note = requests[step].messages.last().unwrap();
+        assert_eq!(note.role, Role::Tool);
+        let body = aria_core::untrusted_body(&note.content).unwrap_or(&note.content);
+        assert!(body.starts_with("this exact call just failed with: "), "{body}");
+        assert!(body.contains("no such file"), "{body}");
+        assert!(body.ends_with("change it (different arguments or another tool)"), "{body}");
+        assert!(!body.contains("just failed with: this exact call"), "not nested: {body}");
+    }
+    let kinds = r.journal.audit_kinds();
+    assert_eq!(kinds.iter().filter(|k| *k == "tool.repeated_failure").count(), 2, "{kinds:?}");
+}
+
+/// Whatever the backend, a final answer that is a call of an offered tool is made; one naming
+/// a tool that is not there fails the run; an agent with no tools answers with such JSON freely.
+#[tokio::test]
+async fn a_call_written_as_the_answers_text_is_made_or_fails_the_run() {
+    let tool = TestTool::new("file_read", Tier::Read, Behaviour::Echo);
+    let written = "Reading it.\n{\"name\": \"file_read\", \"arguments\": {\"path\": \"a.txt\"}}";
+    let r = rig(
+        vec![Turn::text(written), Turn::text("It is a.")],
+        End::Fail,
+        vec![tool.clone()],
+        |_| {},
+    );
+    let s = r.run("what is in a.txt?").await.0.unwrap();
+    assert_eq!((s.state, s.answer.as_deref()), (Done, Some("It is a.")));
+    assert_eq!(tool.count(), 1);
+    assert!(r.journal.audit_kinds().contains(&"model.text_call".to_owned()));
+
+    let undeclared = r#"{"name": "read_everything", "arguments": {}}"#;
+    let r = rig(vec![Turn::text(undeclared)], End::Fail, vec![tool.clone()], |_| {});
+    let s = r.run("what is in a.txt?").await.0.unwrap();
+    assert_eq!(s.state, Failed);
+    assert!(s.error.unwrap().contains("wrote a tool call as text"));
+
+    let r = rig(vec![Turn::text(undeclared)], End::Fail, vec![], |_| {});
+    assert_eq!(r.run("show me a tool call as JSON").await.0.unwrap().state, Done);
 }
