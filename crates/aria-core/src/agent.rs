@@ -286,6 +286,11 @@ impl Agent {
             message_ids: message_ids.to_vec(),
             user: user.content.clone(),
             answer: session.answer.clone().unwrap_or_default(),
+            tool_output: history[start..]
+                .iter()
+                .filter(|m| m.role == Role::Tool)
+                .map(|m| m.content.clone())
+                .collect(),
             private,
             unconfirmed,
             system_prompt: self.config.system_prompt.clone(),

@@ -191,6 +191,9 @@ pub(crate) struct Job {
     pub message_ids: Vec<i64>,
     pub user: String,
     pub answer: String,
+    /// The turn's tool results: what the assistant read, so a fact it backs is not taken for
+    /// the assistant's own claim.
+    pub tool_output: Vec<String>,
     /// The turn read files: its memories are private.
     pub private: bool,
     /// The turn read outside text: its memories wait for the user's confirmation.
@@ -232,7 +235,7 @@ impl Job {
         let mut extracted = parse_extraction(&response);
         let conversation = Conversation {
             user: vec![&self.user],
-            tool_output: Vec::new(),
+            tool_output: self.tool_output.iter().map(String::as_str).collect(),
             assistant: vec![&self.answer],
             instructions: vec![
                 &self.system_prompt,
