@@ -78,6 +78,18 @@ impl Daemon {
         }
     }
 
+    /// [`Daemon::start`] with memory extraction off in the home's aria.toml: an extraction
+    /// after a turn would take the script's next turn.
+    pub fn start_without_extraction(aria: &Aria, base_url: &str) -> Daemon {
+        std::fs::create_dir_all(aria.dir.path().join("config/aria")).unwrap();
+        std::fs::write(
+            aria.dir.path().join("config/aria/aria.toml"),
+            "[memory]\nextract = false\n",
+        )
+        .unwrap();
+        Daemon::start(aria, base_url, &[])
+    }
+
     /// One HTTP/1.1 request; the status and the body.
     pub fn request(
         &self,

@@ -76,10 +76,7 @@ fn an_irreversible_call_asks_the_page_and_is_approved_or_denied_over_http() {
     ])
     .serve();
     // Memory extraction after a turn would take the script's next turn.
-    std::fs::create_dir_all(aria.dir.path().join("config/aria")).unwrap();
-    std::fs::write(aria.dir.path().join("config/aria/aria.toml"), "[memory]\nextract = false\n")
-        .unwrap();
-    let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
+    let daemon = Daemon::start_without_extraction(&aria, &mock.base_url());
     let conversation = new_conversation(&daemon);
 
     let mut events = message_events(&daemon, &conversation, "compute 6*7 in python");
@@ -358,10 +355,7 @@ fn the_page_gets_the_whole_call_with_hidden_characters_shown() {
         MockTurn::text("Not run."),
     ])
     .serve();
-    std::fs::create_dir_all(aria.dir.path().join("config/aria")).unwrap();
-    std::fs::write(aria.dir.path().join("config/aria/aria.toml"), "[memory]\nextract = false\n")
-        .unwrap();
-    let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
+    let daemon = Daemon::start_without_extraction(&aria, &mock.base_url());
     let conversation = new_conversation(&daemon);
     let mut events = message_events(&daemon, &conversation, "run it");
     let asked = events.next_named("approval");

@@ -179,10 +179,7 @@ fn a_client_never_approves_its_own_call_and_a_chat_token_none() {
         let out = aria.run(&mock.base_url(), &["tokens", "add", "c", "--scope", "chat", "--json"]);
         json_of(&out)["token"].as_str().unwrap().to_owned()
     };
-    std::fs::create_dir_all(aria.dir.path().join("config/aria")).unwrap();
-    std::fs::write(aria.dir.path().join("config/aria/aria.toml"), "[memory]\nextract = false\n")
-        .unwrap();
-    let daemon = Daemon::start(&aria, &mock.base_url(), &[]);
+    let daemon = Daemon::start_without_extraction(&aria, &mock.base_url());
     let conversation = new_conversation(&daemon);
     let mut events = message_events(&daemon, &conversation, "compute 6*7 in python");
     let id = events.next_named("approval")["id"].as_str().unwrap().to_owned();
