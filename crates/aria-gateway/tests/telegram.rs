@@ -341,6 +341,8 @@ async fn an_approved_call_runs_and_the_question_says_so() {
     })
     .await;
     assert_eq!(h.tg.calls("answerCallbackQuery").last().unwrap()["text"], "Approved.");
+    let answered = h.gw.store.approval(&id).unwrap().unwrap();
+    assert_eq!(answered.answered_by.as_deref(), Some(format!("telegram:{CHAT}").as_str()));
     let all = h.texts(CHAT).join("\n");
     assert!(all.contains("🔧 file_delete old.txt"), "{all}");
     h.stop().await;

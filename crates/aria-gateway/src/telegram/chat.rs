@@ -397,10 +397,12 @@ pub(super) fn settle(tg: &Telegram, data: &Value) {
     }
 }
 
-/// A press on Approve or Deny; returns what to tell the person who pressed.
+/// A press on Approve or Deny by the allowed user `user` (recorded as who answered); returns
+/// what to tell the person who pressed.
 pub(super) fn answer_button(
     tg: &Telegram,
     chat: i64,
+    user: i64,
     message_id: Option<i64>,
     data: &str,
 ) -> String {
@@ -421,7 +423,9 @@ pub(super) fn answer_button(
         );
         return "This question is no longer open.".into();
     }
-    match tg.gw.approvals.answer(id, decision, &crate::security::Identity::telegram(chat)) {
+    // A private chat's id is its user's; a group's button is recorded by who pressed it.
+    let by = if user != 0 { user } else { chat };
+    match tg.gw.approvals.answer(id, decision, &crate::security::Identity::telegram(by)) {
         Ok(_) => match decision {
             Decision::Deny => "Denied.".into(),
             _ => "Approved.".into(),

@@ -167,7 +167,7 @@ async fn handle(tg: &Arc<Telegram>, update: &Value) {
         let data = callback.get("data").and_then(Value::as_str).unwrap_or_default();
         let note = match super::choice::answer_button(tg, who.chat, message_id, data) {
             Some(note) => note,
-            None => chat::answer_button(tg, who.chat, message_id, data),
+            None => chat::answer_button(tg, who.chat, who.user, message_id, data),
         };
         let body = json!({"callback_query_id": id, "text": note});
         if let Err(e) = tg.bot.call_retrying("answerCallbackQuery", &body, 3).await {
