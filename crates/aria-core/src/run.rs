@@ -576,6 +576,7 @@ impl<'a> Run<'a> {
             ),
             Some(Ok(Ok(output))) => ("ok", output.content, output.details),
             Some(Ok(Err(ToolError::Refused { reason }))) => {
+                self.drop_unchanged(call, points).await?;
                 self.trace_tool(call, "refused", duration_ms, json!({"tier": tier}))?;
                 self.audit_refusal(call, &args, tier, "guard", &reason)?;
                 return Ok(format!("refused: {reason}"));
@@ -585,6 +586,7 @@ impl<'a> Run<'a> {
             }
             Some(Ok(Err(ToolError::Fatal { message }))) => ("fatal", message, Value::Null),
         };
+        let points = self.drop_unchanged(call, points).await?;
         if own > Tier::Read
             && outcome == "ok"
             && !self.agent.config.dry_run

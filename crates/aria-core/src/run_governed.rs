@@ -26,6 +26,44 @@ impl Run<'_> {
     /// Remembers the first restore point per repository since the last check, and for the
     /// whole run. Returns the points that start a round of edits (the first since the last
     /// check in their repository).
+    /// Keeps the restore points of `call` that guard a change, and discards those the call
+    /// changed nothing after (a failed edit, an edit to the same text): no empty snapshot is
+    /// left behind. A point whose changes cannot be listed is kept. Audited as
+    /// `tool.snapshot_discarded`.
+    pub(super) async fn drop_unchanged(
+        &mut self,
+        call: &ToolCall,
+        points: Vec<crate::RestorePoint>,
+    ) -> Result<Vec<crate::RestorePoint>, Stop> {
+        let Some(snapshotter) = self.agent.config.snapshotter.clone() else { return Ok(points) };
+        let mut kept = Vec::with_capacity(points.len());
+        for point in points {
+            let unchanged = matches!(
+                crate::snapshot::changed_since(&snapshotter, &point).await,
+                Ok(files) if files.is_empty()
+            );
+            if !unchanged {
+                kept.push(point);
+                continue;
+            }
+            match crate::snapshot::discard(&snapshotter, &point).await {
+                Ok(()) => {
+                    self.points.retain(|p| p.id != point.id);
+                    self.run_points.retain(|p| p.id != point.id);
+                    self.audit(
+                        "tool.snapshot_discarded",
+                        json!({"call_id": call.id, "name": call.name, "snapshot": point.id, "repository": point.repository, "reason": "the call changed no file"}),
+                    )?;
+                }
+                Err(e) => {
+                    tracing::warn!(snapshot = %point.id, "an empty snapshot stays: {e}");
+                    kept.push(point);
+                }
+            }
+        }
+        Ok(kept)
+    }
+
     pub(super) fn remember_points(
         &mut self,
         points: &[crate::RestorePoint],

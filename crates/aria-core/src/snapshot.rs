@@ -57,6 +57,13 @@ pub trait Snapshotter: Send + Sync + std::fmt::Debug {
     fn changed_since(&self, point: &RestorePoint) -> Result<Vec<PathBuf>, SnapshotFailed> {
         Err(SnapshotFailed(format!("this snapshotter cannot list what changed since {}", point.id)))
     }
+
+    /// Removes a restore point that guards nothing (the call changed no file since it). The
+    /// default keeps it.
+    fn discard(&self, point: &RestorePoint) -> Result<(), SnapshotFailed> {
+        let _ = point;
+        Ok(())
+    }
 }
 
 /// Git snapshots of the repositories under the roots.
@@ -73,6 +80,11 @@ impl Snapshotter for aria_tools::Snapshots {
             .into_iter()
             .map(|s| RestorePoint { id: s.id.0, repository: s.repository.display().to_string() })
             .collect())
+    }
+
+    fn discard(&self, point: &RestorePoint) -> Result<(), SnapshotFailed> {
+        aria_tools::Snapshots::discard(self, &point.id, Path::new(&point.repository))
+            .map_err(|e| SnapshotFailed(e.to_string()))
     }
 
     fn changed_since(&self, point: &RestorePoint) -> Result<Vec<PathBuf>, SnapshotFailed> {
@@ -116,6 +128,17 @@ pub(crate) async fn plan(
     let (s, tool, args) = (Arc::clone(snapshotter), tool.to_owned(), args.clone());
     tokio::task::spawn_blocking(move || s.plan(&tool, &args)).await.unwrap_or_else(|e| {
         Err(SnapshotFailed(format!("the snapshot plan stopped unexpectedly ({e})")))
+    })
+}
+
+/// Runs [`Snapshotter::discard`] on the blocking pool.
+pub(crate) async fn discard(
+    snapshotter: &Arc<dyn Snapshotter>,
+    point: &RestorePoint,
+) -> Result<(), SnapshotFailed> {
+    let (s, point) = (Arc::clone(snapshotter), point.clone());
+    tokio::task::spawn_blocking(move || s.discard(&point)).await.unwrap_or_else(|e| {
+        Err(SnapshotFailed(format!("discarding a snapshot stopped unexpectedly ({e})")))
     })
 }
 

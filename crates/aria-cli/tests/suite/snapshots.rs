@@ -265,3 +265,42 @@ fn only_a_check_the_edit_broke_restores_failing_before_or_missing_programs_are_r
     assert_eq!(tests["judgement"], "broken", "{tests}");
     assert_eq!(check(&result, "build_project")["judgement"], "already_failing");
 }
+
+/// A write that failed, or changed nothing, leaves no restore point behind: ten attempts are
+/// not ten snapshot branches.
+#[test]
+fn a_failed_or_empty_edit_leaves_no_snapshot_behind() {
+    let aria = Aria::new();
+    let config = aria.dir.path().join("aria.toml");
+    std::fs::write(&config, "[memory]\nextract = false\n[policy]\nworkflow = false\n").unwrap();
+    let mock = MockOpenAi::new(vec![
+        // Fails: the text to replace is not in the file.
+        MockTurn::tool_call("file_edit", r#"{"path":"notes.txt","old":"no such text","new":"x"}"#),
+        // Succeeds but changes nothing: the same text again.
+        MockTurn::tool_call(
+            "file_write",
+            r#"{"path":"notes.txt","content":"The launch code is 4242.\n"}"#,
+        ),
+        // A real change keeps its point.
+        MockTurn::tool_call("file_write", r#"{"path":"notes.txt","content":"changed\n"}"#),
+        MockTurn::text("Done."),
+    ])
+    .serve();
+    let out = aria.run(
+        &mock.base_url(),
+        &["--config", config.to_str().unwrap(), "run", "--task", "edit my notes", "--json"],
+    );
+    assert_eq!(code(&out), 0, "stderr: {}", text(&out.stderr));
+    let points = json_of(&aria.run(&mock.base_url(), &["snapshots", "list", "--json"]));
+    let points = points.as_array().unwrap();
+    assert_eq!(points.len(), 1, "only the change that happened keeps its point: {points:?}");
+    let branches = std::process::Command::new("git")
+        .args(["-C", aria.root().to_str().unwrap(), "branch", "--list", "snapshot/*"])
+        .output()
+        .unwrap();
+    assert_eq!(text(&branches.stdout).lines().count(), 1, "{}", text(&branches.stdout));
+    let audit = json_of(&aria.run(&mock.base_url(), &["audit", "list", "--json"]));
+    let discarded =
+        audit.as_array().unwrap().iter().filter(|r| r["kind"] == "tool.snapshot_discarded").count();
+    assert_eq!(discarded, 2, "each discarded point is audited");
+}

@@ -312,6 +312,27 @@ impl Snapshots {
         restore::rollback(&locked, &snapshot, only.as_deref(), session)
     }
 
+    /// Deletes the snapshot `id` of the repository at `repository` (a restore point that turned
+    /// out to guard nothing: the call it was taken for changed no file). A snapshot that is no
+    /// longer there is no error.
+    pub fn discard(&self, id: &str, repository: &Path) -> Result<(), SnapshotError> {
+        if !id.starts_with("snapshot/") {
+            return Err(SnapshotError::git(
+                "discard a snapshot",
+                repository,
+                git2::Error::from_str(&format!("`{id}` is not a snapshot branch")),
+            ));
+        }
+        let locked = self.open(repository, false)?;
+        match locked.repo.find_branch(id, BranchType::Local) {
+            Ok(mut branch) => branch
+                .delete()
+                .map_err(|e| SnapshotError::git("discard a snapshot", &locked.workdir, e)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(SnapshotError::git("find a snapshot branch", &locked.workdir, e)),
+        }
+    }
+
     /// Deletes snapshot branches older than the configured age in every repository under the
     /// roots, keeping the newest of each. Returns the deleted ids.
     pub fn prune(&self, now: SystemTime) -> Result<Vec<SnapshotId>, SnapshotError> {
