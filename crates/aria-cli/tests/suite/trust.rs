@@ -86,6 +86,8 @@ fn another_account_on_this_machine_cannot_read_the_token_or_use_the_daemon() {
         std::process::Command::new("setpriv")
             .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
             .args(args)
+            .current_dir("/")
+            .env("HOME", "/")
             .output()
             .unwrap()
     };
