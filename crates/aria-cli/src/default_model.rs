@@ -184,10 +184,12 @@ pub fn settle(config: &mut Config) -> std::io::Result<()> {
     let data_dir = config.data_dir.clone();
     let mem = mem_available();
     let stored = read_choice(&data_dir);
-    let recommended_installed = installed(config, RECOMMENDED_CHAT_MODEL);
     // A small model chosen only because nobody could be asked is not kept once the larger one
-    // is here: that start decides again, below.
+    // is here: that start decides again, below. (The models directory is read only when the
+    // answer matters: a kept choice is the common case.)
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let stored_is_final = stored.as_ref().is_some_and(|c| !c.provisional());
+    let recommended_installed = !stored_is_final && installed(config, RECOMMENDED_CHAT_MODEL);
     let stored = stored.filter(|c| !(c.provisional() && (recommended_installed || terminal)));
     if let Some(choice) = &stored {
         let fits = mem.is_some_and(|m| m >= MIN_MEM_AVAILABLE);

@@ -153,14 +153,12 @@ pub fn instructs_assistant(text: &str) -> Option<&'static str> {
     None
 }
 
-/// Lowercase, invisible characters removed, runs of whitespace as one space.
+/// Lowercase, hidden characters (those an approval question would escape) removed, runs of
+/// whitespace as one space.
 fn normalise(text: &str) -> String {
     let visible: String = text
         .chars()
-        .filter(|c| {
-            !matches!(*c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF
-                | 0x00AD | 0xE0000..=0xE007F)
-        })
+        .filter(|c| c.is_whitespace() || !aria_api::needs_escape(*c))
         .flat_map(char::to_lowercase)
         .map(|c| if c == '\u{2019}' { '\'' } else { c })
         .collect();

@@ -72,8 +72,8 @@ impl Approvals {
     }
 
     /// Answers a pending question as `by` (recorded with the answer). Unknown ids are 404; one
-    /// already answered (or expired) 409. Whether `by` may answer at all is
-    /// [`may_answer`]'s to decide, before this.
+    /// already answered (or expired) 409. A person's channel calls this directly; requests
+    /// of the HTTP API go through [`answer_request`], which first checks who may answer.
     pub fn answer(&self, id: &str, decision: Decision, by: &Identity) -> ApiResult<StoredApproval> {
         let Some(sender) = self.pending().remove(id) else {
             return Err(match self.0.store.approval(id)? {
@@ -146,7 +146,7 @@ impl Approvals {
 /// Telegram's allowed user) or an admin credential that is not the client whose call waits —
 /// neither the credential that started the run nor one that spoke to `/mcp` while the question
 /// of an MCP client was open. Unknown questions pass (answering them says 404).
-pub fn may_answer(gw: &crate::Gateway, id: &str, by: &Identity) -> ApiResult<()> {
+fn may_answer(gw: &crate::Gateway, id: &str, by: &Identity) -> ApiResult<()> {
     if by.person {
         return Ok(());
     }
@@ -181,6 +181,18 @@ pub fn may_answer(gw: &crate::Gateway, id: &str, by: &Identity) -> ApiResult<()>
         ));
     }
     Ok(())
+}
+
+/// Answers approval question `id` for a request of the HTTP API or the WebSocket: refused
+/// unless [`may_answer`] lets `by` answer it, then [`Approvals::answer`].
+pub fn answer_request(
+    gw: &crate::Gateway,
+    id: &str,
+    decision: Decision,
+    by: &Identity,
+) -> ApiResult<StoredApproval> {
+    may_answer(gw, id, by)?;
+    gw.approvals.answer(id, decision, by)
 }
 
 /// Settles a question nobody answered.

@@ -228,8 +228,7 @@ fn handle(
             }),
         },
         ClientFrame::Approve { id, decision } => {
-            crate::approvals::may_answer(gw, &id, by)?;
-            gw.approvals.answer(&id, decision, by).map(|_| ())
+            crate::approvals::answer_request(gw, &id, decision, by).map(|_| ())
         }
     }
 }

@@ -208,7 +208,6 @@ async fn answer(
     ApiJson(body): ApiJson<Answer>,
 ) -> ApiResult<Json<Value>> {
     let by = by.map_or_else(crate::security::Identity::unknown, |e| e.0);
-    crate::approvals::may_answer(&gw, &id, &by)?;
-    let settled = gw.approvals.answer(&id, body.decision, &by)?;
+    let settled = crate::approvals::answer_request(&gw, &id, body.decision, &by)?;
     Ok(Json(json!(settled)))
 }
