@@ -1,5 +1,5 @@
-//! `git_status` on a 100,000-file repository against `git status` (seed 004 NFR-002: under
-//! 500 ms for repositories up to 100K files).
+//! `git_status` on a 100,000-file repository against `git status` (goal: under 500 ms for
+//! repositories up to 100K files, so a status never stalls a conversation).
 //!
 //! `cargo bench -p aria-tools --bench git` (a plain binary: `harness = false`). Builds the
 //! repository once in a temporary directory (100,000 committed files in 1,000 directories, then
