@@ -19,8 +19,10 @@ pub const PATCH_TOOL: &str = "apply_patch";
 pub const WRITE_FILE_TOOL: &str = "file_write";
 /// The tool that replaces one exact piece of text in a file.
 pub const EDIT_FILE_TOOL: &str = "file_edit";
+/// The tool that adds lines to a file.
+pub const INSERT_FILE_TOOL: &str = "file_insert";
 /// The tools whose success means files changed.
-pub const CHANGE_TOOLS: [&str; 3] = [EDIT_FILE_TOOL, PATCH_TOOL, WRITE_FILE_TOOL];
+pub const CHANGE_TOOLS: [&str; 4] = [EDIT_FILE_TOOL, INSERT_FILE_TOOL, PATCH_TOOL, WRITE_FILE_TOOL];
 
 /// `body` between the opening and closing lines of the fence with this `id`. The caller has
 /// already defused any marker inside `body`.

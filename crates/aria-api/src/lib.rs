@@ -33,8 +33,8 @@ pub use embed::{
     word_passages,
 };
 pub use fence::{
-    CHANGE_TOOLS, EDIT_FILE_TOOL, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL, fence, tool_failed,
-    untrusted_body,
+    CHANGE_TOOLS, EDIT_FILE_TOOL, INSERT_FILE_TOOL, PATCH_TOOL, READ_FILE_TOOL, WRITE_FILE_TOOL,
+    fence, tool_failed, untrusted_body,
 };
 pub use journal::{
     AuditEvent, AuditSink, HistorySummary, Journal, JournalError, MessageMeta, NewSession,

@@ -173,6 +173,14 @@ fn shown(tool: &str, args: &Value) -> String {
             field("old").unwrap_or_default(),
             field("new").unwrap_or_default()
         ),
+        ("file_insert", Some(path), _, _, _) if field("text").is_some() => {
+            let place = match (field("after"), field("before")) {
+                (Some(line), _) => format!("after the line with {line:?}"),
+                (None, Some(line)) => format!("before the line with {line:?}"),
+                (None, None) => "at the end".to_owned(),
+            };
+            format!("in {path}, add {place}:\n{}", field("text").unwrap_or_default())
+        }
         ("shell_execute", _, _, _, Some(command)) => format!("run: {command}"),
         _ => serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string()),
     };
@@ -283,6 +291,10 @@ mod tests {
         assert!(shown("apply_patch", &json!({"patch": patch})).ends_with(patch));
         assert_eq!(shown("shell_execute", &json!({"command": "touch a"})), "run: touch a");
         assert!(shown("other", &json!({"k": 1})).contains("\"k\": 1"));
+        assert_eq!(
+            shown("file_insert", &json!({"path": "a.md", "text": "- c", "after": "- b"})),
+            "in a.md, add after the line with \"- b\":\n- c"
+        );
         let long = shown("file_write", &json!({"path": "a", "content": "é".repeat(20_000)}));
         assert!(long.ends_with("more characters not shown)"), "{}", &long[long.len() - 60..]);
         assert!(long.chars().count() < 10_100);

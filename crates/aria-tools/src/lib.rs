@@ -88,6 +88,7 @@ pub use registry::{
 pub use snapshot::{Rollback, Snapshot, SnapshotError, SnapshotId, SnapshotOptions, Snapshots};
 pub use tools::apply_patch::ApplyPatch;
 pub use tools::file_edit::FileEdit;
+pub use tools::file_insert::FileInsert;
 pub use tools::file_list::{FileList, MAX_LIST_ENTRIES};
 pub use tools::file_read::FileRead;
 pub use tools::file_search::{

@@ -12,6 +12,7 @@ use crate::guard::ssrf::SsrfPolicy;
 use crate::profiles::Profiles;
 use crate::tools::apply_patch::ApplyPatch;
 use crate::tools::file_edit::FileEdit;
+use crate::tools::file_insert::FileInsert;
 use crate::tools::file_list::FileList;
 use crate::tools::file_read::FileRead;
 use crate::tools::file_search::FileSearch;
@@ -34,6 +35,7 @@ const BUILTINS: &[(&str, Make)] = &[
     (FileSearch::NAME, |g| Arc::new(FileSearch::new(Arc::clone(g)))),
     (FileWrite::NAME, |g| Arc::new(FileWrite::new(Arc::clone(g)))),
     (FileEdit::NAME, |g| Arc::new(FileEdit::new(Arc::clone(g)))),
+    (FileInsert::NAME, |g| Arc::new(FileInsert::new(Arc::clone(g)))),
     (ApplyPatch::NAME, |g| Arc::new(ApplyPatch::new(Arc::clone(g)))),
     (ShellExecute::NAME, |g| Arc::new(ShellExecute::new(Arc::clone(g)))),
     (SystemInfo::NAME, |g| Arc::new(SystemInfo::new(Arc::clone(g)))),
@@ -101,6 +103,7 @@ mod tests {
         ("file_search", r#"{"pattern": "fn main", "path": "."}"#, Tier::Read),
         ("file_write", r#"{"path": "a.txt", "content": "x"}"#, Tier::RecoverableWrite),
         ("file_edit", r#"{"path": "a.txt", "old": "x", "new": "y"}"#, Tier::RecoverableWrite),
+        ("file_insert", r#"{"path": "a.txt", "text": "x"}"#, Tier::RecoverableWrite),
         ("apply_patch", r#"{"patch": "--- a/a\n+++ b/a\n"}"#, Tier::RecoverableWrite),
         ("shell_execute", r#"{"command": "ls -la"}"#, Tier::Read),
         ("system_info", r#"{}"#, Tier::Read),

@@ -99,7 +99,7 @@ pub const TOOL_GROUPS: &[(&str, &str)] = &[
         "read",
         "every tool whose calls only read (its tier is read), the web's and MCP servers' aside",
     ),
-    ("files", "file_read, file_list, file_search, file_write, file_edit, apply_patch"),
+    ("files", "file_read, file_list, file_search, file_write, file_edit, file_insert, apply_patch"),
     ("git", "git_status, git_diff, git_log, git_commit"),
     ("shell", "shell_execute, python_run"),
     (

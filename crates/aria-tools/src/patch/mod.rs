@@ -15,6 +15,7 @@
 mod apply;
 pub mod commit;
 mod diff;
+pub mod locate;
 mod parse;
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 pub mod apply_patch;
 pub mod file_edit;
+pub mod file_insert;
 pub mod file_list;
 pub mod file_read;
 pub mod file_search;
@@ -19,6 +20,7 @@ mod shell_line;
 mod shell_steps;
 pub mod snapshot_tools;
 pub mod system_info;
+mod text_change;
 pub mod web_fetch;
 pub mod web_search;
 

@@ -115,3 +115,43 @@ async fn refusals_write_nothing_anywhere() {
     }
     assert_eq!(tree(&fx.base), before);
 }
+
+#[tokio::test]
+async fn a_copy_without_its_indentation_edits_the_method_and_says_how_it_was_found() {
+    let fx = fixture();
+    let path = fx.root.join("cart.py");
+    fs::write(&path, "class Cart:\n    def total(self):\n        return sum(self.items)\n")
+        .unwrap();
+    let args = json!({
+        "path": "cart.py",
+        "old": "def total(self):\nreturn sum(self.items)",
+        "new": "def total(self):\nreturn round(sum(self.items), 2)"
+    });
+    // Copied flat, line for line: each new line takes the indentation of the line it replaces.
+    call(&edit_tool(&fx), args).await.unwrap();
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "class Cart:\n    def total(self):\n        return round(sum(self.items), 2)\n"
+    );
+    // Flat, with a line more than it replaces: there is no telling where it goes, so it fails.
+    let args = json!({
+        "path": "cart.py",
+        "old": "def total(self):\nreturn round(sum(self.items), 2)",
+        "new": "def total(self):\nitems = self.items\nreturn sum(items)"
+    });
+    let why = failed(call(&edit_tool(&fx), args).await);
+    assert!(why.contains("indentation"), "{why}");
+    fs::write(&path, "class Cart:\n    def total(self):\n        return sum(self.items)\n")
+        .unwrap();
+    let args = json!({
+        "path": "cart.py",
+        "old": "def total(self):\n    return sum(self.items)",
+        "new": "def total(self):\n    return round(sum(self.items), 2)"
+    });
+    let out = call(&edit_tool(&fx), args).await.unwrap();
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "class Cart:\n    def total(self):\n        return round(sum(self.items), 2)\n"
+    );
+    assert!(out.content.contains("matched ignoring indentation"), "{}", out.content);
+}

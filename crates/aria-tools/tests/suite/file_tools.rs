@@ -231,6 +231,7 @@ async fn registry_lists_exactly_the_builtin_tools() {
             "file_search",
             "file_write",
             "file_edit",
+            "file_insert",
             "apply_patch",
             "shell_execute",
             "system_info",

@@ -1,4 +1,5 @@
 mod file_edit;
+mod file_insert;
 mod file_search;
 mod file_tools;
 mod fixture;
