@@ -49,5 +49,6 @@ pub use session::{IllegalTransition, Limits, SessionState};
 pub use shown::{approval_arguments, escape_hidden, needs_escape};
 pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 pub use words::{
-    ARIA_NOTE, asks_about_a_named_file, asks_to_edit_a_named_file, is_aria_note, refers_to_files,
+    ARIA_NOTE, asks_about_a_named_file, asks_to_add_lines, asks_to_edit_a_named_file, is_aria_note,
+    refers_to_files,
 };

@@ -70,6 +70,24 @@ pub fn asks_about_a_named_file(text: &str) -> bool {
         && words_of(text).any(|w| !w.contains("://") && has_a_file_name(w))
 }
 
+/// Whether a change request asks to add lines and keep everything else: "add the line 'bread'
+/// at the end of shopping.txt", "append 'release 1.0' to TODO.md", "add eggs to the list in
+/// list.md", "insert a comment line before main". A verb of adding and a word of where lines
+/// go (line, item, list, entry, end, bottom, top, before, after). Not "add a parameter to the
+/// function" (that changes a line).
+pub fn asks_to_add_lines(text: &str) -> bool {
+    const ADD: &[&str] = &["add", "append", "insert", "put"];
+    const PLACE: &[&str] = &[
+        "line", "lines", "item", "items", "entry", "entries", "list", "bullet", "end", "bottom",
+        "top", "before", "after", "beneath", "below", "above",
+    ];
+    let lower = lowercase_words(text);
+    crate::asks_for_change(text)
+        && lower.iter().any(|w| ADD.contains(&w.as_str()))
+        && (lower.iter().any(|w| PLACE.contains(&w.as_str()))
+            || lower.first().is_some_and(|w| w == "append"))
+}
+
 /// Words of making a new file: a request with one of them is not about an existing file.
 const MAKE: &[&str] = &["create", "new", "make", "write", "generate"];
 
@@ -138,6 +156,27 @@ fn has_a_file_name(w: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn requests_to_add_lines_are_told_from_other_changes_and_questions() {
+        for add in [
+            "Add the line 'bread' at the end of shopping.txt.",
+            "Append 'release 1.0' to TODO.md",
+            "add eggs to the shopping list in list.md",
+            "Insert a comment line before def main in app.py",
+            "Put 'Bob' after Alice in names.txt",
+        ] {
+            assert!(super::asks_to_add_lines(add), "{add}");
+        }
+        for other in [
+            "Add a parameter to the function add in calc.py",
+            "Change the port in config.toml from 8088 to 9090.",
+            "What does the add function in calc.py return?",
+            "What is at the end of notes.txt?",
+        ] {
+            assert!(!super::asks_to_add_lines(other), "{other}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use aria_local::{
-    CatalogEntry, InstallState, LocalChatOptions, LocalChatProvider, LocalError, ModelCatalog,
-    ModelKind, PullEvent, PullOptions, ToolChoice,
+    CatalogEntry, EditForm, InstallState, LocalChatOptions, LocalChatProvider, LocalError,
+    ModelCatalog, ModelKind, PullEvent, PullOptions, ToolChoice,
 };
 use serde_json::json;
 
@@ -258,6 +258,7 @@ pub fn chat_provider(config: &Config) -> CliResult<LocalChatProvider> {
         temperature: p.temperature.unwrap_or(0.0),
         // Small embedded models seldom decide to use a tool by themselves: have them look first.
         tool_choice: ToolChoice::FirstThenAuto,
+        edit_form: edit_form().map_err(CliError::config)?,
         ..LocalChatOptions::default()
     };
     let provider = LocalChatProvider::load(&path, options)
@@ -269,6 +270,17 @@ pub fn chat_provider(config: &Config) -> CliResult<LocalChatProvider> {
         "embedded chat model loaded"
     );
     Ok(provider)
+}
+
+/// The embedded model's edit form: `ARIA_LOCAL_EDIT_FORM` (`replace` or `patch`, for measuring
+/// one against the other on the task set), else the default.
+fn edit_form() -> anyhow::Result<EditForm> {
+    match std::env::var("ARIA_LOCAL_EDIT_FORM") {
+        Ok(value) if !value.trim().is_empty() => EditForm::parse(&value).ok_or_else(|| {
+            anyhow::anyhow!("ARIA_LOCAL_EDIT_FORM is {value:?}; use `replace` or `patch`")
+        }),
+        _ => Ok(EditForm::default()),
+    }
 }
 
 fn megabytes(bytes: u64) -> String {

@@ -53,5 +53,5 @@ pub use embed_async::LocalEmbedderHandle;
 pub use error::LocalError;
 pub use generate::GenStats;
 pub use prompt::{DEFAULT_SYSTEM_PROMPT, Prompt, render_tool_call};
-pub use provider::{LocalChatOptions, LocalChatProvider, ToolChoice};
+pub use provider::{EditForm, LocalChatOptions, LocalChatProvider, ToolChoice};
 pub use pull::{PullEvent, PullOptions, PullOutcome, pip_command_line, pull, sha256_file};

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use aria_api::{
-    ChatEvent, ChatRequest, ChatStream, PATCH_TOOL, Provider, ProviderError,
-    READ_FILE_TOOL as READ_TOOL, WRITE_FILE_TOOL,
+    ChatEvent, ChatRequest, ChatStream, EDIT_FILE_TOOL, INSERT_FILE_TOOL, PATCH_TOOL, Provider,
+    ProviderError, READ_FILE_TOOL as READ_TOOL, WRITE_FILE_TOOL,
 };
 use futures::StreamExt;
 
@@ -53,6 +53,55 @@ pub struct LocalChatOptions {
     /// Sampling seed; `None` = a new seed per call.
     pub seed: Option<u64>,
     pub tool_choice: ToolChoice,
+    /// How the model changes a file it was asked to edit (with [`ToolChoice::FirstThenAuto`]).
+    pub edit_form: EditForm,
+}
+
+/// The tool an embedded model changes part of a file with, when it is forced to (see
+/// [`EditStep`]). A request to add lines ("add the line 'bread' at the end of shopping.txt")
+/// uses `file_insert` whatever the form, when it is offered: nothing is replaced, so nothing is
+/// lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EditForm {
+    /// `apply_patch` with a unified diff.
+    Patch,
+    /// `file_edit {path, old, new}`, found exactly or with the spacing forgiven.
+    #[default]
+    Replace,
+}
+
+impl EditForm {
+    /// `patch` or `replace`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "patch" => Some(EditForm::Patch),
+            "replace" => Some(EditForm::Replace),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditForm::Patch => "patch",
+            EditForm::Replace => "replace",
+        }
+    }
+
+    /// The tool of this form.
+    fn tool(self) -> &'static str {
+        match self {
+            EditForm::Patch => PATCH_TOOL,
+            EditForm::Replace => EDIT_FILE_TOOL,
+        }
+    }
+
+    /// The tool of the other form, which the model is not shown beside this one's.
+    fn other(self) -> &'static str {
+        match self {
+            EditForm::Patch => EDIT_FILE_TOOL,
+            EditForm::Replace => PATCH_TOOL,
+        }
+    }
 }
 
 impl Default for LocalChatOptions {
@@ -65,6 +114,7 @@ impl Default for LocalChatOptions {
             repeat_last_n: 64,
             seed: None,
             tool_choice: ToolChoice::Auto,
+            edit_form: EditForm::default(),
         }
     }
 }
@@ -79,17 +129,17 @@ pub struct LocalChatProvider {
 }
 
 /// The request's tools as the embedded model is shown them (and may call them): briefly, and
-/// without `file_edit` when `apply_patch` or `file_write` is there (an embedded model's
-/// `file_edit` applies, and for "add a line" it replaced a line: see [`FORCED_CHANGE`]).
-/// `apply_patch`'s patch must start with a `--- ` file header: the 1.5B model otherwise often
-/// writes bare `@@` hunks, or the new lines without `+`, and names no file. (Asked for the
-/// optional `path` instead, it wrote the file's new text as the "patch" more often.)
-fn shown_tools(request: &ChatRequest) -> Vec<aria_api::ToolSpec> {
-    let other_change = request.tools.iter().any(|t| FORCED_CHANGE.contains(&t.name.as_str()));
+/// without the other edit form's tool when this form's tool or `file_write` is there (two ways
+/// to change part of a file split a small model's choice). `apply_patch`'s patch must start
+/// with a `--- ` file header: the 1.5B model otherwise often writes bare `@@` hunks, or the new
+/// lines without `+`, and names no file. (Asked for the optional `path` instead, it wrote the
+/// file's new text as the "patch" more often.)
+fn shown_tools(request: &ChatRequest, form: EditForm) -> Vec<aria_api::ToolSpec> {
+    let covered = request.tools.iter().any(|t| t.name == form.tool() || t.name == WRITE_FILE_TOOL);
     request
         .tools
         .iter()
-        .filter(|t| !(other_change && t.name == aria_api::EDIT_FILE_TOOL))
+        .filter(|t| !(covered && t.name == form.other()))
         .map(|t| match t.name == aria_api::PATCH_TOOL {
             true => crate::prompt::brief_tool(&starting(t, "patch", PATCH_START)),
             false => crate::prompt::brief_tool(t),
@@ -129,19 +179,22 @@ fn names_a_tool(message: &str, tools: &[aria_api::ToolSpec]) -> bool {
         .any(|word| tools.iter().any(|t| t.name == word))
 }
 
-/// The tools a forced change may use, the first one offered: a patch, else a whole-file write.
-/// Not `file_edit`: told to "add the line 'bread' at the end", the 1.5B model gave the last
-/// line as `old` and only the new line as `new` (or the whole file as `old`), so the edit
-/// applied and a line was lost; a patch that does not match the file changes nothing.
-const FORCED_CHANGE: [&str; 2] = [PATCH_TOOL, WRITE_FILE_TOOL];
+/// The tool a forced change of `request` uses: `file_insert` for a request to add lines, else
+/// the form's tool, else a whole-file `file_write`; the first of them offered. Never a
+/// whole-file write when a partial change is offered: a small model asked to rewrite a file
+/// whole for "add a line" writes only the new line, losing the rest.
+fn change_tool(request: &ChatRequest, form: EditForm) -> Option<&'static str> {
+    let offers = |name: &str| request.tools.iter().any(|t| t.name == name);
+    let adds = last_user_message(request).is_some_and(aria_api::asks_to_add_lines);
+    let insert = adds.then_some(INSERT_FILE_TOOL);
+    insert.into_iter().chain([form.tool(), WRITE_FILE_TOOL]).find(|name| offers(name))
+}
 
 /// Where a small model's edit of a named file stands: an embedded model that changes a file it
 /// has not seen writes a patch against text it imagines (`port = 8088` as the hunk's first
 /// line) or replaces the file with a guess, and once it has read the file it explains the
 /// change instead of making it. So its first call reads the file and its second makes the
-/// change with `apply_patch` (`file_write` only when no patch tool is offered): a small model
-/// asked to rewrite a file whole for "add a line" writes only the new line, losing the rest,
-/// while a patch that does not match the file changes nothing (see [`FORCED_CHANGE`]).
+/// change with the tool [`change_tool`] names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EditStep {
     /// Not an edit of a named file, or past its first two calls: the model chooses.
@@ -153,13 +206,12 @@ enum EditStep {
 }
 
 impl EditStep {
-    /// Whether a call of `tool` may be written at this step.
-    fn allows(self, tool: &str, offered: &[aria_api::ToolSpec]) -> bool {
-        let offers = |name: &str| offered.iter().any(|t| t.name == name);
+    /// Whether a call of `tool` may be written at this step of `request`.
+    fn allows(self, tool: &str, request: &ChatRequest, form: EditForm) -> bool {
         match self {
             EditStep::Free => true,
             EditStep::Read => tool == READ_TOOL,
-            EditStep::Write => FORCED_CHANGE.iter().find(|name| offers(name)) == Some(&tool),
+            EditStep::Write => change_tool(request, form) == Some(tool),
         }
     }
 }
@@ -171,11 +223,11 @@ impl EditStep {
 /// file the message names (`aria_api::asks_about_a_named_file`) takes the read step only: a
 /// small model asked "What day was the meeting moved to? Check notes.txt." otherwise searched
 /// the file for a pattern it imagined and found nothing.
-fn edit_step(request: &ChatRequest) -> EditStep {
+fn edit_step(request: &ChatRequest, form: EditForm) -> EditStep {
     let offers = |name: &str| request.tools.iter().any(|t| t.name == name);
     let message = last_user_message(request).filter(|m| !aria_api::is_aria_note(m));
     let edit = message.is_some_and(aria_api::asks_to_edit_a_named_file)
-        && FORCED_CHANGE.iter().any(|name| offers(name));
+        && change_tool(request, form).is_some();
     let question = message.is_some_and(aria_api::asks_about_a_named_file);
     if !(edit || question) || !offers(READ_TOOL) {
         return EditStep::Free;
@@ -271,7 +323,8 @@ impl LocalChatProvider {
     pub fn render_prompt(&self, request: &ChatRequest) -> Result<Prompt, LocalError> {
         let prefix = self.assistant_prefix(request, self.edit_step(request));
         let model = self.lock();
-        render(&model.vocab, model.style, &request.messages, &shown_tools(request), prefix)
+        let shown = shown_tools(request, self.options.edit_form);
+        render(&model.vocab, model.style, &request.messages, &shown, prefix)
     }
 
     /// Runs a request to the end on the calling thread, returning the events and timing
@@ -295,7 +348,7 @@ impl LocalChatProvider {
     /// Where an edit of a named file stands, with the tool choice that forces its steps.
     fn edit_step(&self, request: &ChatRequest) -> EditStep {
         if self.options.tool_choice == ToolChoice::FirstThenAuto {
-            edit_step(request)
+            edit_step(request, self.options.edit_form)
         } else {
             EditStep::Free
         }
@@ -354,11 +407,12 @@ impl LocalChatProvider {
         let prefix = self.assistant_prefix(request, edit);
         // The grammar allows what the prompt shows; the forced calls of an edit of a named file
         // read it, then change it.
-        let shown = shown_tools(request);
+        let form = self.options.edit_form;
+        let shown = shown_tools(request, form);
         let forced = prefix.starts_with(TOOL_CALL_OPEN);
         let step = if forced { edit } else { EditStep::Free };
         let allowed: Vec<&aria_api::ToolSpec> =
-            shown.iter().filter(|t| step.allows(&t.name, &request.tools)).collect();
+            shown.iter().filter(|t| step.allows(&t.name, request, form)).collect();
         let offer = (!request.tools.is_empty()).then(|| ToolsOffer {
             grammar: Arc::new(ToolGrammar::new(
                 allowed.iter().map(|t| (t.name.as_str(), &t.parameters)),
@@ -414,7 +468,7 @@ impl Provider for LocalChatProvider {
 mod edit_step_tests {
     use aria_api::{ChatRequest, Message, ToolCall, ToolSpec};
 
-    use super::{EditStep, edit_step};
+    use super::{EditForm, EditStep, change_tool, edit_step};
 
     fn request(task: &str, read: bool) -> ChatRequest {
         let tool = |name: &str| ToolSpec {
@@ -443,11 +497,33 @@ mod edit_step_tests {
 
     #[test]
     fn a_question_naming_a_verb_of_change_is_never_forced_to_change_the_file() {
+        let step = |task: &str, read: bool| edit_step(&request(task, read), EditForm::Patch);
         let question = "What does the add function in calc.py return?";
-        assert_eq!(edit_step(&request(question, false)), EditStep::Read);
-        assert_eq!(edit_step(&request(question, true)), EditStep::Free);
+        assert_eq!(step(question, false), EditStep::Read);
+        assert_eq!(step(question, true), EditStep::Free);
         let change = "Rename add to plus in calc.py";
-        assert_eq!(edit_step(&request(change, false)), EditStep::Read);
-        assert_eq!(edit_step(&request(change, true)), EditStep::Write);
+        assert_eq!(step(change, false), EditStep::Read);
+        assert_eq!(step(change, true), EditStep::Write);
+    }
+
+    #[test]
+    fn the_change_is_made_with_the_forms_tool_and_lines_are_added_with_file_insert() {
+        let mut req = request("Rename add to plus in calc.py", true);
+        let tool = |name: &str| aria_api::ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        req.tools.extend([tool("file_edit"), tool("file_insert")]);
+        assert_eq!(change_tool(&req, EditForm::Patch), Some("apply_patch"));
+        assert_eq!(change_tool(&req, EditForm::Replace), Some("file_edit"));
+        req.messages[0] = aria_api::Message::user("Add the line 'bread' at the end of list.txt");
+        assert_eq!(change_tool(&req, EditForm::Patch), Some("file_insert"));
+        // Only a whole-file write offered: that is what is left.
+        req.tools.retain(|t| t.name == "file_read" || t.name == "file_write");
+        assert_eq!(change_tool(&req, EditForm::Replace), Some("file_write"));
+        req.tools.retain(|t| t.name == "file_read");
+        assert_eq!(change_tool(&req, EditForm::Replace), None);
+        assert_eq!(edit_step(&req, EditForm::Replace), EditStep::Free);
     }
 }

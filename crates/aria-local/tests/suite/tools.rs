@@ -1,7 +1,7 @@
 //! Constrained tool calls with the real model: every call parses and follows its schema.
 
 use aria_api::{ChatEvent, ChatRequest, FinishReason, Message, ToolCall, ToolSpec};
-use aria_local::{LocalChatOptions, ToolChoice};
+use aria_local::{EditForm, LocalChatOptions, ToolChoice};
 use serde_json::{Value, json};
 
 use super::support::{chat, greedy};
@@ -300,14 +300,17 @@ fn first_then_auto_reads_a_file_before_editing_it() {
     assert_eq!(calls(&events).len(), 1);
 }
 
-/// Once the file is read, the forced second call of an edit changes it with a patch (a file
-/// rewritten whole by a small model lost everything but the new line; its `file_edit` of "add
-/// a line" replaced a line), or with `file_write` when no patch tool is offered; a read that
-/// failed leaves the model free.
+/// Once the file is read, the forced second call of an edit changes it with the edit form's
+/// tool (here the patch form: `apply_patch`), or with `file_write` when that tool is not
+/// offered (a file rewritten whole by a small model lost everything but the new line); a read
+/// that failed leaves the model free.
 #[test]
 fn first_then_auto_changes_the_file_it_read() {
-    let provider = chat()
-        .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
+    let provider = chat().with_options(LocalChatOptions {
+        tool_choice: ToolChoice::FirstThenAuto,
+        edit_form: EditForm::Patch,
+        ..greedy()
+    });
     let tools = edit_tools();
     let task = "Change the port in config.toml from 8088 to 9090.";
     let after_read_with = |result: &str, tools: &[ToolSpec]| {
@@ -331,8 +334,7 @@ fn first_then_auto_changes_the_file_it_read() {
     let fenced = |body: &str| format!("<<tool_output id=ab12>>\n{body}\n<</tool_output id=ab12>>");
     let short = fenced("[server]\nport = 8088\n");
     assert_eq!(first(&after_read(&short)).as_deref(), Some("apply_patch"));
-    // With file_edit offered too, the change is still a patch (a small model's file_edit of
-    // "add a line" replaced the last line instead of keeping it).
+    // With file_edit offered too, the change is still a patch in the patch form.
     let mut with_edit = tools.clone();
     with_edit.push(ToolSpec {
         name: "file_edit".into(),
@@ -366,6 +368,54 @@ fn first_then_auto_changes_the_file_it_read() {
     ));
     done.messages.push(Message::tool_result("c2", "Replaced config.toml"));
     assert!(!forced(&done));
+}
+
+/// In the replace form the change is a `file_edit` (and the model is not shown `apply_patch`);
+/// a request to add lines is a `file_insert` in either form.
+#[test]
+fn the_replace_form_edits_and_additions_insert() {
+    let spec = |name: &str, keys: &[&str]| ToolSpec {
+        name: name.into(),
+        description: format!("{name} a file."),
+        parameters: json!({"type": "object",
+            "properties": keys.iter().map(|k| (k.to_string(), json!({"type": "string"}))).collect::<serde_json::Map<_, _>>(),
+            "required": keys, "additionalProperties": false}),
+    };
+    let mut tools = edit_tools();
+    tools.push(spec("file_edit", &["path", "old", "new"]));
+    tools.push(spec("file_insert", &["path", "text"]));
+    let after_read = |task: &str| {
+        let mut req = ChatRequest { max_tokens: Some(48), ..request(task, tools.clone()) };
+        req.messages.push(Message::assistant(
+            "",
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "file_read".into(),
+                arguments: "{\"path\": \"list.txt\"}".into(),
+            }],
+        ));
+        req.messages.push(Message::tool_result("c1", "milk\neggs\n"));
+        req
+    };
+    for form in [EditForm::Replace, EditForm::Patch] {
+        let provider = chat().with_options(LocalChatOptions {
+            tool_choice: ToolChoice::FirstThenAuto,
+            edit_form: form,
+            ..greedy()
+        });
+        let first = |req: &ChatRequest| {
+            let (events, _) = provider.generate_blocking(req).unwrap();
+            calls(&events).into_iter().next().map(|c| c.name)
+        };
+        let change = after_read("Change eggs to bread in list.txt.");
+        let want = if form == EditForm::Replace { "file_edit" } else { "apply_patch" };
+        assert_eq!(first(&change).as_deref(), Some(want));
+        let prompt = provider.render_prompt(&change).unwrap().text;
+        let hidden = if form == EditForm::Replace { "apply_patch" } else { "file_edit" };
+        assert!(!prompt.contains(hidden), "{prompt}");
+        let add = after_read("Add the line 'bread' at the end of list.txt.");
+        assert_eq!(first(&add).as_deref(), Some("file_insert"));
+    }
 }
 
 /// After a change that succeeded the model is asked what it changed (it explained how to make

@@ -26,6 +26,9 @@ pub enum Matched {
     IgnoringTrailingSpace,
     /// Whole lines, indentation ignored (and the replacement re-indented).
     IgnoringIndentation,
+    /// Whole lines the same as the copy's but for brackets, quotes and spacing; the new text's
+    /// lines that repeat the copy's are written as the file has them.
+    Similar,
 }
 
 impl Matched {
@@ -37,6 +40,10 @@ impl Matched {
             Matched::IgnoringIndentation => {
                 Some("matched ignoring indentation; the new text was indented as the file is")
             }
+            Matched::Similar => Some(
+                "\"old\" was not in the file exactly; it matched the nearly identical lines \
+                 shown, and the lines it kept unchanged were kept as the file has them",
+            ),
         }
     }
 }
@@ -50,6 +57,9 @@ pub struct Place {
     pub line: usize,
     pub replacement: String,
     pub matched: Matched,
+    /// Lines of the new text that repeated the file's lines right after (or before) the place
+    /// and were not written twice.
+    pub repeated_lines: usize,
 }
 
 impl Place {
@@ -88,15 +98,50 @@ impl Missed {
 /// The one place in `text` where `old` is, with `new` as its replacement (see the module
 /// documentation for the passes).
 pub fn locate(text: &str, old: &str, new: &str) -> Result<Place, Missed> {
-    if let Some(found) = exact(text, old, new)? {
-        return Ok(found);
-    }
-    for matched in [Matched::IgnoringTrailingSpace, Matched::IgnoringIndentation] {
-        if let Some(found) = by_lines(text, old, new, matched)? {
-            return Ok(found);
+    let mut found = exact(text, old, new)?;
+    for matched in [Matched::IgnoringTrailingSpace, Matched::IgnoringIndentation, Matched::Similar]
+    {
+        if found.is_none() {
+            found = by_lines(text, old, new, matched)?;
         }
     }
-    Err(Missed::NotFound(not_found(text, old)))
+    let mut place = found.ok_or_else(|| Missed::NotFound(not_found(text, old)))?;
+    trim_repeats(text, &mut place);
+    Ok(place)
+}
+
+/// Takes out of the replacement the lines a model copied from around the place into `new`
+/// only: a `new` that ends with the lines that follow the place in the file (or starts with
+/// those before it) would write them twice. Only whole lines with something on them count, and
+/// something of the replacement must remain.
+fn trim_repeats(text: &str, place: &mut Place) {
+    let after = &text[place.end..];
+    let before = &text[..place.start];
+    let r = &place.replacement;
+    // Suffixes of the replacement that start at a line break.
+    let tail = r
+        .match_indices('\n')
+        .map(|(i, _)| i)
+        .find(|&i| i > 0 && !r[i..].trim().is_empty() && after.starts_with(&r[i..]));
+    if let Some(i) = tail {
+        place.repeated_lines += r[i..].trim_matches('\n').lines().count();
+        place.replacement.truncate(i);
+        return;
+    }
+    // Prefixes that end at a line break.
+    let head = r
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .filter(|&i| i < r.len() && !r[..i].trim().is_empty())
+        .filter(|&i| {
+            before.ends_with(&r[..i])
+                && (i == before.len() || before[..before.len() - i].ends_with('\n'))
+        })
+        .last();
+    if let Some(i) = head {
+        place.repeated_lines += r[..i].trim_matches('\n').lines().count();
+        place.replacement.drain(..i);
+    }
 }
 
 /// Where `needle` starts in `text`, overlapping occurrences included (`}\n}\n` occurs twice in
@@ -139,6 +184,7 @@ fn exact(text: &str, old: &str, new: &str) -> Result<Option<Place>, Missed> {
             line: line_of(text, *at),
             replacement: new,
             matched: Matched::Exactly,
+            repeated_lines: 0,
         })),
         many => Err(ambiguous(many.len(), many.iter().map(|&at| line_of(text, at)))),
     }
@@ -181,6 +227,7 @@ fn by_lines(text: &str, old: &str, new: &str, matched: Matched) -> Result<Option
     }
     let same = |a: &str, b: &str| match matched {
         Matched::IgnoringIndentation => a.trim() == b.trim(),
+        Matched::Similar => similar(a.trim(), b.trim()),
         _ => a.trim_end() == b.trim_end(),
     };
     let spans = spans(text);
@@ -197,6 +244,13 @@ fn by_lines(text: &str, old: &str, new: &str, matched: Matched) -> Result<Option
     let last = i + want.len() - 1;
     let replacement = match matched {
         Matched::IgnoringIndentation => reindent(&inner_lines(new), &want, &have[first..=last])?,
+        Matched::Similar => {
+            let lines = inner_lines(new);
+            let moved = reindent(&lines, &want, &have[first..=last])
+                .unwrap_or_else(|_| lines.iter().map(|l| (*l).to_owned()).collect());
+            let moved: Vec<&str> = moved.iter().map(String::as_str).collect();
+            as_in_file(&moved, &want, &have[first..=last])
+        }
         _ => inner_lines(new).iter().map(|l| (*l).to_owned()).collect(),
     };
     let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
@@ -211,7 +265,33 @@ fn by_lines(text: &str, old: &str, new: &str, matched: Matched) -> Result<Option
         line: first + 1,
         replacement: replacement.join(eol),
         matched,
+        repeated_lines: 0,
     }))
+}
+
+/// Whether two lines are the same but for brackets, quotes and spacing, the characters a small
+/// model drops or doubles when it copies a line into a JSON string (`server` for `[server]`).
+/// Never letters, digits or operators: `(x, y)` for `(a, b)` or `a + b` for `a - b` is another
+/// line, and an edit written against it would change what the model did not mean to.
+fn similar(a: &str, b: &str) -> bool {
+    let kept = |s: &str| -> String {
+        s.chars().filter(|c| !c.is_whitespace() && !"[](){}<>\"'`".contains(*c)).collect()
+    };
+    let (a, b) = (kept(a), kept(b));
+    !a.is_empty() && a == b
+}
+
+/// The new text's lines, each one that repeats a line of the copy `want` (trimmed) replaced by
+/// the file's line it was matched to.
+fn as_in_file(lines: &[&str], want: &[&str], have: &[&str]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|line| {
+            want.iter()
+                .position(|w| w.trim() == line.trim() && !w.trim().is_empty())
+                .map_or_else(|| (*line).to_owned(), |j| have[j].to_owned())
+        })
+        .collect()
 }
 
 /// The replacement `lines` indented as the file is, for a copy `want` of the file's lines
@@ -371,6 +451,47 @@ mod tests {
     #[test]
     fn lines_replaced_by_nothing_leave_no_blank_line() {
         assert_eq!(replace("a\n\tb\nc\n", "  b\n", "").unwrap(), "a\nc\n");
+    }
+
+    #[test]
+    fn a_copy_with_a_character_lost_matches_and_keeps_the_files_unchanged_lines() {
+        let text = "[server]\nhost = \"127.0.0.1\"\nport = 8088\n";
+        let old = "server\nhost = \"127.0.0.1\"\nport = 8088\n";
+        let new = "server\nhost = \"127.0.0.1\"\nport = 9090\n";
+        let place = locate(text, old, new).unwrap();
+        assert_eq!(place.matched, Matched::Similar);
+        assert_eq!(place.apply(text), "[server]\nhost = \"127.0.0.1\"\nport = 9090\n");
+        // Letters, digits and operators make another line.
+        assert!(similar("[server]", "server"));
+        assert!(similar("print(\"hi\")", "print('hi')"));
+        for (a, b) in [("port = 8088", "host = 8088"), ("f(x, y)", "f(a, b)"), ("a - b", "a + b")] {
+            assert!(!similar(a, b), "{a} / {b}");
+        }
+        assert!(!similar("()", "[]"), "nothing left to compare");
+        // Similar in two places: refused.
+        let err = replace("x = [1]\nx = (1)\n", "x = 1", "x = 2").unwrap_err();
+        assert!(err.contains("occurs 2 times (at lines 1, 2)"), "{err}");
+    }
+
+    #[test]
+    fn lines_of_new_that_repeat_the_text_after_or_before_the_place_are_not_written_twice() {
+        let text = "def multiply(a, b):\n    return a * b\n\n\ndef add(a, b):\n    return a + b\n";
+        let old = "def multiply(a, b):\n    return a * b";
+        let new = "def mul(a, b):\n    return a * b\n\n\ndef add(a, b):\n    return a + b";
+        let place = locate(text, old, new).unwrap();
+        assert_eq!(place.repeated_lines, 2);
+        assert_eq!(
+            place.apply(text),
+            "def mul(a, b):\n    return a * b\n\n\ndef add(a, b):\n    return a + b\n"
+        );
+        // The lines before, copied into new only.
+        let text = "import os\nimport re\nx = 1\n";
+        let place = locate(text, "import re", "import os\nimport sys").unwrap();
+        assert_eq!(place.apply(text), "import os\nimport sys\nx = 1\n");
+        // A real duplicate (the whole replacement is the repeat) is written.
+        assert_eq!(replace("a\nb\n", "a\n", "a\na\n").unwrap(), "a\na\nb\n");
+        // Blank lines alone are not a repeat.
+        assert_eq!(replace("a\n\nb\n", "a", "A\n").unwrap(), "A\n\n\nb\n");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use aria_api::{Tier, Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolS
 use serde_json::{Value, json};
 
 use crate::guard::path::PathGuard;
-use crate::patch::locate::{Matched, locate};
+use crate::patch::locate::locate;
 use crate::tools::text_change::{open_text, write_change};
 use crate::tools::{blocking, roots_sentence};
 
@@ -106,19 +106,27 @@ fn arguments(args: &Value) -> Result<Edit, ToolError> {
     Ok(edit)
 }
 
-/// `text` with `old` replaced by `new` at the one place [`locate`] finds, and how it was found.
-fn replace_once(text: &str, old: &str, new: &str) -> Result<(String, Matched), String> {
-    locate(text, old, new)
-        .map(|place| (place.apply(text), place.matched))
-        .map_err(|m| m.message("old"))
+/// `text` with `old` replaced by `new` at the one place [`locate`] finds, and what to say
+/// about how it was found.
+fn replace_once(text: &str, old: &str, new: &str) -> Result<(String, Option<String>), String> {
+    let place = locate(text, old, new).map_err(|m| m.message("old"))?;
+    let mut notes: Vec<String> = place.matched.note().into_iter().map(str::to_owned).collect();
+    if place.repeated_lines > 0 {
+        notes.push(format!(
+            "{} line(s) of \"new\" repeated the file's lines next to \"old\" and were not \
+             written twice",
+            place.repeated_lines
+        ));
+    }
+    Ok((place.apply(text), (!notes.is_empty()).then(|| notes.join("; "))))
 }
 
 fn run(guard: &PathGuard, edit: Edit, dry_run: bool) -> Result<ToolOutput, ToolError> {
     let (target, before) = open_text(guard, &edit.path)?;
     let old_text = before.text.as_deref().unwrap_or_default();
-    let (new_text, matched) = replace_once(old_text, &edit.old, &edit.new)
+    let (new_text, note) = replace_once(old_text, &edit.old, &edit.new)
         .map_err(|why| ToolError::failed(format!("{}: {why}", target.path().display())))?;
-    write_change(FileEdit::NAME, target, before, new_text, matched.note(), dry_run)
+    write_change(FileEdit::NAME, target, before, new_text, note.as_deref(), dry_run)
 }
 
 impl Tool for FileEdit {
