@@ -21,6 +21,7 @@ mod redact;
 mod request_kind;
 mod session;
 mod shown;
+mod since;
 mod tool;
 mod words;
 
@@ -47,8 +48,9 @@ pub use redact::{NoRedact, Redact, redact_json};
 pub use request_kind::{RequestKind, asks_for_change, classify as classify_request};
 pub use session::{IllegalTransition, Limits, SessionState};
 pub use shown::{approval_arguments, escape_hidden, needs_escape};
+pub use since::{SinceError, parse_since};
 pub use tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolSpec};
 pub use words::{
     ARIA_NOTE, asks_about_a_named_file, asks_to_add_lines, asks_to_edit_a_named_file, is_aria_note,
-    refers_to_files,
+    refers_to_code, refers_to_files,
 };

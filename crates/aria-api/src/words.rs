@@ -70,6 +70,59 @@ pub fn asks_about_a_named_file(text: &str) -> bool {
         && words_of(text).any(|w| !w.contains("://") && has_a_file_name(w))
 }
 
+/// Whether `text` is about code or a project: it names an identifier (`update_stock`,
+/// `formatTodo`, `add()`), or speaks of functions, classes, imports, definitions, tests,
+/// commits, the project or its repository. Such a request is answered from the files, never
+/// from memory.
+pub fn refers_to_code(text: &str) -> bool {
+    const CODE: &[&str] = &[
+        "function",
+        "functions",
+        "method",
+        "methods",
+        "class",
+        "classes",
+        "module",
+        "modules",
+        "defined",
+        "define",
+        "defines",
+        "definition",
+        "import",
+        "imports",
+        "imported",
+        "project",
+        "repo",
+        "repository",
+        "codebase",
+        "code",
+        "commit",
+        "commits",
+        "committed",
+        "test",
+        "tests",
+        "readme",
+        "changelog",
+        "constant",
+        "variable",
+        "branch",
+    ];
+    let identifier = |w: &str| {
+        let w = w.strip_suffix("()").unwrap_or(w);
+        let inner = w.trim_matches('_');
+        let letters = inner.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && inner.chars().next().is_some_and(char::is_alphabetic);
+        let snake = inner.contains('_');
+        let camel = inner
+            .chars()
+            .zip(inner.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        letters && (snake || camel)
+    };
+    words_of(text).any(|w| w.ends_with("()") || identifier(w))
+        || lowercase_words(text).iter().any(|w| CODE.contains(&w.as_str()))
+}
+
 /// Whether a change request asks to add lines and keep everything else: "add the line 'bread'
 /// at the end of shopping.txt", "append 'release 1.0' to TODO.md", "add eggs to the list in
 /// list.md", "insert a comment line before main". A verb of adding and a word of where lines
@@ -156,6 +209,29 @@ fn has_a_file_name(w: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn requests_about_code_are_told_from_chat() {
+        for code in [
+            "Where is apply_discount defined?",
+            "Where's formatTodo defined?",
+            "What does update_stock() do?",
+            "What did the last commit change?",
+            "What does this project do?",
+            "Which file imports datetime?",
+        ] {
+            assert!(super::refers_to_code(code), "{code}");
+        }
+        for chat in [
+            "Tell me a short joke.",
+            "What is 17 + 25?",
+            "What is the capital of France? One word.",
+            "Say hello in one word.",
+            "How are you today?",
+        ] {
+            assert!(!super::refers_to_code(chat), "{chat}");
+        }
+    }
+
     #[test]
     fn requests_to_add_lines_are_told_from_other_changes_and_questions() {
         for add in [

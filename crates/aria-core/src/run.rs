@@ -110,6 +110,9 @@ pub(crate) struct Run<'a> {
     /// Whether the model was already told once that it described a call instead of making it.
     /// The small-model habits this run has already pointed out (each at most once).
     nudged: Vec<&'static str>,
+    /// A call written as text or a made-up tool result the last answer was, not yet pointed
+    /// out to the model.
+    text_call: Option<String>,
     cost_warned: bool,
     period_warned: bool,
     /// The delimiter around tool output for this run (fresh and random per run).
@@ -171,6 +174,7 @@ impl<'a> Run<'a> {
             denials: std::sync::atomic::AtomicUsize::new(0),
             first_output_ms: None,
             nudged: Vec::new(),
+            text_call: None,
             cost_warned: false,
             period_warned: false,
             fence: UntrustedFence::random(),

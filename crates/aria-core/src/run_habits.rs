@@ -83,7 +83,18 @@ impl Run<'_> {
     /// right after a call that failed or found nothing; and a text answer to a request for a
     /// change that was not made. Each is pointed out at most once a run.
     pub(super) fn habit(&mut self, text: &str) -> Option<(Value, String)> {
-        let (kind, payload, note) = if text.trim().is_empty() {
+        let (kind, payload, note) = if let Some(what) = self.text_call.take() {
+            (
+                "text_call",
+                json!({"text_call": what}),
+                format!(
+                    "{ARIA_NOTE}Your answer was {what}: nothing ran, so there is no result yet. \
+                     Call a tool now (for example `file_search` to find where a name is, \
+                     `file_list` to see the files, `file_read` to read one) and answer from \
+                     what it returns."
+                ),
+            )
+        } else if text.trim().is_empty() {
             if !self.called_this_turn() {
                 return None;
             }

@@ -142,11 +142,17 @@ impl Run<'_> {
         self.message_ids.push(id);
         self.history.push(message);
         self.agent.journal.save_session(&self.session)?;
+        // The first time, the model is told and asked again (see `habit`); the second time
+        // the run fails: nothing ran, and ending `done` would count it a success.
         if let Some(what) = unusable {
-            return Err(Stop::Fail(format!(
-                "the model wrote a tool call as text instead of making it ({what}); nothing \
-                 ran. Try again, ask more precisely, or use a larger model"
-            )));
+            if !self.nudged.contains(&"text_call") {
+                self.text_call = Some(what);
+            } else {
+                return Err(Stop::Fail(format!(
+                    "the model wrote a tool call as text instead of making it ({what}); \
+                     nothing ran. Try again, ask more precisely, or use a larger model"
+                )));
+            }
         }
         Ok(response)
     }

@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -415,25 +415,9 @@ pub fn same_file(path: &Path, file: &File) -> io::Result<bool> {
     }
 }
 
-/// `--since`: a period back from `now` (`30m`, `1h`, `2d`) or an RFC 3339 instant.
+/// `--since` as every front end reads it: [`aria_api::parse_since`], its error in words.
 pub fn parse_since(text: &str, now: Timestamp) -> Result<Timestamp, String> {
-    let text = text.trim();
-    if let Ok(at) = text.parse::<Timestamp>() {
-        return Ok(at);
-    }
-    let bad = || format!("{text:?}: give a period like 30m, 1h or 2d, or an RFC 3339 instant");
-    let split = text.len().checked_sub(1).filter(|_| text.is_ascii()).ok_or_else(bad)?;
-    let (number, unit) = text.split_at(split);
-    let n: i64 = number.parse().map_err(|_| bad())?;
-    let unit_secs = match unit {
-        "d" => 86_400,
-        "h" => 3_600,
-        "m" => 60,
-        "s" => 1,
-        _ => return Err(bad()),
-    };
-    let secs = n.checked_mul(unit_secs).filter(|s| *s >= 0).ok_or_else(bad)?;
-    now.checked_sub(SignedDuration::from_secs(secs)).map_err(|_| bad())
+    aria_api::parse_since(text, now).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 use std::io::Write;
 
+use jiff::SignedDuration;
 use jiff::tz::TimeZone;
 use pretty_assertions::assert_eq;
 use serde_json::json;

@@ -30,7 +30,8 @@ pub enum ToolChoice {
     /// When tools are offered, the answer is always one tool call.
     Required,
     /// The first answer to a user message that refers to files (names one, a path, or says
-    /// "file", "directory" or "folder") or names an offered tool is a tool call; once a tool
+    /// "file", "directory" or "folder"), to code or the project (`update_stock`, "defined",
+    /// "the last commit"), asks for a change, or names an offered tool is a tool call; once a tool
     /// result has come back, or for any other message ("tell me a joke"), the model answers
     /// freely (text or a call).
     /// For models too small to decide to use a tool by themselves (SmolLM2-135M almost never
@@ -363,7 +364,10 @@ impl LocalChatProvider {
                 ToolChoice::FirstThenAuto => {
                     let first = !tool_result_since_last_user_message(request)
                         && last_user_message(request).is_some_and(|m| {
-                            aria_api::refers_to_files(m) || names_a_tool(m, &request.tools)
+                            aria_api::refers_to_files(m)
+                                || aria_api::refers_to_code(m)
+                                || aria_api::asks_for_change(m)
+                                || names_a_tool(m, &request.tools)
                         });
                     first || edit == EditStep::Write
                 }

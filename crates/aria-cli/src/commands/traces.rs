@@ -9,7 +9,7 @@ use std::sync::Arc;
 use aria_api::{SessionRecord, TraceKind};
 use aria_gateway::metrics::percentile_sorted as percentile;
 use aria_store::{IdKind, Store, StoredTrace};
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::app;
@@ -229,27 +229,10 @@ fn show(store: &Store, id: &str, json: bool) -> CliResult<u8> {
     Ok(OK)
 }
 
-/// `7d`, `24h`, `30m` or an RFC 3339 instant: the start of the period.
+/// `--since` ([`aria_api::parse_since`]): a refusal is a usage error (exit 2).
 fn since(text: &str) -> Result<Timestamp, CliError> {
-    if let Ok(at) = text.parse::<Timestamp>() {
-        return Ok(at);
-    }
-    let bad = || {
-        CliError::config(anyhow::anyhow!(
-            "--since {text:?}: give a period like 7d, 24h or 30m, or an RFC 3339 instant"
-        ))
-    };
-    let split = text.len().checked_sub(1).ok_or_else(bad)?;
-    let (number, unit) = text.split_at(split);
-    let n: i64 = number.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "d" => 86_400,
-        "h" => 3_600,
-        "m" => 60,
-        _ => return Err(bad()),
-    };
-    let span = SignedDuration::from_secs(n.checked_mul(secs).filter(|s| *s >= 0).ok_or_else(bad)?);
-    Timestamp::now().checked_sub(span).map_err(|_| bad())
+    aria_api::parse_since(text, Timestamp::now())
+        .map_err(|e| CliError::config(anyhow::anyhow!("--since {e}")))
 }
 
 /// Calls, errors and latency of one model or tool.
@@ -384,6 +367,8 @@ pub fn stats(global: &GlobalArgs, args: StatsArgs) -> CliResult<u8> {
 
 #[cfg(test)]
 mod tests {
+    use jiff::SignedDuration;
+
     use super::*;
 
     #[test]
@@ -433,7 +418,7 @@ mod tests {
         let expected = Timestamp::now() - SignedDuration::from_hours(168);
         assert!(week.duration_until(expected).abs() < SignedDuration::from_secs(5));
         assert_eq!(since("2026-01-01T00:00:00Z").unwrap().to_string(), "2026-01-01T00:00:00Z");
-        for bad in ["", "7", "7w", "-1d", "d", "x1h"] {
+        for bad in ["", "7", "7w", "-1d", "d", "x1h", "5é"] {
             assert!(since(bad).is_err(), "{bad}");
         }
     }

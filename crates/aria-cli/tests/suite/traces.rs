@@ -77,6 +77,17 @@ fn a_run_is_a_trace_with_its_model_and_tool_spans_and_counts_in_the_stats() {
     let model_input = stats["input_tokens"].as_u64().unwrap();
     assert!(model_input >= 3000 && model_input.is_multiple_of(1000), "{stats:#}");
     assert_eq!(code(&aria.run(&mock.base_url(), &["stats", "--since", "a week"])), 2);
+    // A unit that is not ASCII is a usage error like any other, never a panic; `stats` and
+    // `logs` take the same periods (seconds too).
+    let accented = aria.run(&mock.base_url(), &["stats", "--since", "5é"]);
+    assert_eq!(code(&accented), 2, "{}", text(&accented.stderr));
+    assert!(
+        text(&accented.stderr).contains("give a period like 30s"),
+        "{}",
+        text(&accented.stderr)
+    );
+    assert_eq!(code(&aria.run(&mock.base_url(), &["stats", "--since", "30s", "--json"])), 0);
+    assert_eq!(code(&aria.run(&mock.base_url(), &["logs", "--since", "5é"])), 2);
     let future =
         aria.run(&mock.base_url(), &["stats", "--since", "2999-01-01T00:00:00Z", "--json"]);
     assert_eq!(json_of(&future)["runs"], json!(0));

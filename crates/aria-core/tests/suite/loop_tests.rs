@@ -782,11 +782,25 @@ async fn a_call_written_as_the_answers_text_is_made_or_fails_the_run() {
     assert_eq!(tool.count(), 1);
     assert!(r.journal.audit_kinds().contains(&"model.text_call".to_owned()));
 
+    // Written as text twice: told once, then failed.
     let undeclared = r#"{"name": "read_everything", "arguments": {}}"#;
-    let r = rig(vec![Turn::text(undeclared)], End::Fail, vec![tool.clone()], |_| {});
+    let turns = vec![Turn::text(undeclared), Turn::text(undeclared)];
+    let r = rig(turns, End::Fail, vec![tool.clone()], |_| {});
     let s = r.run("what is in a.txt?").await.0.unwrap();
     assert_eq!(s.state, Failed);
     assert!(s.error.unwrap().contains("wrote a tool call as text"));
+    assert!(r.journal.audit_kinds().contains(&"model.nudged".to_owned()));
+
+    // Told once, the model calls the tool and answers from it: done.
+    let made_up = "<tool_output id=7>\nIt is b.\n</tool_output>";
+    let turns = vec![
+        Turn::text(made_up),
+        Turn::tool_call("file_read", r#"{"path": "a.txt"}"#),
+        Turn::text("It is a."),
+    ];
+    let r = rig(turns, End::Fail, vec![tool.clone()], |_| {});
+    let s = r.run("what is in a.txt?").await.0.unwrap();
+    assert_eq!((s.state, s.answer.as_deref()), (Done, Some("It is a.")));
 
     let r = rig(vec![Turn::text(undeclared)], End::Fail, vec![], |_| {});
     assert_eq!(r.run("show me a tool call as JSON").await.0.unwrap().state, Done);

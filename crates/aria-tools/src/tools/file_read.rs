@@ -106,6 +106,13 @@ impl Tool for FileRead {
                 "path": resolved.path().to_string_lossy(),
                 "bytes": text.len(),
             });
+            // A JSON file's lists, counted, after its text.
+            let json = resolved.path().extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            let summary = json.then(|| super::json_summary::summary(&text)).flatten();
+            let text = match summary {
+                Some(summary) => format!("{text}\n\n{summary}"),
+                None => text,
+            };
             Ok(ToolOutput::text(text).with_details(details))
         })
     }

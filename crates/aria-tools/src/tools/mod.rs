@@ -13,6 +13,7 @@ pub mod git_diff;
 pub mod git_log;
 pub(crate) mod git_repo;
 pub mod git_status;
+mod json_summary;
 pub mod python_run;
 pub mod run_profile;
 pub mod shell_execute;
