@@ -134,7 +134,7 @@ pub struct HourRow {
     pub calls: Hour,
 }
 
-/// Thresholds, with the defaults.
+/// Thresholds, with their defaults (`Default` below).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// A scheduler tick older than this is a missed tick (degraded).
