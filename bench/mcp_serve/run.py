@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""How fast `aria mcp serve` answers `tools/list` from process start (issue #23: goal <= 5 ms).
+"""How fast `aria mcp serve` answers `tools/list` from process start (goal: <= 5 ms).
+
+The goal is that low because an editor may start the server for every session.
 
 Each round starts `aria mcp serve` with a fresh $ARIA_HOME (made once; the store already
 exists, as it does after the first use) and a throwaway root, writes `initialize`,

@@ -1,4 +1,4 @@
-"""End-to-end tests of what `aria serve` shows about itself (issue #22): `/metrics` parsed by
+"""End-to-end tests of what `aria serve` shows about itself: `/metrics` parsed by
 the official Prometheus client's parser, `/health` and `/status` with and without a token off
 the page, and the `/ui/status` page rendered in headless Chromium with a screenshot check.
 

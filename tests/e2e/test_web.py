@@ -566,7 +566,7 @@ def test_an_mcp_clients_irreversible_call_is_approved_on_the_notifications_page(
 
 
 # -----------------------------------------------------------------------------------------------
-# Agents (issue #24)
+# Agents
 # -----------------------------------------------------------------------------------------------
 
 BUILTIN = ["default", "researcher", "coder", "companion"]
@@ -598,7 +598,7 @@ def agent_row(page, name):
 
 
 def test_agents_page_creates_edits_chats_as_and_deletes_an_agent(agents_page, agents_daemon, model):
-    """The Agents page (issue #24): every agent listed, built-in and aria.toml ones read-only; a
+    """The Agents page: every agent listed, built-in and aria.toml ones read-only; a
     stored one made through the form (the API's error shown beside it first), edited, talked to
     and deleted, with the API's state checked after each step."""
     page, daemon = agents_page, agents_daemon

@@ -131,7 +131,8 @@ impl std::fmt::Display for SessionState {
     }
 }
 
-/// Hard limits of one run. Defaults come from DESIGN.md; the model can never raise them.
+/// Hard limits of one run (defaults below; `[limits]` in `aria.toml`); the model can never
+/// raise them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     pub max_iterations: u32,

@@ -2,7 +2,7 @@
 //! overhead per iteration (wall time minus traced model and tool time) against a loopback mock
 //! model server, with the real OpenAI-compatible client, SQLite store and audit chain.
 //!
-//! Then what choosing an agent profile adds to `aria run` (issue #24): the same one-answer run
+//! Then what choosing an agent profile adds to `aria run`: the same one-answer run
 //! with no agent, a built-in one and one of 50 stored in the database, interleaved.
 //!
 //! Run: `cargo bench -p aria-cli --bench cli`. `ARIA_BENCH_RUNS` sets the repetitions (50).

@@ -1,6 +1,7 @@
-//! `aria memories search` at 100,000 memories through a running `aria serve` (issue #25:
-//! p95 ≤ 20 ms including embedding the query), next to the same search done by the command
-//! alone (`--direct`: it loads the embedder and the vectors itself).
+//! `aria memories search` at 100,000 memories through a running `aria serve` (goal: p95 ≤
+//! 20 ms including embedding the query, as quick as a search inside the daemon), next to the
+//! same search done by the command alone (`--direct`: it loads the embedder and the vectors
+//! itself).
 //!
 //! Builds `$ARIA_HOME/aria.db` with N memories (12 words each from a skewed 5,000-word
 //! vocabulary) and random 384-dimension vectors stored under the embedded embedder's id, starts

@@ -1,4 +1,4 @@
-//! Running as an agent profile (`--agent NAME`, issue #24): the profile's model chain becomes
+//! Running as an agent profile (`--agent NAME`): the profile's model chain becomes
 //! the model and fallbacks (unless `--backend`/`--model` were given), its prompt is added to
 //! ARIA's, only its tools are offered, and its mode and cost caps apply when they are
 //! stricter. A profile can never widen what the configuration allows: roots, sensitive files,

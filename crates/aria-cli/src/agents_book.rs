@@ -1,4 +1,4 @@
-//! Making, changing and removing agents (issue #24), one set of rules for `aria agents
+//! Making, changing and removing agents, one set of rules for `aria agents
 //! add|edit|remove`, the HTTP API and the web UI. Built-in agents and those of `aria.toml`
 //! are read-only (edit the file); the others live in ARIA's database as `[agents.NAME]` would
 //! say them, and are checked again whenever they are read. Every change is audited

@@ -294,7 +294,7 @@ pub enum SearchModeArg {
 
 #[derive(Debug, Subcommand)]
 pub enum MemoriesCommand {
-    /// Hybrid search (BM25 + vectors, fused by reciprocal rank) over active memories.
+    /// Hybrid search (BM25 + vectors, fused by standardised scores) over active memories.
     Search {
         /// The query (or --queries FILE for many).
         #[arg(required_unless_present = "queries")]

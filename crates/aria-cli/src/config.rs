@@ -92,7 +92,7 @@ pub struct RawWeb {
     pub allowed_hosts: Option<Vec<String>>,
 }
 
-/// `[snapshots]`: git snapshots before writes (issue #7).
+/// `[snapshots]`: git snapshots before writes.
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSnapshots {
@@ -107,7 +107,7 @@ pub struct RawSnapshots {
 pub struct RawRouter {
     /// Tries per model call, the first included (default 3).
     pub attempts: Option<u32>,
-    /// Fallback routes, tried in order (seed 001 §4.4 `fallback_chain`).
+    /// Fallback routes, tried in order.
     pub fallback: Option<Vec<RawFallback>>,
 }
 
@@ -351,7 +351,7 @@ impl SnapshotConfig {
     }
 }
 
-/// Days snapshot branches are kept by default (seed 004: 30 days retention).
+/// Days snapshot branches are kept by default (`[snapshots] prune_after_days`).
 pub const DEFAULT_SNAPSHOT_PRUNE_DAYS: u64 = 30;
 
 fn resolve_snapshots(raw: RawSnapshots) -> Result<SnapshotConfig, ConfigError> {

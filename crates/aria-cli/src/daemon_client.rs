@@ -1,4 +1,4 @@
-//! Finding and asking a running `aria serve` (issue #25): the daemon writes
+//! Finding and asking a running `aria serve`: the daemon writes
 //! `$ARIA_HOME/serve.json` (its address, pid and token file) once it listens, and removes it
 //! when it stops; commands that gain from the daemon's warm state (`aria memories search`: the
 //! embedder stays loaded, the vectors in memory) ask it instead of loading everything again,

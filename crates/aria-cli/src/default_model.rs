@@ -1,5 +1,5 @@
 //! Which embedded chat model a plain `aria chat` uses when no model server is configured and no
-//! model is named (issue #18, "Choosing the default").
+//! model is named.
 //!
 //! SmolLM2-135M makes the first command work on any machine, but cannot do real work. When
 //! `MemAvailable` is at least 4 GiB and the user accepts a one-time 1.1 GB download, ARIA uses

@@ -1,4 +1,4 @@
-//! MCP servers in the binary (issue #23): their tools for the agent, and the tool lists kept
+//! MCP servers in the binary: their tools for the agent, and the tool lists kept
 //! between runs.
 //!
 //! A server starts on first use. To offer its tools before that, ARIA keeps the list the server

@@ -1,12 +1,12 @@
 //! The agent's long-term memory ([`aria_core::MemoryBackend`]) over the SQLite store and an
-//! embedder: queries and new memories are embedded here (when an embedder is configured), the
-//! store searches (BM25 + vectors fused by RRF) and deduplicates, and audits every write in
-//! the same transaction.
+//! embedder: queries and new memories are embedded here (when an embedder is configured), the store
+//! searches (BM25 + vectors, fused by standardised scores) and deduplicates, and audits every write
+//! in the same transaction.
 //!
 //! The profile is the active facts and preferences in the category `profile` (extraction files
 //! stable facts about the user there); the context builder keeps those with confidence > 0.5.
 //!
-//! An agent's backend is scoped ([`StoreMemory::for_agent`], issue #24): an agent profile with
+//! An agent's backend is scoped ([`StoreMemory::for_agent`]): an agent profile with
 //! `memory = "own"` sees and writes only the memories in its category `agent:NAME`; every other
 //! agent sees the shared pool, the memories no agent keeps to itself (none with an `agent:`
 //! category). A backend built with [`StoreMemory::new`] alone is unscoped (the user's view).

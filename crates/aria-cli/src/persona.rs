@@ -1,4 +1,4 @@
-//! Personas (issue #24): a style layer over an agent's final answer. ARIA ships `friendly`
+//! Personas: a style layer over an agent's final answer. ARIA ships `friendly`
 //! (`personas/friendly.toml` in the repository); more are files in `$ARIA_HOME/personas/`
 //! (`NAME.toml`: `name`, `style_prompt`, `banned_topics`). The rewrite itself and its checks
 //! are `aria_core::restyle` and `Agent::restyle` (which audits `persona.restyle`); this module

@@ -1,4 +1,4 @@
-//! Planned runs (issue #24): an agent with a `planner` runs a task as a plan. The planner
+//! Planned runs: an agent with a `planner` runs a task as a plan. The planner
 //! (`BACKEND/MODEL`, typically a cloud model) writes short numbered steps and judges when the
 //! goal is met; the agent's own model chain (typically the embedded model) carries out each
 //! step with its tools, in one conversation. The mechanics and their guarantees (the planner

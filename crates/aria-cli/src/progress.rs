@@ -1,4 +1,4 @@
-//! Shows that work is happening (issue #17, item 11). On a terminal, one line on stderr: a
+//! Shows that work is happening. On a terminal, one line on stderr: a
 //! spinner, the current step (`thinking`, `file_read notes.md`) and how long it has taken,
 //! redrawn in place and erased before anything else is printed. When stderr is not a terminal
 //! (or `TERM=dumb`) nothing is drawn: the plain `→ tool` / `✓ tool` lines are the record.

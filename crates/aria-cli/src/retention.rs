@@ -1,4 +1,4 @@
-//! When old traces are pruned (`[traces] keep_days`, issue #22): at `aria serve` start and then
+//! When old traces are pruned (`[traces] keep_days`): at `aria serve` start and then
 //! once a day while it runs, and at the end of `aria run` and `aria chat` when no process did
 //! it in the last day (the store keeps when it last happened). Pruning deletes `traces` rows
 //! only; what is kept and why is `aria_store`'s retention module. A failure is logged, never

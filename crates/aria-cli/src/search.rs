@@ -1,4 +1,4 @@
-//! `web_search` in the binary (issue #24): the tool built from `[search]` and the environment,
+//! `web_search` in the binary: the tool built from `[search]` and the environment,
 //! its cache and log in the store ([`StoreLedger`]), and the daily volume alert — a
 //! notification, once a day, when searches pass `[search] daily_alert` (never a block). In
 //! `aria serve` the alert goes through the daemon's notifier (recorded and pushed); elsewhere it

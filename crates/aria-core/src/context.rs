@@ -1,8 +1,8 @@
 //! Context building: every model request assembled within the model's context budget.
 //!
-//! The order is seed 002 §4.4: the system prompt; the user's profile entries with confidence
+//! The order is: the system prompt; the user's profile entries with confidence
 //! above 0.5; the memories that hybrid search found for the current user message (at most
-//! [`MEMORY_TOKENS`], seed 000); the session summary; the recent messages; and room kept for
+//! [`MEMORY_TOKENS`]); the session summary; the recent messages; and room kept for
 //! the reply. Profile entries and memories are *data*, fenced like tool output so that a memory
 //! that reads like an order is not obeyed.
 //!
@@ -20,7 +20,8 @@ use aria_api::{Message, Role, ToolSpec};
 use crate::memory::MemoryHit;
 use crate::output::UntrustedFence;
 
-/// The most tokens of searched memories put into one request (seed 000).
+/// The most tokens of searched memories put into one request, so recalled memories never
+/// crowd out the conversation itself.
 pub const MEMORY_TOKENS: u64 = 2_000;
 /// The most tokens of profile entries put into one request.
 pub const PROFILE_TOKENS: u64 = 500;
@@ -139,7 +140,7 @@ impl Assembled {
     }
 }
 
-/// Builds the request messages in the order of seed 002 §4.4 and, when the window is known,
+/// Builds the request messages in the order the module docs give and, when the window is known,
 /// drops the oldest whole units of history until they fit.
 pub fn assemble(
     parts: &Parts<'_>,

@@ -5,8 +5,12 @@
 //! the policy table whether the call may run (and the user, when it must), executes it under a
 //! timeout, redacts secrets in what comes back, marks instructions injected into it, caps it and
 //! wraps it as untrusted data (`output.rs`), and enforces the hard limits (iterations, tokens,
-//! time, cost) that the model can never raise. It does no I/O of its own: the model, the tools,
-//! the store and the audit log all arrive as `aria-api` traits, wired together in `aria-cli`.
+//! time, cost) that the model can never raise. The loop does no I/O of its own: the model, the
+//! tools, the store and the audit log all arrive as `aria-api` traits, wired together in
+//! `aria-cli`. What touches the machine here is limited to adapters over `aria-tools`: the git
+//! snapshot hook (`snapshot.rs`) and the governed workflow's [`ToolsGovernor`] (command profiles
+//! run in the sandbox, `git_commit`'s commit, rollback), both injected through traits the loop
+//! knows ([`Snapshotter`], [`Governor`]), so tests run the loop without them.
 //!
 //! The one design decision to know: every state change goes through a single function that
 //! checks the [`aria_api::SessionState`] whitelist, writes the audit record, and persists the

@@ -3,12 +3,12 @@
 //!
 //! The port is deliberately narrow — search, the profile, and one write that deduplicates — so
 //! that the agent never sees vectors, SQL or the embedder: how a query is embedded and how
-//! BM25 and vector ranks are fused is the store's business (issue #6, "hybrid retrieval").
+//! BM25 and vector results are fused is the store's business.
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-/// What kind of thing a memory is (issue #6: fact, preference, event, skill, document).
+/// What kind of thing a memory is: fact, preference, event, skill or document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryKind {

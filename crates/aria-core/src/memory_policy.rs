@@ -1,4 +1,4 @@
-//! What long-term memory lets through, both ways (issue #17, item 13):
+//! What long-term memory lets through, both ways:
 //!
 //! - **Recall** ([`relevant`]): search always returns its best hits, however poor, so a
 //!   handful of stored memories would ride along with every request. Automatic recall keeps a

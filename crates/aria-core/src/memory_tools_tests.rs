@@ -138,7 +138,7 @@ async fn a_dry_run_stores_nothing() {
     assert!(fake.items.lock().unwrap().is_empty());
 }
 
-/// Issue 15, finding 5: a key with an invisible character inside is still a key. The real
+/// A key with an invisible character inside is still a key. The real
 /// redactor (with a configured value, as `OPENAI_API_KEY`'s would be) sits in front of the store.
 #[tokio::test]
 async fn a_secret_split_by_an_invisible_character_never_reaches_the_memory_store() {

@@ -320,7 +320,8 @@ mod tests {
         assert!(out.starts_with("[RED"), "{out}");
     }
 
-    /// Issue 15, finding 5, on the way to the model: the real redactor and injection filter.
+    /// A key split by an invisible character, on the way to the model: the real redactor and
+    /// injection filter.
     #[test]
     fn a_key_split_by_an_invisible_character_does_not_reach_the_model() {
         let redactor = aria_tools::SecretRedactor::new(vec!["opaque.Configured.Value.4242".into()]);

@@ -14,7 +14,8 @@ pub enum Decision {
 
 /// `snapshots` says whether a recoverable write is really snapshotted before it runs. Without a
 /// snapshot there is nothing to roll back to, so `governed` mode asks for it like any other
-/// change instead of letting it through (DESIGN.md, principle 2: recoverable over confirmed).
+/// change instead of letting it through: a write may skip the question only because it can be
+/// undone.
 pub fn decide(tier: Tier, mode: ApprovalMode, dry_run: bool, snapshots: bool) -> Decision {
     if tier == Tier::Blocked {
         return Decision::Refuse(

@@ -1,5 +1,5 @@
-//! What the loop does about small models' habits and about what a turn may keep (issues #17
-//! and #18): a call described instead of made, a read repeated as it was, a failed call
+//! What the loop does about small models' habits and about what a turn may keep: a call
+//! described instead of made, a read repeated as it was, a failed call
 //! repeated as it was, a change asked for and not made, and the checks a `memory_store` call
 //! must pass.
 

@@ -1,4 +1,4 @@
-//! Profiles after model edits (issue 15, finding 8): the lint, build and test profiles run
+//! Profiles after model edits: the lint, build and test profiles run
 //! what the project's files define (a Makefile's recipes, `package.json` scripts, Cargo build
 //! scripts, test configuration). When this run changed such a file, a call to such a tool asks
 //! first, as an irreversible action, instead of running on its own tier, and so does the

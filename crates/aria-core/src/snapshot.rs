@@ -1,5 +1,6 @@
 //! The snapshot hook: before a recoverable write runs, everything it may change is snapshotted,
-//! so governed mode can let it run without asking (DESIGN.md principle 2). The loop only knows
+//! so governed mode can let it run without asking (what can be undone need not be asked
+//! about). The loop only knows
 //! this trait; the git implementation lives in `aria-tools` (adapted below) and is wired in
 //! `aria-cli`.
 

@@ -8,7 +8,7 @@
 //! the run offers the best `max` of them for its whole length (plus any tool it has already
 //! called). Every tool stays callable by validation: this only changes what the model is shown.
 //!
-//! Meaning alone misses the obvious (issue #18: "Read calc.py and summarise it" was offered
+//! Meaning alone misses the obvious ("Read calc.py and summarise it" was offered
 //! `system_info, python_run, run_tests, lint_project`), so the core file tools are always
 //! offered ([`CORE_TOOLS`]; [`CHANGE_TOOLS`] too when the message asks for a change), and with
 //! an embedder the words the message shares with a tool add to its similarity.

@@ -117,7 +117,7 @@ fn words_drop_short_and_common_words_and_plural_s() {
     assert_eq!(w, ["file", "list", "pass", "src"]);
 }
 
-/// Issue #18: "Read calc.py and summarise what it does" was offered neither `file_read` nor,
+/// "Read calc.py and summarise what it does" was offered neither `file_read` nor,
 /// for "rename multiply to mul", `apply_patch` or `file_write`.
 #[tokio::test]
 async fn the_core_file_tools_are_always_offered_and_the_change_tools_when_asked() {

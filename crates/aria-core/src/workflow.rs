@@ -1,4 +1,4 @@
-//! The governed workflow (seed 004 UJ-002, UJ-007): after the model has changed files in a
+//! The governed workflow: after the model has changed files in a
 //! repository (calls that took a snapshot) and says it is done, ARIA runs the repository's
 //! checks (lint → build → test); when all pass it commits with a `Type: summary` message, and
 //! when the edit broke one it restores the snapshot automatically, tells the model what failed
@@ -6,8 +6,8 @@
 //! naming the snapshot. The loop only knows the [`Governor`] trait; the profiles, commit and
 //! rollback behind it live in `aria-tools` and are wired in `aria-cli`.
 //!
-//! A check is judged against its result on the tree *before* the edit (issue 17, item 10a;
-//! `workflow_baseline.rs` takes that baseline when the snapshot is taken, or reuses a recent
+//! A check is judged against its result on the tree *before* the edit
+//! (`workflow_baseline.rs` takes that baseline when the snapshot is taken, or reuses a recent
 //! result for the same tree): only a check that passed before and fails after restores. One
 //! that was already failing, or that could not run at all (its program is not installed, the
 //! sandbox refused it), is reported as such and never blamed on the edit; the change then stays
@@ -297,7 +297,8 @@ pub fn commit_message(answer: &str) -> String {
     format!("Chore: {summary}")
 }
 
-/// The report shown to the user after the answer (UJ-007's shape).
+/// The report shown to the user after the answer: per repository, what was committed,
+/// restored or left uncommitted, with the checks and the snapshot.
 pub fn report(verdicts: &[Verdict]) -> String {
     let mut text = String::new();
     for v in verdicts {

@@ -1,4 +1,4 @@
-//! Each check's result on the tree *before* the edit (issue 17, item 10a), so the governed
+//! Each check's result on the tree *before* the edit, so the governed
 //! workflow ([`crate::workflow`]) restores only when the edit turned a passing check into a
 //! failing one.
 //!

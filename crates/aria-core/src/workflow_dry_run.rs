@@ -1,4 +1,4 @@
-//! `--dry-run` for the governed workflow (issue #7): what a run *would* have done — each
+//! `--dry-run` for the governed workflow: what a run *would* have done — each
 //! change with the text it would write, the restore point it would get, then per repository the
 //! exact lint/build/test commands, the commit and the automatic restore — described and
 //! audited, with nothing written, snapshotted, run or committed.

@@ -13,7 +13,7 @@ use aria_tools::{Profiles, Snapshots, commit_in, run_profile};
 use crate::snapshot::RestorePoint;
 use crate::workflow::{CheckOutcome, CheckStatus, Governor, PlannedCheck, WorkflowCommit};
 
-/// The checks, in the order they run (seed 004 UJ-002: lint, then build/test).
+/// The checks, in the order they run: lint, then build, then test (the quickest to fail first).
 pub const CHECKS: &[&str] = &[LINT_PROJECT, BUILD_PROJECT, RUN_TESTS];
 
 /// Checks with command profiles, commits with `git_commit`, restores with snapshots.

@@ -1,4 +1,4 @@
-//! Asking the user to choose (issue #20, seed 004 FR-036): the `ask_user` tool, and the front
+//! Asking the user to choose: the `ask_user` tool, and the front
 //! end that puts its question to a person.
 //!
 //! When a request is ambiguous the model calls `ask_user {question, options}`. In a Telegram

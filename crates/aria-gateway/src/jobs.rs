@@ -1,4 +1,4 @@
-//! What a scheduled job does, inside the daemon (issue #21): the [`JobRunner`] that the
+//! What a scheduled job does, inside the daemon: the [`JobRunner`] that the
 //! scheduler hands each claimed slot to.
 //!
 //! Actions (the job's `action` JSON, by `kind`):

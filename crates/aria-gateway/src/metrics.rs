@@ -1,4 +1,4 @@
-//! Counters and histograms of what ARIA did (issue #22), kept in memory and fed from the
+//! Counters and histograms of what ARIA did, kept in memory and fed from the
 //! store's traces: each trace is read once, in id order (at start all of them, then only the
 //! new ones), so a scrape costs the new rows plus rendering, whatever the history's size.
 //!

@@ -1,4 +1,4 @@
-//! One notifier for every channel (issue #21): a scheduled job started, completed, failed, was
+//! One notifier for every channel: a scheduled job started, completed, failed, was
 //! skipped, timed out or was interrupted; a heartbeat.
 //!
 //! Every notification is recorded in the store first (the web UI's list,

@@ -1,4 +1,4 @@
-//! The read-only observability endpoints (issue #22), on the API's listener: `GET /status`
+//! The read-only observability endpoints, on the API's listener: `GET /status`
 //! (JSON), `GET /health` (JSON, 503 when unhealthy; open without a token, for load balancers
 //! and uptime checks), `GET /metrics` (Prometheus text), `GET /metrics/json` and the status page
 //! `GET /ui/status`. They change nothing; other methods get 405.

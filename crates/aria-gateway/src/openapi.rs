@@ -73,7 +73,7 @@ pub fn document() -> OpenApi {
 
 /// `GET /api/v1/openapi.json`: [`document`] as JSON, made on the first request and kept from
 /// then on (the daemon built the same document with its router, and dropped it, so that an idle
-/// daemon does not hold it: issue #19).
+/// daemon does not hold it: its resident memory stays small).
 pub async fn json() -> axum::response::Response {
     use axum::response::IntoResponse;
     static JSON: std::sync::OnceLock<axum::body::Bytes> = std::sync::OnceLock::new();

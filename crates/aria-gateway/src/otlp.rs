@@ -1,4 +1,4 @@
-//! Traces out to OpenTelemetry (issue #22): each finished run becomes one OTLP trace — a root
+//! Traces out to OpenTelemetry: each finished run becomes one OTLP trace — a root
 //! span for the run and a child span for each model call, tool call and approval — sent as
 //! OTLP/HTTP JSON to `{OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces` (or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is), so Jaeger, Tempo or Langfuse can show them.

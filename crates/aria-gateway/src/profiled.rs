@@ -1,4 +1,4 @@
-//! What an agent profile adds around the daemon's runs (issue #24): a persona that rewords the
+//! What an agent profile adds around the daemon's runs: a persona that rewords the
 //! answer the channel shows, and a planner that turns a message into planned steps carried out
 //! by the profile's agent. A planned task that needs the user's yes asks it on the channel that
 //! started it, as an approval question (`confirm_completion`, with the goal and the planner's

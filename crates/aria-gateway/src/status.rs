@@ -1,4 +1,4 @@
-//! The status collector (issue #22): a background task that, every `interval` (15 s by
+//! The status collector: a background task that, every `interval` (15 s by
 //! default), looks at the process, the runs, the scheduler, the outbox, the models, the
 //! database, the logs, the disk and the restore points, rolls its checks up into healthy /
 //! degraded / unhealthy, and keeps the result in memory. `GET /status`, `GET /health`,
@@ -134,7 +134,7 @@ pub struct HourRow {
     pub calls: Hour,
 }
 
-/// Thresholds, with the issue's defaults.
+/// Thresholds, with their defaults (`Default` below).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// A scheduler tick older than this is a missed tick (degraded).

@@ -1,4 +1,4 @@
-//! The read-only observability endpoints (issue #22) against a real daemon: their shapes, the
+//! The read-only observability endpoints against a real daemon: their shapes, the
 //! health roll-up under injected failures (a read-only database, a stuck outbox message, a
 //! scheduler that missed its tick), and the Prometheus text format.
 // Helper functions unwrap too; clippy's test exemption covers only #[test] fns.

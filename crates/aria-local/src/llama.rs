@@ -67,7 +67,7 @@ struct Layer {
 #[derive(Debug)]
 enum Embedding {
     Quant(QMatrix),
-    /// A format without a kernel here (Q5_0, K-quants): candle looks rows up in place.
+    /// A format without a kernel here (see `quant::supported`): candle looks rows up in place.
     Candle {
         inner: QMatMul,
         rows: usize,

@@ -1,4 +1,4 @@
-//! MCP servers' tools for ARIA (issue #23), with the official Rust SDK (`rmcp`).
+//! MCP servers' tools for ARIA, with the official Rust SDK (`rmcp`).
 //!
 //! A [`Server`] is one configured stdio MCP server. It runs inside ARIA's sandbox: it sees the
 //! roots (read-write only when one of its allowed tools has a write tier), its `read_paths`

@@ -165,7 +165,7 @@ fn a_stream_error_still_gives_back_held_text_first() {
     assert!(items[2].is_err());
 }
 
-/// Issue #18: Qwen2.5 copies its template's doubled braces and adds closing braces.
+/// Qwen2.5 copies its template's doubled braces and adds closing braces.
 #[test]
 fn doubled_braces_and_extra_closing_braces_are_forgiven_for_declared_tools() {
     let tools = ["file_read"];

@@ -1,11 +1,12 @@
-//! Process memory (issue #19): what `aria serve` gives back once it is up, and again each
+//! Process memory: what `aria serve` gives back once it is up, and again each
 //! time it is idle.
 //!
 //! This crate is the workspace's one `unsafe` crate, so the two calls this needs
 //! (`malloc_trim`, `madvise`) live here, each with its `// SAFETY:` reasoning.
 
 /// Gives back the memory that start-up, and later whatever ran since the last call, left
-/// behind but an idle daemon does not need (issue #19: the idle RSS of `aria serve`).
+/// behind but an idle daemon does not need (an always-on `aria serve` should stay small when
+/// idle).
 /// `aria serve` calls it once start-up is over and then after each periodic status collection
 /// that finds no run in flight.
 ///

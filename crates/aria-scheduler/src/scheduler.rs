@@ -166,7 +166,7 @@ pub trait Notifier: Send + Sync + 'static {
     fn notify(&self, notice: Notice);
 }
 
-/// Knobs, with the defaults.
+/// Knobs, with their defaults in parentheses (`[schedule]` in `aria.toml` changes the first two).
 #[derive(Debug, Clone)]
 pub struct SchedulerConfig {
     /// Jobs running at once (3).

@@ -1,4 +1,5 @@
-//! Hybrid memory search latency (issue #6: p95 ≤ 20 ms at 100,000 memories on 2 cores).
+//! Hybrid memory search latency (goal: p95 ≤ 20 ms at 100,000 memories on 2 cores, so recall
+//! adds nothing noticeable to a request).
 //!
 //! For N = 10,000 and 100,000 this builds a store file of N memories with synthetic text (12
 //! words drawn from a Zipf-distributed 20,000-word vocabulary, so common words match many
@@ -6,7 +7,7 @@
 //! then opens it twice, once per place the exact vectors can live (`Residence::Sqlite`,
 //! `Residence::Ram`), and prints:
 //! - the first search of each, which loads the vectors from SQLite, and the RSS after it;
-//! - 300 searches of 4-word queries: hybrid (BM25 top-100 + vector top-100, RRF), hybrid with
+//! - 300 searches of 4-word queries: hybrid (BM25 top-100 + vector top-100, fused), hybrid with
 //!   a kind filter, and each retriever alone, on both handles, interleaved query by query,
 //!   p50/p95/max; then the same for 300 queries made only of the 30 most common words;
 //! - recall@10 of the vector search against an exact `f32` scan done here, over 100 queries.

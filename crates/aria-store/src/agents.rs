@@ -1,4 +1,4 @@
-//! Agent profiles made outside `aria.toml` (issue #24): `aria agents add`, the HTTP API and the
+//! Agent profiles made outside `aria.toml`: `aria agents add`, the HTTP API and the
 //! web UI. One row per agent; the profile itself is JSON the binary checks (this crate keeps
 //! it, it does not interpret it), so a field added to profiles needs no schema step.
 

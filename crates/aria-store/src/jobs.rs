@@ -1,4 +1,4 @@
-//! Scheduled jobs and their slot claims (issue #21).
+//! Scheduled jobs and their slot claims.
 //!
 //! A job is a named cron schedule with an action; what the expression means and when a slot
 //! is due is `aria-scheduler`'s business, this file only keeps the rows. A **slot** is one

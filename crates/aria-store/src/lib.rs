@@ -8,16 +8,18 @@
 //! It deliberately does not decide *what* is recorded (the agent loop does), does not know
 //! what a secret looks like (it calls the [`aria_api::Redact`] it was opened with on every
 //! audit payload), and is synchronous: async callers use `spawn_blocking` for long calls.
-//! Long-term memories (`memory*.rs`): FTS5 BM25 and exact vector search fused with reciprocal
-//! rank fusion; the vectors of the model being searched are held in memory as int8 codes
-//! (loaded from SQLite), scanned first, and the best candidates rescored with the exact `f32`
-//! vectors (in memory, or read back from SQLite: [`Residence`]) under an error bound that makes
-//! the answer the exact top-k.
-//! The outbox of the chat channels (`outbox.rs`): written first, sent after, never sent twice
-//! after a recorded success. Scheduled jobs and their per-slot claims (`jobs.rs`): a slot is
-//! claimed in one `BEGIN IMMEDIATE` transaction before it runs. Caches will arrive as a later
-//! migration. Retention (`retention.rs`): traces older than a number of days are deleted, at
-//! most once a day across processes; the audit log never is.
+//! Long-term memories (`memory*.rs`): FTS5 BM25 and exact vector search, fused by their
+//! standardised scores (z-scores) after one round of pseudo-relevance feedback, or by reciprocal
+//! rank when a list is too short to standardise (`memory_fusion.rs`); the vectors of the model
+//! being searched are held in memory as int8 codes (loaded from SQLite), scanned first, and the
+//! best candidates rescored with the exact `f32` vectors (in memory, or read back from SQLite:
+//! [`Residence`]) under an error bound that makes the answer the exact top-k. The outbox of the
+//! chat channels (`outbox.rs`): written first, sent after, never sent twice after a recorded
+//! success. Scheduled jobs and their per-slot claims (`jobs.rs`): a slot is claimed in one
+//! `BEGIN IMMEDIATE` transaction before it runs. The web search cache and log (`search.rs`):
+//! results by normalised query until they expire, one row per search. Retention (`retention.rs`):
+//! traces older than a number of days are deleted, at most once a day across processes; the audit
+//! log never is.
 //!
 //! The key design decision: **the audit chain is defined on bytes, not on a serde data
 //! model.** A record's hash covers a canonical JSON text that this crate writes itself

@@ -1,4 +1,4 @@
-//! Memories of several passages (issue #25): stored, searched, counted, replaced, and kept
+//! Memories of several passages: stored, searched, counted, replaced, and kept
 //! apart from duplicate checks.
 
 use super::tests::{M, add, store};

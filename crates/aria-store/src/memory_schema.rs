@@ -117,7 +117,7 @@ pub(crate) const ROWID_EMBEDDINGS: &[&str] = &[
     "UPDATE memory_state SET generation = generation + 1 WHERE id = 1",
 ];
 
-/// Schema step 6: `private` memories (issue #17, item 13). A private memory is never sent to a
+/// Schema step 6: `private` memories. A private memory is never sent to a
 /// model that is not on this machine: searches for a remote backend filter it out, in the text
 /// search and in the vector index alike. Changing it moves the generation on, like a status
 /// change, so a process holding the vector index reloads its filter fields.
@@ -144,8 +144,8 @@ pub(crate) const BUMP_TRIGGER_16: &str = "CREATE TRIGGER memories_bump_update AF
 pub(crate) const BUMP_GENERATION: &str =
     "UPDATE memory_state SET generation = generation + 1 WHERE id = 1";
 
-/// Schema step 15: a memory may have several vectors of one model, one per passage (issue #25:
-/// a text longer than its embedder takes is split into passages, and search scores the memory
+/// Schema step 15: a memory may have several vectors of one model, one per passage (a text
+/// longer than its embedder takes is split into passages, and search scores the memory
 /// by its best one). `memory_embeddings` gains `passage` (0 for the first, and for every row
 /// stored before), its key becomes `(rid, model, passage)`; rows are copied in key order, and
 /// the generation moves on so a process holding vectors loaded before reloads them.

@@ -21,7 +21,7 @@ pub use crate::memory_text::fts_query;
 use crate::memory_text::text_candidates;
 use crate::store::Store;
 
-/// The reciprocal-rank constant (Cormack et al. 2009; seed 000 and the design fix k = 60). The
+/// The reciprocal-rank constant (k = 60, as Cormack et al. 2009 propose). The
 /// fusion no longer ranks by it; [`crate::memory_fusion::rank_relevance`] still reports a hit's
 /// ranks through it (1.0 for first in every list).
 pub const RRF_K: f64 = 60.0;
@@ -167,7 +167,7 @@ impl<'a> MemoryQuery<'a> {
     }
 
     /// How many ranked lists this search fuses: BM25 unless vectors alone, vectors when the
-    /// query has an embedding (a hit first in every list scores `lists / (RRF_K + 1)`).
+    /// query has an embedding (what [`crate::memory_fusion::rank_relevance`] is a share of).
     pub fn lists(&self) -> usize {
         usize::from(self.mode != SearchMode::Vector)
             + usize::from(self.mode != SearchMode::Text && self.embedding.is_some())

@@ -1,4 +1,4 @@
-//! Notifications (issue #21): what ARIA told, or would have told, the user — a scheduled job
+//! Notifications: what ARIA told, or would have told, the user — a scheduled job
 //! completed, failed, was skipped, timed out or was interrupted, a heartbeat. Every notification
 //! is recorded here whether or not it was pushed (`/notify off` stops pushes, never records), so
 //! the web UI's list and `/api/v1/notifications` show them all. Kept bounded: the oldest beyond

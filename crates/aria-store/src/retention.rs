@@ -1,4 +1,4 @@
-//! Retention (issue #22): traces older than `[traces] keep_days` are deleted, and when each
+//! Retention: traces older than `[traces] keep_days` are deleted, and when each
 //! housekeeping task last ran is kept so that several processes (the daemon, CLI runs) do it
 //! at most once a day between them.
 //!

@@ -1,4 +1,4 @@
-//! The web search cache and log (issue #24): results kept by normalised query, freshness and
+//! The web search cache and log: results kept by normalised query, freshness and
 //! provider until they expire, and one row per search (cached or not) to count volume and
 //! cost per day.
 

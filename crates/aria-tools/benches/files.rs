@@ -1,5 +1,6 @@
 //! Speed of the file tools through the `aria_api::Tool` contract, as the agent loop calls them:
-//! `file_read` of a 1 MB file (goal ≤ 5 ms, issue #5), `file_write` of the same, and
+//! `file_read` of a 1 MB file (goal: ≤ 5 ms, so reading is never what a turn waits for),
+//! `file_write` of the same, and
 //! `apply_patch` of a 100-hunk patch (parse, guard, read, apply, atomic write) and its parts.
 //!
 //! `cargo bench -p aria-tools --bench files` (a plain binary: `harness = false`). Figures are

@@ -142,7 +142,7 @@ fn bench_redactor() {
             mb / elapsed.as_secs_f64()
         );
     }
-    // Hidden characters (issue 15, finding 5): a zero-width space in every tenth line makes
+    // Hidden characters: a zero-width space in every tenth line makes
     // the redactor judge the whole text a second time with them removed.
     let hidden: String = lines
         .iter()

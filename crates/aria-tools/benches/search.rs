@@ -1,4 +1,5 @@
-//! `file_search` against `rg` on the same 100,000-file tree (issue 5, "Speed": goal ≤ 1.2× rg).
+//! `file_search` against `rg` on the same 100,000-file tree (goal: ≤ 1.2× rg, the tool a user
+//! would otherwise run).
 //!
 //! `cargo bench -p aria-tools --bench search` (a plain binary: `harness = false`). Figures are
 //! printed, never asserted (CONVENTIONS.md, "Tests").

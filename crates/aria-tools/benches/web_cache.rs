@@ -1,4 +1,5 @@
-//! `web_search` answered from its cache (issue 24, "Benchmark": a cache hit answers in ≤ 1 ms).
+//! `web_search` answered from its cache (goal: a cache hit answers in ≤ 1 ms, against the
+//! network round trip it saves).
 //!
 //! `cargo bench -p aria-tools --bench web_cache` (a plain binary: `harness = false`). Figures are
 //! printed, never asserted (CONVENTIONS.md, "Tests").

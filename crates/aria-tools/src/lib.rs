@@ -29,7 +29,7 @@
 //!   lands whole or is put back.
 //! - [`Snapshots`] (`snapshot/`) records the whole working tree of a git repository as a commit
 //!   on a `snapshot/<operation>-<time>` branch before a write — in a private index, never
-//!   touching the user's HEAD, index or files — and rolls back to any of them (issue #7).
+//!   touching the user's HEAD, index or files — and rolls back to any of them.
 //!
 //! It deliberately does not decide *whether* a call may run (that is the policy broker in
 //! `aria-core`), spawn processes (`aria-sandbox`), or cap and wrap tool output for the model
@@ -45,7 +45,7 @@
 //! `unsafe`.
 //!
 //! Why the guards and the shell's parser and classifier live here and not in a crate of their
-//! own (issue #16 asked; decided 2026-11-24): the decisions are already separable where it
+//! own (decided 2026-11-24): the decisions are already separable where it
 //! matters — `shell::parse`/`shell::classify`, the secret and injection filters and the patch
 //! parser are pure functions over text, fuzzed alone (`fuzz/`: `shell_classify`,
 //! `path_guard`, `patch_parse`) and reachable alone through `aria check command|path|secrets|

@@ -1,4 +1,4 @@
-//! Plugins (issue #23, seed 003): tools that live in a directory with a `plugin.toml` manifest
+//! Plugins: tools that live in a directory with a `plugin.toml` manifest
 //! and run as a subprocess in the sandbox.
 //!
 //! A manifest names the plugin, its executable and arguments, and each tool it offers with an

@@ -1,4 +1,5 @@
-//! `aria agents list|show|add|edit|remove` (issue #24).
+//! `aria agents list|show|add|edit|remove`: agent profiles from the command line, checked by
+//! the same rules as the HTTP API's (`agents_book.rs`).
 
 use aria_store::AgentWrite;
 use serde_json::{Value, json};

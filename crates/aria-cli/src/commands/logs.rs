@@ -1,4 +1,4 @@
-//! `aria logs` (issue #22): ARIA's JSON-lines log read back — the rotated files and the current
+//! `aria logs`: ARIA's JSON-lines log read back — the rotated files and the current
 //! one in order, filtered by level and time, rendered one readable line per event (or printed
 //! as written with `--json`), and followed as it grows with `--follow`. Reading is
 //! `aria_gateway::logs`, shared with Telegram's `/logs`.

@@ -1,4 +1,5 @@
-//! `aria mcp list|tools|test|add|serve` (issue #23).
+//! `aria mcp list|tools|test|add|serve|resources|prompts`: MCP servers ARIA uses, and ARIA as
+//! an MCP server (`serve`).
 
 use std::io::Write;
 

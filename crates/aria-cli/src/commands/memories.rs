@@ -1,5 +1,5 @@
 //! `aria memories search|list|show|add|edit|forget|import|reindex`: long-term memory from the
-//! command line (issue #6). Every write goes through the store, which audits it.
+//! command line. Every write goes through the store, which audits it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -213,9 +213,9 @@ fn memory_json(m: &Memory) -> Value {
     })
 }
 
-/// A hit's fused score as a relevance a person can read: 0–100, where 100 is first in every
-/// list that was searched (reciprocal rank fusion, k = 60: one list gives at most 1/61).
-/// A hit's ranks as a percentage: 100 for a memory every list put first.
+/// A hit's ranks as a relevance a person can read: 0–100, where 100 is first in every list
+/// that was searched (its reciprocal-rank score, k = 60, as a share of the best possible; the
+/// order of the hits is the store's fused score).
 fn relevance(h: &MemoryHit, lists: usize) -> u32 {
     let share = aria_store::rank_relevance(h.text_rank, h.vector_rank, lists);
     (share * 100.0).round().clamp(0.0, 100.0) as u32

@@ -1,4 +1,4 @@
-//! `aria plugins list|add|remove|test` (issue #23): plugins are installed by copying their
+//! `aria plugins list|add|remove|test`: plugins are installed by copying their
 //! directory into `$ARIA_HOME/plugins/NAME` once the manifest checks pass, so what runs is what
 //! was checked, not a directory a model could later edit inside a root.
 

@@ -534,7 +534,7 @@ fn close_interrupted_calls(ctx: &Context) {
 /// How long after the listener is bound the daemon counts as started (see [`release`]).
 const SETTLE: Duration = Duration::from_millis(300);
 
-/// The scheduler loop (issue #21): runs the jobs of `aria schedule` (and the built-in
+/// The scheduler loop: runs the jobs of `aria schedule` (and the built-in
 /// heartbeat) at their slots and tells the user through the gateway's notifier.
 fn start_scheduler(
     gateway: &Arc<Gateway>,

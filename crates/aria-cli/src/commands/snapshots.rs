@@ -1,4 +1,4 @@
-//! `aria snapshots list|prune`: the restore points ARIA took before its writes (issue #7).
+//! `aria snapshots list|prune`: the restore points ARIA took before its writes.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;

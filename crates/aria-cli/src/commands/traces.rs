@@ -1,4 +1,4 @@
-//! `aria traces list|show` and `aria stats` (issue #22): every run is a trace whose spans are
+//! `aria traces list|show` and `aria stats`: every run is a trace whose spans are
 //! its model calls and tool calls (the `traces` table), read back as a list, as one run's
 //! timeline, and as numbers over a period — runs, success rate, p50/p95/p99 latency per model
 //! and per tool, tokens, cost, errors by kind.

@@ -1,4 +1,4 @@
-//! Agent profiles (issue #24): a name, a description, a prompt of its own, a model chain, the
+//! Agent profiles: a name, a description, a prompt of its own, a model chain, the
 //! tools it may use, and settings that can only narrow what the configuration allows (mode,
 //! cost per task and per day). Built in: `default`, `researcher`, `coder`, `companion`; more in
 //! `aria.toml` (`[agents.NAME]`, read-only elsewhere) or made with `aria agents add` (stored in

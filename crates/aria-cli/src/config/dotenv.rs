@@ -3,7 +3,7 @@
 //! Two are read, both in ARIA's own directories: `$ARIA_HOME/.env` (the data directory), then
 //! `.env` in the configuration directory (`$XDG_CONFIG_HOME/aria`, else `~/.config/aria`).
 //! Never one in the working directory or in a root: a model that can write files there could
-//! otherwise change ARIA's configuration for the next run started in that directory (issue 15:
+//! otherwise change ARIA's configuration for the next run started in that directory (say,
 //! a planted `.env` with `ARIA_CONFIG=./evil.toml`). A `.env` never overrides a variable that is
 //! already set.
 //!

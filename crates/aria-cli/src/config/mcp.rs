@@ -1,4 +1,4 @@
-//! `[mcp.servers.NAME]`: MCP servers whose tools the agent may use (issue #23). Environment
+//! `[mcp.servers.NAME]`: MCP servers whose tools the agent may use. Environment
 //! variables are passed by name only (`env = ["GITHUB_TOKEN"]`), never a value in this file.
 
 use std::collections::BTreeMap;

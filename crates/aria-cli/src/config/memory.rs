@@ -1,4 +1,4 @@
-//! `[memory]`: which embedder long-term memory uses (issue #6).
+//! `[memory]`: which embedder long-term memory uses.
 //!
 //! ```toml
 //! [memory]

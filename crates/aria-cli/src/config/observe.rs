@@ -1,4 +1,4 @@
-//! How much of what ARIA records about itself is kept (issue #22): the log files' size limits
+//! How much of what ARIA records about itself is kept: the log files' size limits
 //! (`[logging] max_file_mb`, `max_total_mb`) and how long traces live (`[traces] keep_days`).
 
 use serde::{Deserialize, Serialize};

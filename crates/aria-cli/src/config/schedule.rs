@@ -1,5 +1,4 @@
-//! `[schedule]`: how `aria serve` runs scheduled jobs, and `[notify]`: how it tells you
-//! (issue #21).
+//! `[schedule]`: how `aria serve` runs scheduled jobs, and `[notify]`: how it tells you.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! `[search]`: the `web_search` tool (issue #24). The provider comes from the environment —
+//! `[search]`: the `web_search` tool. The provider comes from the environment —
 //! `BRAVE_API_KEY` (the Brave Search API; `BRAVE_SEARCH_URL` overrides its endpoint) or
 //! `SEARXNG_URL` (a SearXNG instance) — never a key in this file. With neither, there is no
 //! `web_search` tool.

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
 
-/// The address `aria serve` listens on without `--listen` (seed 004 FR-041).
+/// The address `aria serve` listens on without `--listen`: loopback, so nothing off this
+/// machine reaches it unless the user says so.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
 /// `[server]` as written.

@@ -1,4 +1,4 @@
-//! The audit anchor kept off the machine (issue 15, finding 9): `aria audit head` prints the
+//! The audit anchor kept off the machine: `aria audit head` prints the
 //! chain's head as `SEQ:HASH`, and `aria audit verify --expect-head SEQ:HASH` fails when that
 //! record is gone or different, whatever `audit-head.json` beside the database says.
 

@@ -157,7 +157,7 @@ fn command_gives_the_tier() {
     let got = lines(&out);
     assert_eq!(got[0]["verdict"], "read");
     assert_eq!(got[1]["verdict"], "blocked");
-    // A read-tier substitution is run first and substituted (issue 16).
+    // A read-tier substitution is run first and substituted.
     assert_eq!(got[2]["verdict"], "read");
     let out = check(&aria, &["command", "cat notes.txt | wc -l"], "");
     assert_eq!(code(&out), 0, "{}", text(&out.stdout));

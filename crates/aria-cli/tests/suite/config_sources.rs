@@ -1,4 +1,4 @@
-//! "Configuration is the user's" (issue 15): ARIA never takes its configuration from the
+//! "Configuration is the user's": ARIA never takes its configuration from the
 //! working directory or from inside a root, a `.env` file cannot move the configuration, the
 //! model cannot write the files that configure ARIA or git, and a root that contains ARIA's own
 //! directories does not expose them.

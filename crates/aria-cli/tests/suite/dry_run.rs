@@ -1,4 +1,4 @@
-//! `--dry-run` of the governed workflow through the binary (issue #7): the output shows the
+//! `--dry-run` of the governed workflow through the binary: the output shows the
 //! text a write would put in the file, the restore point it would get, the exact lint/build/test
 //! commands and the commit, and afterwards the tree and the git refs are byte for byte as they
 //! were.

@@ -1,4 +1,4 @@
-//! `aria logs` through the binary (issue #22), on log files written by hand: the rotated files
+//! `aria logs` through the binary, on log files written by hand: the rotated files
 //! and the current one read in order, the level and time filters, `--json`, `--limit`, a line
 //! that is not JSON shown as it is, and `--follow` picking up appended lines across a rotation.
 

@@ -305,7 +305,7 @@ fn the_embedded_default_embedder_finds_a_memory_by_meaning() {
     assert_eq!(hits[0]["vector_rank"], 1);
 }
 
-/// Issue #17, item 13: `--private` memories are recalled for a model on this machine (a server
+/// `--private` memories are recalled for a model on this machine (a server
 /// on loopback) and never sent to a remote one; the flag shows in list, show and --json, and
 /// `edit --public` lifts it.
 #[test]
@@ -552,7 +552,7 @@ fn long_document() -> String {
     text
 }
 
-/// Issue #25: a memory longer than the embedder reads gets one vector per passage, and a
+/// A memory longer than the embedder reads gets one vector per passage, and a
 /// question about its last lines finds it through the vectors alone (the real default
 /// embedder, offline from the wheel cache).
 #[test]

@@ -1,6 +1,6 @@
-//! Seed 000's scenario through the binary: "My favorite color is blue" in one conversation is
-//! extracted into long-term memory; "What's my favorite color?" in a new conversation is
-//! answered with that memory in the request.
+//! Remembering across conversations, through the binary: "My favorite color is blue" in one
+//! conversation is extracted into long-term memory; "What's my favorite color?" in a new
+//! conversation is answered with that memory in the request.
 
 use std::sync::Arc;
 

@@ -18,7 +18,7 @@ fn a_run_on_anthropic_pairs_tool_results_with_their_calls() {
     let mock = MockAnthropic::serve_blocking(vec![
         MockTurn::tool_call("file_read", r#"{"path":"notes.txt"}"#),
         MockTurn::text("The code is 4242."),
-        // Memory extraction after the turn (issue #6): nothing worth keeping.
+        // Memory extraction after the turn: nothing worth keeping.
         MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
     ]);
     let out = aria
@@ -85,7 +85,7 @@ fn a_failing_primary_falls_back_to_the_configured_route() {
         MockOpenAi::new(vec![MockTurn::status(503)]).on_script_end(ScriptEnd::Repeat).serve();
     let cloud = MockAnthropic::serve_blocking(vec![
         MockTurn::text("answered by the fallback"),
-        // Memory extraction after the turn takes the same route (issue #6).
+        // Memory extraction after the turn takes the same route.
         MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
     ]);
     let config = aria.dir.path().join("aria.toml");

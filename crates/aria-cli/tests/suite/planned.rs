@@ -1,4 +1,4 @@
-//! Planner/executor runs and personas through the binary (issue #24), against the mock OpenAI
+//! Planner/executor runs and personas through the binary, against the mock OpenAI
 //! server: the planner plans without tools, the executor does the steps with them, the cost cap
 //! stops the planner before it is asked, and a persona rewords an answer but can neither call
 //! a tool nor change a fact.

@@ -1,4 +1,4 @@
-//! `[traces] keep_days` through the binary (issue #22): traces older than it are deleted at the
+//! `[traces] keep_days` through the binary: traces older than it are deleted at the
 //! end of `aria run` at most once a day, and at `aria serve` start; the sessions and their
 //! audit records stay and the chain still verifies; `keep_days = 0` keeps everything. Traces
 //! are aged with the sqlite3 shell, as a month passing would.

@@ -10,7 +10,7 @@ fn a_multi_turn_run_reads_a_file_and_answers_from_it() {
     let mock = MockOpenAi::new(vec![
         MockTurn::tool_call("file_read", r#"{"path":"notes.txt"}"#),
         MockTurn::text("The launch code is 4242."),
-        // Memory extraction after the turn (issue #6): nothing worth keeping.
+        // Memory extraction after the turn: nothing worth keeping.
         MockTurn::tool_call("record_memories", r#"{"memories":[]}"#),
     ])
     .serve();

@@ -1,4 +1,5 @@
-//! Issue 15's findings, replayed through the real binary with a scripted model: whatever the
+//! Ways to smuggle code past the classifier, replayed through the real binary with a scripted
+//! model: whatever the
 //! classifier thinks of a command, the sandbox must keep its effect from happening. Each
 //! payload prints `42x` only if the code it smuggles in actually ran (the command line holds
 //! `$((6*7))x`, never `42x`), and the model's next request — which carries the tool result —

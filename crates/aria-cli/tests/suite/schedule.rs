@@ -1,4 +1,4 @@
-//! `aria schedule …` end to end through the binary: the pure `preview` calculator (issue #21's
+//! `aria schedule …` end to end through the binary: the pure `preview` calculator (its
 //! contract: `{"fires": [...]}`, exit 2 on a bad expression or zone) and the job commands.
 
 use std::process::Output;

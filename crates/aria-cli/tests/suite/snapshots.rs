@@ -1,4 +1,4 @@
-//! End to end through the binary (issue #7): in governed mode a write runs without asking
+//! End to end through the binary: in governed mode a write runs without asking
 //! because it is snapshotted first; `aria snapshots list` shows the restore point and
 //! `aria rollback` undoes the writes.
 
@@ -181,7 +181,7 @@ fn an_automatic_restore_is_said_and_listed_in_json() {
     assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "keep\n");
 }
 
-/// Issue 17, item 10a: the governed workflow judges each check against its result before the
+/// The governed workflow judges each check against its result before the
 /// edit. A check already failing is reported, not restored; a check whose program is missing
 /// could not run, and is never blamed on the edit; a check the edit broke still restores.
 #[test]

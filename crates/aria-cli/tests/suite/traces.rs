@@ -1,4 +1,4 @@
-//! `aria traces list|show` and `aria stats` through the binary (issue #22): a run with a tool
+//! `aria traces list|show` and `aria stats` through the binary: a run with a tool
 //! call and a priced model shows up as a trace with both spans, and in the numbers.
 
 use aria_testkit::openai_mock::{MockOpenAi, MockTurn};

@@ -409,7 +409,7 @@ async fn a_tool_selection_offers_the_fitting_tools_plus_those_called() {
     assert_eq!(kinds.iter().filter(|k| *k == "tools.selected").count(), 1, "{kinds:?}");
 }
 
-/// Issue #18: after a correct result, small models repeat the same call instead of answering.
+/// After a correct result, small models repeat the same call instead of answering.
 /// The repeat is not run; the model is told to answer from the result it has.
 #[tokio::test]
 async fn an_identical_repeated_call_is_answered_with_a_note_not_run_again() {
@@ -435,7 +435,7 @@ async fn an_identical_repeated_call_is_answered_with_a_note_not_run_again() {
     assert!(r.journal.audit_kinds().contains(&"tool.repeated".to_string()));
 }
 
-/// Issue #18: a task that asks for a change to files does not end `done` when nothing changed.
+/// A task that asks for a change to files does not end `done` when nothing changed.
 #[tokio::test]
 async fn a_change_that_did_not_happen_fails_the_run_with_the_models_answer() {
     let r =
@@ -485,7 +485,7 @@ async fn a_change_that_did_not_happen_fails_the_run_with_the_models_answer() {
     assert!(!error.contains("larger model"), "{error}");
 }
 
-/// Issue #18: small models describe the call ("you can use the `file_read` tool") instead of
+/// Small models describe the call ("you can use the `file_read` tool") instead of
 /// making it. Told once, in the run's context only, they call it.
 #[tokio::test]
 async fn a_described_call_gets_one_nudge_and_then_runs() {
@@ -522,7 +522,7 @@ async fn a_described_call_gets_one_nudge_and_then_runs() {
     assert_eq!(r.provider.requests().len(), 2);
 }
 
-/// Issue #18: after a tool result (or a denied call) a small model may answer nothing at all.
+/// After a tool result (or a denied call) a small model may answer nothing at all.
 /// Asked once, it answers; an empty answer with no tool called is not asked again.
 #[tokio::test]
 async fn an_empty_answer_after_a_tool_call_is_asked_for_once() {
@@ -573,7 +573,7 @@ async fn an_empty_answer_after_a_tool_call_is_asked_for_once() {
     assert_eq!((s.state, write.count()), (Done, 1), "{:?}", s.error);
 }
 
-/// Issue #18: with no one to ask (`aria run`), a tool whose every call needs approval could
+/// With no one to ask (`aria run`), a tool whose every call needs approval could
 /// only be denied; shown to a small model it was picked to edit a file (`python_run`) and the
 /// task failed. It is withheld from the selection (audited), unless approved in advance.
 #[tokio::test]
@@ -605,7 +605,7 @@ async fn a_tool_that_could_only_be_denied_is_not_offered_when_no_one_can_approve
     assert!(offered.contains(&"python_run".to_owned()), "{offered:?}");
 }
 
-/// Issue #18: a small model searched for a phrase, found nothing, and answered anyway (the
+/// A small model searched for a phrase, found nothing, and answered anyway (the
 /// tool's "No matches" line, or a guess). It is told once; an answer after a result that holds
 /// it is an answer.
 #[tokio::test]
@@ -670,7 +670,7 @@ async fn a_call_described_after_a_tool_result_is_pointed_out() {
     assert!(note.contains("You described calling `file_search`"), "{note}");
 }
 
-/// Issue #18: a model that explains a change (a `sed` line) instead of making it is told once,
+/// A model that explains a change (a `sed` line) instead of making it is told once,
 /// naming the tools that change files; if it still does not, the run fails.
 #[tokio::test]
 async fn a_change_explained_instead_of_made_is_pointed_out_once() {

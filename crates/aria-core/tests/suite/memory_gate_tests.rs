@@ -1,4 +1,4 @@
-//! Issue #17, item 13: recall is relevance-gated, private memories stay on this machine, and
+//! Recall is relevance-gated, private memories stay on this machine, and
 //! the model can only store what the conversation justifies.
 
 use std::time::Duration;

@@ -23,8 +23,8 @@ fn answers_from_memory() -> FnProvider {
     })
 }
 
-/// Seed 000's scenario inside the agent: one conversation says it, the next one is answered
-/// from memory.
+/// Remembering across conversations, inside the agent: one conversation says it, the next one is
+/// answered from memory.
 #[tokio::test]
 async fn a_preference_told_in_one_conversation_answers_the_next() {
     let rig = mem_rig(answers_from_memory(), FakeMemory::default(), vec![], |_| {});

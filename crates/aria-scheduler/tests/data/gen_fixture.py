@@ -16,7 +16,7 @@ Run once, by hand (the tests never download anything):
 For every zone, both 2026 transitions are found by scanning the zone's UTC offset, and for
 every expression the fires from 36 hours before to 36 hours after each transition are listed.
 
-Where cronsim and our policy (issue #21, Debian's/cronie's rules) differ, our policy wins: such
+Where cronsim and our policy (Debian's/cronie's rules) differ, our policy wins: such
 a case would carry `expected` (what we must produce) next to cronsim's raw `reference`, and a
 `difference` naming the rule below. The generator knows one candidate and checks for it:
 

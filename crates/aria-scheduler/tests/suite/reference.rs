@@ -4,9 +4,10 @@
 //! shift), Europe/Dublin (negative DST in tzdata) and America/Santiago (southern hemisphere,
 //! midnight transitions), and the day-of-month/day-of-week rule in UTC.
 //!
-//! Where the reference and issue #21's policy differ, a case carries `expected` (our policy)
-//! besides `reference`; the generator's docstring lists each such rule. With cronsim 2.8 none
-//! does, and the test checks that every `expected` is only the documented deduplication.
+//! Where the reference and our policy (Debian's/cronie's rules) differ, a case carries
+//! `expected` (our policy) besides `reference`; the generator's docstring lists each such rule.
+//! With cronsim 2.8 none does, and the test checks that every `expected` is only the documented
+//! deduplication.
 use aria_scheduler::cron::{Schedule, rfc3339_in, zone};
 use jiff::Timestamp;
 use pretty_assertions::assert_eq;

@@ -1,5 +1,5 @@
-//! High-entropy tokens (seed 000 §4.3): "Shannon entropy > 4.5 bits/char on any 64+ char
-//! substring".
+//! High-entropy tokens: random-looking secrets that no named format catches, found by their
+//! Shannon entropy (more than 4.5 bits per character over 64 characters or more).
 //!
 //! A *token* is a run of the characters secrets are written in — letters, digits, `+ / _ -` —
 //! with any `=` padding at its end. A token of 64 or more characters is a secret when its
@@ -12,9 +12,11 @@
 //! a public PEM block (certificates, public keys) and lines of a multi-line base64 block (a MIME
 //! attachment, an embedded file): a secret is one token, not a wall of them.
 
-/// Bits per character above which a long token counts as random (seed 000 §4.3).
+/// Bits per character above which a long token counts as random: more than hex can carry (4),
+/// so digests and UUIDs never count.
 pub const ENTROPY_THRESHOLD: f64 = 4.5;
-/// The shortest token judged by entropy (seed 000 §4.3).
+/// The shortest token judged by entropy (a string of n characters has at most log2 n bits per
+/// character, so shorter tokens say too little).
 pub const ENTROPY_MIN_LEN: usize = 64;
 
 const WINDOW: usize = ENTROPY_MIN_LEN;

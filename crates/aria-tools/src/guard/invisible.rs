@@ -11,7 +11,7 @@
 //! The secret redactor needs a stricter view: [`reveal`] removes *every* hidden character
 //! ([`is_hidden`]: Unicode format characters, category Cf, and default-ignorable code points,
 //! which include the soft hyphen and all variation selectors) and decodes tag characters in
-//! place, so that a key split by one of them is seen whole (issue 15, finding 5).
+//! place, so that a key split by one of them is seen whole.
 
 use std::borrow::Cow;
 

@@ -1,5 +1,5 @@
 //! Files protected for writes: the ones that configure ARIA, and everything in a git directory
-//! (issue 15, "Configuration is the user's"; security review of `aria serve`).
+//! (the configuration is the user's, never the model's).
 //!
 //! A model that could write `.env` (with `ARIA_CONFIG=./evil.toml`), `aria.toml`, `AGENTS.md`,
 //! a git hook or `.git/config` (`core.fsmonitor`, `core.pager`, clean filters) could switch off

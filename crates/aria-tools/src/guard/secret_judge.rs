@@ -1,5 +1,5 @@
 //! The second look at a candidate secret, in code: is the value a placeholder, and does the
-//! name it is assigned to make it a secret? (Issue 16: a keyword near the value, the value's
+//! name it is assigned to make it a secret? (A keyword near the value, the value's
 //! format and an entropy floor together; known placeholders refused.)
 //!
 //! Names come in four strengths ([`Strength`]): a password (`DB_PASSWORD`, `pwd`), a secret

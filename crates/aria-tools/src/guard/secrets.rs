@@ -18,7 +18,7 @@
 //!    assignments must not eat ordinary source code, and a value next to a name is judged by
 //!    how strongly the name says "secret" (`secret_judge.rs`: `password` more than `key`,
 //!    `token_type` not at all), with an entropy floor and known placeholders refused.
-//! 3. **High-entropy tokens** (seed 000 §4.3, see `entropy.rs`): one byte loop over what is
+//! 3. **High-entropy tokens** (see `entropy.rs`): one byte loop over what is
 //!    left, judging only runs of 64+ token characters.
 //!
 //! **Hidden characters.** A key with a zero-width space, soft hyphen, word joiner, direction

@@ -1,4 +1,4 @@
-//! Secrets with hidden characters inside (issue 15, finding 5): a zero-width space, word joiner,
+//! Secrets with hidden characters inside: a zero-width space, word joiner,
 //! byte-order mark, soft hyphen, zero-width non-joiner, direction mark, variation selector or
 //! bidi control inside a key used to take it past every pattern whole. Each is tried at several
 //! places in several token formats and in a configured value.

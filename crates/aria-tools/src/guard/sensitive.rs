@@ -1,4 +1,5 @@
-//! Names of files ARIA refuses to touch even inside a root (DESIGN.md, "Tools").
+//! Names of files ARIA refuses to touch even inside a root: where keys, credentials and
+//! environment secrets are usually kept, which no model needs to see.
 //!
 //! Patterns are simple globs matched against one path component at a time, case-insensitively:
 //! `*` matches any run of characters, `?` exactly one, everything else itself. A trailing `/`
@@ -7,7 +8,7 @@
 
 use crate::guard::path::GuardError;
 
-/// The defaults from DESIGN.md.
+/// The defaults, used unless `[scope] sensitive` replaces them.
 const DEFAULT_GLOBS: &[&str] = &[
     ".env*",
     "*.pem",
@@ -30,7 +31,7 @@ struct Pattern {
     glob: Vec<char>,
 }
 
-/// A set of sensitive-name globs. [`Default`] gives the list from DESIGN.md.
+/// A set of sensitive-name globs. [`Default`] gives the built-in list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SensitivePatterns {
     patterns: Vec<Pattern>,

@@ -1,4 +1,4 @@
-//! Files that define what a command profile runs (issue 15, finding 8): a Makefile's recipes,
+//! Files that define what a command profile runs: a Makefile's recipes,
 //! `package.json` scripts, Cargo build scripts and configuration, Python test configuration and
 //! plugins. A profile run after the model changed one of these runs commands the model chose,
 //! so the agent asks first ([`defines_commands`]).

@@ -1,4 +1,4 @@
-//! Command profiles (seed 004 FR-015..019, §6.4): the only way the model runs a project's
+//! Command profiles: the only way the model runs a project's
 //! linter, build, tests or ripgrep. No arbitrary programs: a profile names one executable, an
 //! argv template whose only variable parts are named arguments checked against anchored
 //! patterns, the roots it may run in, a timeout, whether it gets network, and an output cap.
@@ -9,8 +9,8 @@
 //! and ruff, Makefile → make; see `detect.rs`). A `[profiles.NAME]` table in the configuration
 //! replaces the built-in of that name or adds a new one. Every run goes through `aria-sandbox`
 //! (argv only, allowlisted environment, rlimits, process-group timeout, Landlock, network off
-//! unless the profile grants it), and at most [`MAX_PROFILE_RUNS`] runs happen per agent run
-//! (FR-019), counted across all profiles by a shared [`ProfileBudget`].
+//! unless the profile grants it), and at most [`MAX_PROFILE_RUNS`] runs happen per agent run,
+//! counted across all profiles by a shared [`ProfileBudget`].
 //!
 //! The one design decision to know: **a model-supplied value is one argv element, never
 //! text spliced into a command line**. A template element is either fixed text, `{name}` (the
@@ -48,7 +48,8 @@ pub const RIPGREP_SEARCH: &str = "ripgrep_search";
 /// All four, in the order they are registered.
 pub const BUILTIN_PROFILES: &[&str] = &[LINT_PROJECT, BUILD_PROJECT, RUN_TESTS, RIPGREP_SEARCH];
 
-/// Profile runs allowed per agent run (seed 004 FR-019).
+/// Profile runs allowed per agent run, across all profiles: a model that keeps retrying a
+/// failing build or test stops here and reports instead.
 pub const MAX_PROFILE_RUNS: usize = 5;
 /// Bytes kept of each of stdout and stderr.
 pub const PROFILE_OUTPUT_CAP: usize = 100 * 1024;
@@ -167,7 +168,7 @@ pub struct ProfileConfig {
     pub env: Option<Vec<String>>,
 }
 
-/// The default timeout of a built-in profile (seed 004 FR-015..018).
+/// The default timeout of a built-in profile (building and testing take longer than linting).
 pub fn default_timeout(name: &str) -> Duration {
     Duration::from_secs(match name {
         LINT_PROJECT => 60,
@@ -294,7 +295,8 @@ impl ProfileBudget {
         ProfileBudget { max, used: Mutex::new(HashMap::new()) }
     }
 
-    /// Takes one run for `session`, or says the limit was reached (seed 004 FR-019's message).
+    /// Takes one run for `session`, or says the limit was reached and what the model should do
+    /// instead (report what it has).
     pub fn take(&self, session: &str) -> Result<usize, String> {
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         if used.len() >= REMEMBERED_SESSIONS && !used.contains_key(session) {

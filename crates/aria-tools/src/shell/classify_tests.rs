@@ -1,5 +1,5 @@
-//! Classifier tests, written before the classifier (002 §4.2: "escribir los tests ANTES del
-//! código"). Each test names one behaviour; the tables inside are examples of it.
+//! Classifier tests, written before the classifier, as all security code here is. Each test
+//! names one behaviour; the tables inside are examples of it.
 
 use aria_api::Tier;
 use aria_api::Tier::{Blocked, Irreversible, Read, RecoverableWrite};

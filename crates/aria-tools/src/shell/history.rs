@@ -1,4 +1,4 @@
-//! History is a read path too (issue 15, finding 3): git prints file contents from history
+//! History is a read path too: git prints file contents from history
 //! (`git show HEAD:.env`, `git log -p`, `git diff`, `git grep`), so a `.env` committed once
 //! reaches the model through git even though every file tool refuses it.
 //!

@@ -1,4 +1,4 @@
-//! Issue 16: the classifier judges each program's options, not just the program. One test per
+//! The classifier judges each program's options, not just the program. One test per
 //! class, each table taken from the program's manual; a command that uses an option that
 //! writes, executes or reaches the network is never `read`. (The labelled corpora in
 //! `tests/data/shell_*.txt` measure the same classes in bulk.)

@@ -1,6 +1,6 @@
 //! What changed in a repository since one of its snapshots: the agent asks before a command
-//! profile runs when this run changed a file that defines what the profile runs (issue 15,
-//! finding 8).
+//! profile runs when this run changed a file that defines what the profile runs (otherwise
+//! the model could choose, unasked, what a profile runs by editing its recipe first).
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;

@@ -1,4 +1,4 @@
-//! Git snapshots before every write, and rollback to any of them (seed 004 FR-005, FR-006).
+//! Git snapshots before every write, and rollback to any of them.
 //!
 //! [`Snapshots::snapshot`] records the whole working tree of the repository that contains a
 //! path — tracked changes, staged changes and untracked files that are not ignored, plus the
@@ -6,7 +6,7 @@
 //! commit on a new branch `snapshot/<operation>-<YYYY-MM-DD-HHMMSS>`. The tree is built in a
 //! *separate, in-memory* index seeded from the user's index, so the user's HEAD, index file and
 //! working tree are never touched; the commit's parent is HEAD (none on an unborn branch). A root
-//! that is not a repository is initialised first (seed 004 §6.1) unless
+//! that is not a repository is initialised first (a snapshot needs a repository to live in) unless
 //! [`SnapshotOptions::auto_init`] is off. The commit message records the operation, session,
 //! time and the files that differed from HEAD, so listing reads messages and nothing else.
 //!
@@ -24,8 +24,8 @@
 //! - the commit "Revert: <operation> (<id>)" whose tree is the state after the rollback,
 //!
 //! on a new branch `snapshot/rollback-<time>`. The user's branch stays where it was: a rollback
-//! restores files, it does not make commits on the user's behalf (the issue's "records a new
-//! commit" is this revert commit; history is only ever added to, never reset or rewritten).
+//! restores files, it does not make commits on the user's behalf (the rollback's record is this
+//! revert commit; history is only ever added to, never reset or rewritten).
 //!
 //! Sensitive files (`.env*`, keys, ...: the path guard's list) are never captured when untracked
 //! and never written or deleted by a rollback: ARIA does not touch them, and a snapshot must not
@@ -62,7 +62,7 @@ use crate::guard::sensitive::SensitivePatterns;
 pub use plan::PlannedSnapshot;
 pub use restore::{Restored, RestoredAction, Rollback};
 
-/// How long snapshot branches are kept by default (seed 004: "30 days retention").
+/// How long snapshot branches are kept by default: 30 days (`[snapshots] prune_after_days`).
 pub const DEFAULT_PRUNE_AFTER: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
 /// Prefix of every snapshot branch.

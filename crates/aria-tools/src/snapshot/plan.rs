@@ -16,7 +16,7 @@ use super::{
 pub struct PlannedSnapshot {
     /// The working tree that would be snapshotted.
     pub repository: PathBuf,
-    /// The root is not a git repository yet: it would be initialised first (seed 004 §6.1).
+    /// The root is not a git repository yet: it would be initialised first.
     pub initialise: bool,
     /// The branch the restore point would get, with the time of the write left as a pattern:
     /// `snapshot/file_write-<YYYY-MM-DD-HHMMSS>`.

@@ -17,7 +17,8 @@ fn civil(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
     (year, month, day, (rem / 3_600) as u32, (rem % 3_600 / 60) as u32, (rem % 60) as u32)
 }
 
-/// `2026-02-25-143000`: the branch-name stamp (seed 004 FR-005).
+/// `2026-02-25-143000`: the branch-name stamp (sorts by time, and has no `:`, which git refuses
+/// in a ref name).
 pub(crate) fn stamp(secs: i64) -> String {
     let (y, mo, d, h, mi, s) = civil(secs);
     format!("{y:04}-{mo:02}-{d:02}-{h:02}{mi:02}{s:02}")

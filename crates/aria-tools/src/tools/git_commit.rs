@@ -1,5 +1,5 @@
 //! `git_commit {path, message, files?}`: records a new commit on the current local branch of one
-//! repository (seed 004 FR-012). The message must read `Type: summary` with a known type.
+//! repository. The message must read `Type: summary` with a known type.
 //!
 //! Only forward: the new commit's parent is HEAD, nothing is pushed, amended, reset or
 //! rebased, a detached HEAD is refused (local branches only), and a `snapshot/*` branch is never

@@ -1,10 +1,10 @@
-//! `git_diff {path, staged?, from?, to?, paths?}`: a unified diff of one repository (seed 004
-//! FR-011): the working tree against the index (default), the index against HEAD (`staged`),
+//! `git_diff {path, staged?, from?, to?, paths?}`: a unified diff of one repository: the
+//! working tree against the index (default), the index against HEAD (`staged`),
 //! a commit against the working tree (`from`), or two commits (`from` and `to`).
 //!
 //! Sensitive files (`.env`, keys, ...) are named but their lines are never shown — in the working
-//! tree and in history alike (a `.env` committed long ago is as secret as one on disk; issue 15,
-//! finding 3) — and the text is capped at [`MAX_DIFF_BYTES`] with a note saying how to narrow it.
+//! tree and in history alike (a `.env` committed long ago is as secret as one on disk) — and
+//! the text is capped at [`MAX_DIFF_BYTES`] with a note saying how to narrow it.
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //!
 //! A `path` inside a repository selects that repository (the nearest `.git` between the path
 //! and its root, never above the root). A `path` that is not inside one selects every
-//! repository beneath it (seed 004 FR-010: "works across multiple repos"), found by a bounded
+//! repository beneath it (so one call covers a directory of several projects), found by a bounded
 //! walk that does not descend into repositories, `node_modules` or `target`.
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! `git_status {path}`: branch, HEAD, staged, unstaged, untracked and conflicted files of the
-//! repository `path` is in, or of every repository beneath `path` (seed 004 FR-010).
+//! repository `path` is in, or of every repository beneath `path`.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! `web_search {query, freshness?, count?}` (issue #24, seed 004 FR-024..026): the top results
+//! `web_search {query, freshness?, count?}`: the top results
 //! (title, URL, snippet) from the Brave Search API or a SearXNG instance.
 //!
 //! The query passes the outbound secret filter before it leaves the machine (a secret in it is

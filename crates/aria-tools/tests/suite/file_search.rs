@@ -396,7 +396,7 @@ async fn a_second_root_is_searched_by_absolute_path_and_shown_absolute() {
     assert_eq!(out, format!("{}:1: NEEDLE in the second root", second.join("notes.md").display()));
 }
 
-/// Issue #18: a small model searched notes.txt for a phrase of the question, found nothing and
+/// A small model searched notes.txt for a phrase of the question, found nothing and
 /// answered "No matches". The empty result says what to try next.
 #[tokio::test]
 async fn no_match_in_text_files_suggests_a_single_word_or_reading_the_file() {
@@ -409,7 +409,7 @@ async fn no_match_in_text_files_suggests_a_single_word_or_reading_the_file() {
     assert!(out.contains("one distinctive word") && out.contains("file_read"), "{out}");
 }
 
-/// Issue #18: a small model searched config.toml for `port=\d+`, found nothing (the file says
+/// A small model searched config.toml for `port=\d+`, found nothing (the file says
 /// `port = 8088`) and answered "No matches". A search that covered only a few short text files
 /// and matched nothing shows their text.
 #[tokio::test]

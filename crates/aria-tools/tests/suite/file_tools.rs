@@ -98,7 +98,7 @@ async fn file_read_respects_its_size_limit() {
     assert!(r.contains("5 bytes") && r.contains("3 bytes"), "{r}");
 }
 
-/// Issue #18: a small model guessed `example.txt` and, told only that it does not exist,
+/// A small model guessed `example.txt` and, told only that it does not exist,
 /// invented its content. The failure names what the directory holds.
 #[tokio::test]
 async fn file_read_of_a_missing_name_lists_the_directory() {
@@ -130,7 +130,7 @@ async fn file_read_of_a_missing_name_lists_the_directory() {
 
 // ---------------------------------------------------------------- file_list
 
-/// Issue #18: a model listed a file it meant to read. It gets the file's line, as `ls FILE`
+/// A model listed a file it meant to read. It gets the file's line, as `ls FILE`
 /// prints, and what shows the text.
 #[tokio::test]
 async fn file_list_of_a_file_shows_its_entry() {

@@ -1,7 +1,7 @@
-//! Nothing inside a git directory is written by ARIA's tools (security review of `aria serve`,
-//! HIGH): `.git/HEAD`, the index, objects, refs, `info/exclude`... A write there can destroy
-//! the repository's history, and a git snapshot cannot capture `.git` itself, so the
-//! "undo with: aria rollback" the write promised could not work. Reads stay allowed.
+//! Nothing inside a git directory is written by ARIA's tools: `.git/HEAD`, the index, objects,
+//! refs, `info/exclude`... A write there can destroy the repository's history, and a git snapshot
+//! cannot capture `.git` itself, so the "undo with: aria rollback" the write promised could not
+//! work. Reads stay allowed.
 
 use std::fs;
 use std::os::unix::fs::symlink;

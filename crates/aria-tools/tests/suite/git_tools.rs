@@ -588,7 +588,7 @@ async fn touched_files_are_hashed_once_into_a_private_stat_cache_never_into_the_
     assert_eq!(status_caches(&dir).len(), 1, "the stale copy is removed");
 }
 
-/// Issue 15, finding 3: history is a read path too. Sensitive files committed in the past (at
+/// History is a read path too. Sensitive files committed in the past (at
 /// the top and in subdirectories, added, changed, deleted) never show their lines, whichever
 /// two sides are compared.
 #[tokio::test]

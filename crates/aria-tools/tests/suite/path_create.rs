@@ -43,7 +43,7 @@ fn an_existing_file_resolves_as_existing() {
 #[test]
 fn dots_after_the_deepest_existing_directory_are_judged_by_the_text() {
     // Nothing below a directory that does not exist can be a symlink, so `.` and `..` there
-    // mean what they say (issue 16).
+    // mean what they say.
     let fx = fixture();
     let g = fx.guard();
     for (input, want, exists) in [

@@ -128,7 +128,7 @@ fn lexical(segs: &[&str]) -> Option<Vec<String>> {
 }
 
 /// Over plain directories and names that do not exist (no symlinks anywhere), a path to create
-/// is judged by its text (issue 16): allowed, at its lexical meaning, when it stays in the root;
+/// is judged by its text: allowed, at its lexical meaning, when it stays in the root;
 /// refused as an escape when it does not.
 #[test]
 fn paths_through_plain_and_missing_directories_are_judged_by_their_text() {

@@ -1,6 +1,6 @@
-//! Files that configure ARIA or git are protected for writes (issue 15, "Configuration is the
-//! user's"), and ARIA's own directories are refused for reads and writes when a root contains
-//! them (`--root ~`).
+//! Files that configure ARIA or git are protected for writes (the configuration is the
+//! user's, never the model's), and ARIA's own directories are refused for reads and writes
+//! when a root contains them (`--root ~`).
 
 use std::fs;
 use std::os::unix::fs::symlink;

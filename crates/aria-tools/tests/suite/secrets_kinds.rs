@@ -1,5 +1,5 @@
-//! The outbound filter's wider net (issue 5): webhooks, URL credentials, more `.env` names,
-//! cloud tokens, and high-entropy tokens (seed 000 §4.3) — and the look-alikes it must leave be.
+//! The outbound filter's wider net: webhooks, URL credentials, more `.env` names, cloud
+//! tokens, and high-entropy tokens — and the look-alikes it must leave be.
 
 use std::borrow::Cow;
 

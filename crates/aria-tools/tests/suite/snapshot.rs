@@ -1,4 +1,4 @@
-//! Snapshots and rollback (issue #7, seed 004 FR-005/FR-006): restore exactly the prior bytes,
+//! Snapshots and rollback: restore exactly the prior bytes,
 //! never touch the user's HEAD, index or ignored files, serialise per repository.
 
 use std::collections::BTreeMap;
@@ -520,9 +520,9 @@ fn planning_a_write_names_the_repository_and_branch_and_changes_nothing() {
     assert!(taken[0].id.0.starts_with("snapshot/file_write-"), "{}", taken[0].id);
 }
 
-/// What changed since a snapshot (issue 15, finding 8: a profile asks after the run changed
-/// its Makefile): tracked, new and deleted files by content, and ignored files whose inode
-/// changed after it (an ignored file untouched since is not listed).
+/// What changed since a snapshot (a profile asks first once the run changed its Makefile):
+/// tracked, new and deleted files by content, and ignored files whose inode changed after it
+/// (an ignored file untouched since is not listed).
 #[test]
 fn changed_since_lists_what_differs_from_the_snapshot() {
     let (_tmp, root) = tmp_root();

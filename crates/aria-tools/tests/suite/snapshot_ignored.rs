@@ -1,6 +1,6 @@
-//! A write to a git-ignored file is undoable like any other (security review of `aria serve`,
-//! HIGH): the snapshot taken before it captures that file's current content even though it is
-//! ignored, so `aria rollback` brings it back. The other ignored files stay out of snapshots.
+//! A write to a git-ignored file is undoable like any other: the snapshot taken before it captures
+//! that file's current content even though it is ignored, so `aria rollback` brings it back. The
+//! other ignored files stay out of snapshots.
 
 use std::fs;
 use std::path::Path;

@@ -217,7 +217,7 @@ async fn apply_patch_modifies_creates_and_deletes() {
     );
 }
 
-/// Issue #18: a small model "renamed" a function with a hunk whose '+' line repeated its '-'
+/// A small model "renamed" a function with a hunk whose '+' line repeated its '-'
 /// line; it applied, changed nothing and the run ended `done`. Such a patch fails and says why.
 #[tokio::test]
 async fn a_patch_that_changes_nothing_fails() {
@@ -340,7 +340,7 @@ async fn apply_patch_takes_the_forms_other_tools_write() {
     assert!(!fx.root.join("nope").exists());
 }
 
-/// Issue #18: the 1.5B model wrote `@@ -1,2 +1,3 @@\nmilk\neggs\n+bread` for "add the line
+/// The 1.5B model wrote `@@ -1,2 +1,3 @@\nmilk\neggs\n+bread` for "add the line
 /// 'bread' at the end of shopping.txt": no file headers, context without its leading space.
 /// With `path` the hunks are that file's; the bare context lines must still match the file.
 #[tokio::test]
