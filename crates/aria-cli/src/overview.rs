@@ -1,5 +1,6 @@
 //! A short map of the project ARIA works in, given to the model up front: the README's first
-//! lines, the top-level layout, the language and the test command. Small models asked "what
+//! lines, the top-level layout, the language, the test command and the names each source file
+//! defines. Small models asked "what
 //! does this project do?" otherwise answer that they cannot see the files instead of reading
 //! one; a few hundred tokens of map lets them answer, or know which file to open.
 //!
@@ -7,12 +8,14 @@
 //! a README or a build manifest at its top). The README's text is the project's, not the
 //! user's: redacted, injection-marked and presented as data, like the project notes.
 
+mod code_map;
+
 use std::path::Path;
 
 use aria_api::Redact;
 
-/// The most characters of the whole overview (about 400 tokens).
-pub const MAX_OVERVIEW_CHARS: usize = 1_600;
+/// The most characters of the whole overview (about 650 tokens).
+pub const MAX_OVERVIEW_CHARS: usize = 2_600;
 /// The most characters taken from the README.
 const MAX_README_CHARS: usize = 700;
 /// The most top-level entries listed.
@@ -69,6 +72,10 @@ pub fn project_overview(root: &Path, redactor: &dyn Redact) -> Option<String> {
     out.push_str(&format!("\n- top level: {}", listed.join(", ")));
     if more > 0 {
         out.push_str(&format!(" (and {more} more)"));
+    }
+    let map = code_map::code_map(root, SKIPPED);
+    if !map.is_empty() {
+        out.push_str(&format!("\n- code (top-level definitions per file):{map}"));
     }
     if let Some(name) = readme
         && let Some(text) = readme_start(&root.join(&name), redactor)

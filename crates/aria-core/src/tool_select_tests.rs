@@ -125,6 +125,7 @@ async fn the_core_file_tools_are_always_offered_and_the_change_tools_when_asked(
     tools.push(spec("file_search", "Search files for a pattern."));
     tools.push(spec("file_write", "Write a whole text file."));
     tools.push(spec("file_edit", "Replace exact text in a file."));
+    tools.push(spec("file_insert", "Add lines to a file."));
     tools.push(spec("python_run", "Run a Python script in a sandbox and summarise its output."));
     tools.push(spec("run_tests", "Run the project's tests and summarise the failures."));
     let s = ToolSelection::new(4, None);
@@ -141,7 +142,7 @@ async fn the_core_file_tools_are_always_offered_and_the_change_tools_when_asked(
     for tool in CORE_TOOLS.iter().chain(&CHANGE_TOOLS) {
         assert!(offered.contains(tool), "{offered:?}");
     }
-    assert_eq!(offered.len(), 7, "the core and change tools and one ranked: {offered:?}");
+    assert_eq!(offered.len(), 8, "the core and change tools and one ranked: {offered:?}");
 }
 
 #[tokio::test]

@@ -469,8 +469,11 @@ fn the_request_is_restated_after_tool_results_but_not_arias_own_notes() {
 /// models write bare `@@` hunks, or the new lines without `+`, and name no file.
 #[test]
 fn embedded_models_name_the_file_they_patch() {
-    let provider = chat()
-        .with_options(LocalChatOptions { tool_choice: ToolChoice::FirstThenAuto, ..greedy() });
+    let provider = chat().with_options(LocalChatOptions {
+        tool_choice: ToolChoice::FirstThenAuto,
+        edit_form: EditForm::Patch,
+        ..greedy()
+    });
     let mut tools = edit_tools();
     let patch = tools.iter_mut().find(|t| t.name == "apply_patch").unwrap();
     patch.parameters = json!({"type": "object", "properties": {"patch": {"type": "string"},

@@ -129,15 +129,12 @@ fn trim_repeats(text: &str, place: &mut Place) {
         return;
     }
     // Prefixes that end at a line break.
-    let head = r
-        .match_indices('\n')
-        .map(|(i, _)| i + 1)
-        .filter(|&i| i < r.len() && !r[..i].trim().is_empty())
-        .filter(|&i| {
-            before.ends_with(&r[..i])
-                && (i == before.len() || before[..before.len() - i].ends_with('\n'))
-        })
-        .last();
+    let head = r.match_indices('\n').map(|(i, _)| i + 1).rev().find(|&i| {
+        i < r.len()
+            && !r[..i].trim().is_empty()
+            && before.ends_with(&r[..i])
+            && (i == before.len() || before[..before.len() - i].ends_with('\n'))
+    });
     if let Some(i) = head {
         place.repeated_lines += r[..i].trim_matches('\n').lines().count();
         place.replacement.drain(..i);

@@ -331,7 +331,6 @@ fn run(
     threads: usize,
     budget: Duration,
 ) -> Result<ToolOutput, ToolError> {
-    let matcher = matcher(args)?;
     let start = guard.resolve_existing(&args.path).map_err(|e| {
         path_error_naming(
             guard,
@@ -340,21 +339,38 @@ fn run(
         )
     })?;
     check_kind(&start)?;
-    let query = Query {
-        matcher,
-        glob: glob(start.path(), args.glob.as_deref())?,
-        ancestor_ignores: ancestor_ignores(start.root(), start.path()),
-        start: start.path().to_path_buf(),
-        root: start.root().to_path_buf(),
-        shown_from: guard.roots().first().cloned().unwrap_or_default(),
-        hidden: args.hidden,
-        sensitive: guard.sensitive().clone(),
-        aria_dirs: guard.aria_dirs_within(start.root()),
-        keep: args.max_results,
-        threads,
-        deadline: Instant::now().checked_add(budget),
+    let search = |args: &Args| -> Result<Outcome, ToolError> {
+        let query = Query {
+            matcher: matcher(args)?,
+            glob: glob(start.path(), args.glob.as_deref())?,
+            ancestor_ignores: ancestor_ignores(start.root(), start.path()),
+            start: start.path().to_path_buf(),
+            root: start.root().to_path_buf(),
+            shown_from: guard.roots().first().cloned().unwrap_or_default(),
+            hidden: args.hidden,
+            sensitive: guard.sensitive().clone(),
+            aria_dirs: guard.aria_dirs_within(start.root()),
+            keep: args.max_results,
+            threads,
+            deadline: Instant::now().checked_add(budget),
+        };
+        Ok(engine::search(&query))
     };
-    let outcome = engine::search(&query);
+    let mut outcome = search(args)?;
+    let mut searched = args.clone();
+    let mut preface = String::new();
+    if outcome.matched_lines == 0
+        && let Some(stem) = name_in_file_name(&args.pattern)
+    {
+        let narrower = Args { pattern: stem.clone(), fixed_strings: true, ..args.clone() };
+        let retried = search(&narrower)?;
+        if retried.matched_lines > 0 {
+            preface =
+                format!("No line contains {:?}; these lines contain {stem:?}:\n", args.pattern);
+            outcome = retried;
+            searched = narrower;
+        }
+    }
     tracing::debug!(
         tool = FileSearch::NAME,
         path = %start,
@@ -362,10 +378,11 @@ fn run(
         lines = outcome.matched_lines,
         "searched"
     );
-    let text = render(args, &start, &outcome, budget);
+    let text = render(&searched, &start, &outcome, budget);
     let details = json!({
         "path": start.path().to_string_lossy(),
         "pattern": args.pattern,
+        "searched_pattern": searched.pattern,
         "searched_files": outcome.searched_files,
         "matched_files": outcome.matched_files,
         "matched_lines": outcome.matched_lines,
@@ -374,7 +391,23 @@ fn run(
         "unreadable": outcome.unreadable,
         "stopped_early": outcome.stopped_early,
     });
-    Ok(ToolOutput::text(text.text).with_details(details))
+    Ok(ToolOutput::text(format!("{preface}{}", text.text)).with_details(details))
+}
+
+/// The name in a pattern written like a file name (`apply_discount.py`, `formatTodo\.js`): a
+/// model looking for where a name is defined searches the text for the file it imagines the
+/// name lives in. An identifier of at least three characters and a short extension; `None`
+/// for anything else.
+fn name_in_file_name(pattern: &str) -> Option<String> {
+    let (stem, ext) = pattern.trim().rsplit_once('.')?;
+    let stem = stem.strip_suffix('\\').unwrap_or(stem);
+    let identifier = stem.chars().count() >= 3
+        && stem.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && stem.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_');
+    let extension = (1..=5).contains(&ext.len())
+        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.chars().any(|c| c.is_ascii_alphabetic());
+    (identifier && extension).then(|| stem.to_owned())
 }
 
 fn check_kind(start: &Resolved) -> Result<(), ToolError> {

@@ -257,3 +257,32 @@ fn the_spec_keeps_the_contract_names() {
     expected.sort_unstable();
     assert_eq!(names, expected);
 }
+
+#[test]
+fn a_pattern_written_like_a_file_name_finds_the_name_when_nothing_else_matched() {
+    assert_eq!(name_in_file_name("apply_discount.py").as_deref(), Some("apply_discount"));
+    assert_eq!(name_in_file_name("formatTodo\\.js").as_deref(), Some("formatTodo"));
+    for other in ["x.py", "apply discount.py", "a.b.c", "v1.2", "def apply_discount", "ab.toolong"]
+    {
+        assert_eq!(name_in_file_name(other), None, "{other}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("pricing.py"), "def apply_discount(x):\n    return x\n").unwrap();
+    let (guard, _) = resolved(dir.path());
+    let search = |pattern: &str| {
+        let a = args(json!({"pattern": pattern}));
+        run(&guard, &a, 1, Duration::from_secs(10)).unwrap()
+    };
+    let out = search("apply_discount.py");
+    assert!(
+        out.content.starts_with(
+            "No line contains \"apply_discount.py\"; these lines contain \"apply_discount\":"
+        ),
+        "{}",
+        out.content
+    );
+    assert!(out.content.contains("pricing.py:1: def apply_discount(x):"), "{}", out.content);
+    assert_eq!(out.details["searched_pattern"], json!("apply_discount"));
+    // Nothing under the name either: the plain "no matches" answer.
+    assert!(search("missing_name.py").content.starts_with("No matches for"));
+}
