@@ -51,7 +51,7 @@ fn questions_and_information_requests_are_questions() {
 
 /// The labelled requests of `data/requests.tsv` in one part: (is a change, text).
 fn labelled(part: &str) -> Vec<(bool, &'static str)> {
-    include_str!("../data/requests.tsv")
+    include_str!("../../data/requests.tsv")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| {
