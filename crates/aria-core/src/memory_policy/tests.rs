@@ -99,7 +99,7 @@ fn the_users_own_words_outweigh_a_resemblance_to_the_instructions() {
 /// restates the assistant's claims is kept, and the user's own facts are.
 #[test]
 fn extraction_keeps_what_the_user_said_and_never_the_assistant_s_claims() {
-    let data = include_str!("../tests/data/extraction_claims.jsonl");
+    let data = include_str!("../../tests/data/extraction_claims.jsonl");
     let (mut kept_claims, mut lost_facts, mut total) = (Vec::new(), Vec::new(), 0);
     for line in data.lines().filter(|l| !l.trim().is_empty()) {
         let case: serde_json::Value = serde_json::from_str(line).unwrap();

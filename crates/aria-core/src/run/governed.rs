@@ -151,7 +151,7 @@ impl Run<'_> {
         let mut verdicts = Vec::new();
         for point in points {
             // The checks run what the repository's files define: if this run changed those,
-            // the user decides whether they run (`run_profiles.rs`).
+            // the user decides whether they run (`run/profiles.rs`).
             let changed = self.changed_definitions(Some(&point.repository)).await;
             if !changed.is_empty() {
                 let checks = planned_checks(&governor, &point.repository).await?;
