@@ -23,10 +23,8 @@ const GROUP: i64 = -1001;
 const STRANGER: i64 = 999;
 const WAIT: Duration = Duration::from_secs(10);
 
-#[path = "telegram/jobs_and_choices.rs"]
 mod jobs_and_choices;
 
-#[path = "telegram/boundaries.rs"]
 mod boundaries;
 
 /// A model that streams its answer slowly, piece by piece.
