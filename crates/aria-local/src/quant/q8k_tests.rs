@@ -1,4 +1,4 @@
-//! The Q8_K-activation kernels of `quant_q8k.rs`: quantisation, portable products against the
+//! The Q8_K-activation kernels of `quant/q8k.rs`: quantisation, portable products against the
 //! exact (f64) product of the dequantised weights and activations, against the f32 product
 //! within the activation rounding, and AVX2 against portable.
 

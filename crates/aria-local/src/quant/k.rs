@@ -25,11 +25,9 @@ use half::f16;
 use super::{ActBlock, QK};
 
 #[cfg(target_arch = "x86_64")]
-#[path = "quant_k_simd.rs"]
 pub(crate) mod simd;
 
 #[cfg(target_arch = "x86_64")]
-#[path = "quant_q5_0_gemm.rs"]
 mod gemm_q5_0;
 
 /// Weights per K-quant block.
@@ -423,7 +421,7 @@ pub(crate) fn fill_avx2<B: simd::SimdBlock>(
 }
 
 /// [`fill`] with the AVX2 kernels of Q5_0. A prompt (four activation rows or more) runs
-/// groups of eight weight rows through the repacking kernel of `quant_q5_0_gemm.rs` and the
+/// groups of eight weight rows through the repacking kernel of `quant/k/gemm_q5_0.rs` and the
 /// rows past a multiple of eight through the portable [`dot_q5_0`]: the portable kernel's bits
 /// however the rows are grouped. Generation runs the row-at-a-time AVX2 kernel.
 #[cfg(target_arch = "x86_64")]

@@ -1,4 +1,4 @@
-//! The K-quant and Q5_0 kernels of `quant_k.rs` against candle's dequantisation (bit for bit),
+//! The K-quant and Q5_0 kernels of `quant/k.rs` against candle's dequantisation (bit for bit),
 //! against the f64 product of the dequantised weights and activations, against candle's
 //! `QMatMul` (which quantises activations as ggml does), and AVX2 against portable.
 
@@ -182,7 +182,7 @@ fn magnitudes(w: &QMatrix, r: usize, act: &[ActBlock]) -> (f64, f64) {
                 terms += f64::from(b.d.to_f32() * a.d).abs() * abs_dot(q, a);
             }
         }
-        Blocks::Q4_1(_) | Blocks::Q8_0(_) => panic!("not a format of quant_k.rs"),
+        Blocks::Q4_1(_) | Blocks::Q8_0(_) => panic!("not a format of quant/k.rs"),
     }
     (terms, mins)
 }

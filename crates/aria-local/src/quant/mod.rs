@@ -7,14 +7,14 @@
 //! an integer sum scaled once, as in ggml's `vec_dot_q4_1_q8_1` / `vec_dot_q8_0_q8_0`.
 //!
 //! The K-quants (Q4_K, Q5_K, Q6_K: 256 weights per block with 6- or 8-bit sub-block scales)
-//! and Q5_0 live in `quant_k.rs` (AVX2 in `quant_k_simd.rs`); they take the same 32-value
+//! and Q5_0 live in `quant/k.rs` (AVX2 in `quant/k/simd.rs`); they take the same 32-value
 //! activation blocks, so one quantised input serves a fused product of mixed formats (that
 //! file says why this departs from ggml's Q8_K).
 //!
 //! Each kernel exists twice. The portable one is plain safe Rust written so LLVM vectorises it
 //! (fixed-size arrays, one integer reduction and one float multiply-add per block) and runs on
 //! any CPU; on x86-64 CPUs with AVX2 and FMA, detected at run time ([`Isa::detect`]), the
-//! products use the kernels of `quant_simd.rs` instead, ggml's byte multiply-add shape written
+//! products use the kernels of `quant/simd.rs` instead, ggml's byte multiply-add shape written
 //! with `pulp`'s safe intrinsics (about 2x faster; the bench compares them). Candle 0.11 has no SIMD kernel for Q4_1
 //! at all and falls back to a scalar loop, which made this model run at a third of llama.cpp's
 //! speed.
@@ -27,13 +27,10 @@ use candle_core::quantized::GgmlDType;
 use half::f16;
 
 #[cfg(target_arch = "x86_64")]
-#[path = "quant_simd.rs"]
 mod simd;
 
-#[path = "quant_k.rs"]
 mod k;
 
-#[path = "quant_q8k.rs"]
 pub(crate) mod q8k;
 pub(crate) use q8k::ActBlockK;
 
@@ -266,7 +263,7 @@ impl QMatrix {
         }
     }
 
-    /// [`QMatrix::task_dots`] for the formats of `quant_k.rs`.
+    /// [`QMatrix::task_dots`] for the formats of `quant/k.rs`.
     fn task_dots_k(&self, isa: Isa, row0: usize, acts: &[ActBlock], out: &mut [f32]) {
         let nba = self.cols / QK;
         let nbw = self.cols / self.block_weights();
@@ -483,7 +480,7 @@ pub(crate) fn transpose_into(out_t: &[f32], rows: usize, m: usize, out: &mut [f3
     });
 }
 
-/// Weight rows the grouped prompt kernels (`quant_q8k_gemm.rs`, `quant_q5_0_gemm.rs`) repack
+/// Weight rows the grouped prompt kernels (`quant/q8k/gemm.rs`, `quant/k/gemm_q5_0.rs`) repack
 /// and multiply together.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const GROUP: usize = 8;
@@ -588,13 +585,10 @@ pub(crate) fn par_chunks_mut<T: Send>(
 const PARALLEL_BYTES: usize = 128 * 1024;
 
 #[cfg(test)]
-#[path = "quant_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "quant_k_tests.rs"]
 mod k_tests;
 
 #[cfg(test)]
-#[path = "quant_q8k_tests.rs"]
 mod q8k_tests;

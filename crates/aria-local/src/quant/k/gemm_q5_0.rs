@@ -1,6 +1,6 @@
 //! The prompt kernel of the Q5_0 products (the 0.5B model's 896-wide projections): eight
 //! weight rows against four activation rows at a time, on a per-task copy of the eight rows
-//! unpacked to signed bytes and interleaved — the shape of `quant_q8k_gemm.rs` (which says why)
+//! unpacked to signed bytes and interleaved — the shape of `quant/q8k/gemm.rs` (which says why)
 //! for Q5_0's 32-weight blocks and the 32-value activation blocks.
 //!
 //! One 32-byte register holds four consecutive weights of each of the eight rows; the four

@@ -233,7 +233,7 @@ fn magnitude(w: &QMatrix, r: usize, act: &[ActBlock]) -> f32 {
             .zip(act)
             .map(|(b, a)| (sumi_q8_0(b, a) as f32 * b.d.to_f32() * a.d).abs())
             .sum(),
-        _ => panic!("the K-quant formats have their own tests (quant_k_tests.rs)"),
+        _ => panic!("the K-quant formats have their own tests (quant/k_tests.rs)"),
     }
 }
 

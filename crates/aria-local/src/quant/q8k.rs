@@ -2,14 +2,14 @@
 //! Q8_K: one f32 scale per 256 values and the sum of each 32 values' bytes, so a whole
 //! 256-weight block is one integer sum, scaled once.
 //!
-//! The kernels of `quant_k.rs` take 32-value activation blocks (that file says why) and pay a
+//! The kernels of `quant/k.rs` take 32-value activation blocks (that file says why) and pay a
 //! conversion and a float multiply-add per 32 weights; here the sub-block sums (each already
 //! multiplied by its 6- or 8-bit scale with `vpmaddwd`) are added as integers over the block,
 //! and the minimums come from the activation sums, as in ggml's `ggml_vec_dot_q4_K_q8_K`:
 //! `Σ_blocks d_a·(d·Σ_j sc_j·Σ q·q_a − dmin·Σ_j m_j·Σ q_a)`. The cost is coarser rounding of
 //! the activations (one step per 256 values instead of per 32), the same as llama.cpp's. The
 //! model uses these whenever every product of a fused call is a K-quant (`llama.rs`).
-//! With AVX2, prompts go through the grouped kernel of `quant_q8k_gemm.rs` (eight weight rows
+//! With AVX2, prompts go through the grouped kernel of `quant/q8k/gemm.rs` (eight weight rows
 //! repacked and multiplied against four activation rows at a time) and give the portable
 //! kernels' results to the bit; generation keeps a row-at-a-time kernel that rounds its float
 //! sums in another order (within the tested bound) because it is faster.
@@ -191,7 +191,7 @@ impl QMatrix {
     }
 }
 
-/// The AVX2 kernels: the sub-block unpacking of `quant_k_simd.rs`, integer accumulation here.
+/// The AVX2 kernels: the sub-block unpacking of `quant/k/simd.rs`, integer accumulation here.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod simd {
     use std::arch::x86_64::{__m128i, __m256, __m256i};
@@ -204,7 +204,7 @@ pub(crate) mod simd {
     use super::{ActBlockK, fill_rows};
 
     /// Activation rows from which a task's weight rows are repacked for the grouped kernel
-    /// (`quant_q8k_gemm.rs`), which pays the repacking once for all of them.
+    /// (`quant/q8k/gemm.rs`), which pays the repacking once for all of them.
     const GROUPED_FROM: usize = 4;
 
     /// Sub-block `j`'s weights `q` · its activations, times its `scales`, as eight i32 lanes.
@@ -282,5 +282,4 @@ pub(crate) mod simd {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[path = "quant_q8k_gemm.rs"]
 mod gemm;

@@ -18,7 +18,7 @@
 //! kernels take [`ROWS`] activation rows per weight row and unpack each sub-block once for all;
 //! single rows run the same function with one row, so every row's arithmetic is the same
 //! operation for operation and a prompt's results do not depend on how it is grouped. Q5_0
-//! prompts (four rows or more) instead run the grouped kernel of `quant_q5_0_gemm.rs`, which
+//! prompts (four rows or more) instead run the grouped kernel of `quant/k/gemm_q5_0.rs`, which
 //! gives the portable kernel's bits.
 
 use bytemuck::cast;
