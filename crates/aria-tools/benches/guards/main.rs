@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use aria_api::Redact;
 use aria_tools::{InjectionFilter, PathGuard, SecretRedactor, SensitivePatterns};
 
-#[path = "support/injection_corpus.rs"]
 mod injection_corpus;
 
 fn time<F: FnMut() -> usize>(mut f: F) -> (Duration, usize) {
