@@ -388,5 +388,4 @@ pub fn asks_for_change(text: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "request_kind_tests.rs"]
 mod tests;

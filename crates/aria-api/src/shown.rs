@@ -75,5 +75,4 @@ pub fn approval_arguments(arguments: &serde_json::Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "shown_tests.rs"]
 mod tests;

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-#[path = "cli_jobs.rs"]
 mod jobs;
 pub use jobs::*;
 

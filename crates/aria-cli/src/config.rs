@@ -754,5 +754,4 @@ impl Env for Vars {
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

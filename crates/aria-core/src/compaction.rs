@@ -1,5 +1,5 @@
 //! Compaction: the request that asks a model to summarise the oldest part of a conversation,
-//! and the check of what comes back. The loop (`run_context.rs`) decides when to compact and
+//! and the check of what comes back. The loop (`run/context.rs`) decides when to compact and
 //! falls back to truncation when this fails; this file is pure.
 
 use aria_api::{ChatRequest, Message, Role};

@@ -283,5 +283,4 @@ pub fn compaction_cut(history: &[Message], model: &str, counter: TokenCounter) -
 }
 
 #[cfg(test)]
-#[path = "context_tests.rs"]
 mod tests;

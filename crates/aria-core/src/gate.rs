@@ -371,5 +371,4 @@ fn cap(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "gate_tests.rs"]
 mod tests;

@@ -450,5 +450,4 @@ impl Background {
 }
 
 #[cfg(test)]
-#[path = "memory_extract_tests.rs"]
 mod tests;

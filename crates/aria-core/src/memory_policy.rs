@@ -225,5 +225,4 @@ fn stem(word: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "memory_policy_tests.rs"]
 mod tests;

@@ -227,5 +227,4 @@ impl Tool for MemoryStoreTool {
 }
 
 #[cfg(test)]
-#[path = "memory_tools_tests.rs"]
 mod tests;

@@ -466,5 +466,4 @@ fn mentions(text: &str, phrase: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "persona_tests.rs"]
 mod tests;

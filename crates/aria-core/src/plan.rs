@@ -27,7 +27,6 @@ use crate::agent::{Agent, Price, RunError};
 use crate::events::{AgentEvent, EventSink};
 use round::{Reply, RoundFacts, Watched, parse_reply};
 
-#[path = "plan_round.rs"]
 mod round;
 
 /// The model that plans. It is never offered a tool.
@@ -562,5 +561,4 @@ impl Task<'_> {
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

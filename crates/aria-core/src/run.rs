@@ -19,19 +19,12 @@ use crate::events::{AgentEvent, EventSink};
 use crate::output::{UntrustedFence, guard_for_model};
 use crate::policy::{Decision, decide};
 
-#[path = "run_approve.rs"]
 mod approve;
-#[path = "run_context.rs"]
-mod context_step;
-#[path = "run_dry.rs"]
+mod context;
 mod dry;
-#[path = "run_governed.rs"]
 mod governed;
-#[path = "run_habits.rs"]
 mod habits;
-#[path = "run_model.rs"]
 mod model;
-#[path = "run_profiles.rs"]
 mod profiles;
 
 /// Why the loop stopped before `Done`.
@@ -63,11 +56,11 @@ enum Plan {
         tool: Arc<dyn Tool>,
         args: Value,
         tier: Tier,
-        /// Why it asks when its own tier would not (`run_profiles.rs`): the question shows
+        /// Why it asks when its own tier would not (`run/profiles.rs`): the question shows
         /// it, and a refusal tells the model.
         why: Option<profiles::Raised>,
     },
-    /// `--dry-run`: described (`run_dry.rs`), never run.
+    /// `--dry-run`: described (`run/dry.rs`), never run.
     Dry {
         args: Value,
         tier: Tier,
@@ -119,10 +112,10 @@ pub(crate) struct Run<'a> {
     fence: UntrustedFence,
     /// Restore points of this run not yet checked by the governed workflow.
     points: Vec<crate::RestorePoint>,
-    /// The checks' results before the edit, per repository of `points` (`run_governed.rs`).
+    /// The checks' results before the edit, per repository of `points` (`run/governed.rs`).
     baselines: Vec<crate::workflow::Baseline>,
     /// The first restore point of each repository this run took, for the whole run: what the
-    /// run changed is compared against them (`run_profiles.rs`).
+    /// run changed is compared against them (`run/profiles.rs`).
     run_points: Vec<crate::RestorePoint>,
     /// Calls that ran and may have changed files without a restore point.
     unsnapshotted: Vec<String>,
@@ -133,7 +126,7 @@ pub(crate) struct Run<'a> {
     /// The conversation's summary (compaction); loaded with the recall before the first call.
     summary: Option<aria_api::HistorySummary>,
     /// Profile and memories for this run's user message; `None` until the first call.
-    recall: Option<context_step::Recall>,
+    recall: Option<context::Recall>,
     /// The tools offered to the model for this run, when a [`crate::ToolSelection`] chose
     /// them (at the first call; tools called later are added).
     offered: Option<Vec<aria_api::ToolSpec>>,
@@ -440,7 +433,7 @@ impl<'a> Run<'a> {
 
     /// Validating: schema-check every call and decide what policy allows. A tool that runs
     /// what the project's files define asks when `definitions` (what this run changed) is not
-    /// empty (`run_profiles.rs`).
+    /// empty (`run/profiles.rs`).
     fn validate(
         &mut self,
         calls: Vec<ToolCall>,

@@ -170,5 +170,4 @@ fn substantial(text: &str) -> usize {
 }
 
 #[cfg(test)]
-#[path = "text_call_tests.rs"]
 mod tests;

@@ -183,5 +183,4 @@ fn by_words(query: &str, tools: &[ToolSpec]) -> Vec<f32> {
 }
 
 #[cfg(test)]
-#[path = "tool_select_tests.rs"]
 mod tests;

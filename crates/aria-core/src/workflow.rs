@@ -398,5 +398,4 @@ fn tail(text: &str, max: usize) -> &str {
 }
 
 #[cfg(test)]
-#[path = "workflow_tests.rs"]
 mod tests;

@@ -421,5 +421,4 @@ pub fn parse_since(text: &str, now: Timestamp) -> Result<Timestamp, String> {
 }
 
 #[cfg(test)]
-#[path = "logs_tests.rs"]
 mod tests;

@@ -219,5 +219,4 @@ pub fn memory_kind() -> Schema {
 }
 
 #[cfg(test)]
-#[path = "openapi_tests.rs"]
 mod tests;

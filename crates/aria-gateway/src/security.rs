@@ -693,5 +693,4 @@ fn check(security: &Security, request: &Request) -> Result<Option<Identity>, Api
 }
 
 #[cfg(test)]
-#[path = "security_tests.rs"]
 mod tests;

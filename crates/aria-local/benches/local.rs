@@ -14,9 +14,12 @@
 //! printed with the figures: other builds on a small machine move them a lot.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)] // a bench binary reports on stdout
 
-// The kernels, compiled into the bench directly (they are private to the crate).
+// The kernels, compiled into the bench directly (they are private to the crate, and making them
+// public for a bench would widen the crate's API): the one `#[path]` in the workspace, naming the
+// module's own file. `quant` is a `mod.rs` module so that its submodules resolve the same from
+// here as from the crate.
 #[allow(dead_code)]
-#[path = "../src/quant.rs"]
+#[path = "../src/quant/mod.rs"]
 mod quant;
 
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@
 //!   batches: no allocation, no freshly mapped pages per layer.
 //! - **int8 weights stay int8.** A model that ships its linear weights as int8 codes with
 //!   scales (a pack) keeps them so, a quarter of the memory, decoded a panel at a time into the
-//!   floats they stand for (`bert_matmul.rs`): the same results, and a short text's pass reads
+//!   floats they stand for (`bert/product.rs`): the same results, and a short text's pass reads
 //!   a quarter of the bytes.
 //!
 //! Bias, GELU, residual and layer norm are fused into single passes over the rows; `exp` and
@@ -32,7 +32,6 @@ use serde::Deserialize;
 use crate::error::LocalError;
 use crate::quant::Isa;
 
-#[path = "bert_matmul.rs"]
 mod product;
 use product::{Packed, PackedI8, Rhs, Work, matmul};
 
@@ -608,5 +607,4 @@ pub(crate) fn exp_approx(x: f32) -> f32 {
 }
 
 #[cfg(test)]
-#[path = "bert_tests.rs"]
 mod tests;

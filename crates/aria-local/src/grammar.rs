@@ -780,5 +780,4 @@ fn start_char(schema: &Schema) -> char {
 }
 
 #[cfg(test)]
-#[path = "grammar_tests.rs"]
 mod tests;

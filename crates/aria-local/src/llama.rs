@@ -626,5 +626,4 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[cfg(test)]
-#[path = "llama_tests.rs"]
 mod tests;

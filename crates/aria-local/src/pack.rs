@@ -348,5 +348,4 @@ fn dequantize(info: &TensorInfo, data: &[u8]) -> Vec<f32> {
 }
 
 #[cfg(test)]
-#[path = "pack_tests.rs"]
 mod tests;

@@ -113,5 +113,4 @@ pub fn judge(url: &str, resolver: &dyn Resolve) -> Locality {
 }
 
 #[cfg(test)]
-#[path = "locality_tests.rs"]
 mod tests;

@@ -261,5 +261,4 @@ pub fn recognise(stream: ChatStream, tools: &[ToolSpec]) -> ChatStream {
 }
 
 #[cfg(test)]
-#[path = "textcalls_tests.rs"]
 mod tests;

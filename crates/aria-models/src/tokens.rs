@@ -226,7 +226,6 @@ pub fn estimate_input(request: &ChatRequest) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "tokens_tests.rs"]
 mod tests;
 
 #[cfg(test)]

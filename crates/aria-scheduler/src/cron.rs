@@ -309,5 +309,4 @@ pub fn rfc3339_utc(at: Timestamp) -> String {
 }
 
 #[cfg(test)]
-#[path = "cron_tests.rs"]
 mod tests;

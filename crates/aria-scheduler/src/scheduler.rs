@@ -622,5 +622,4 @@ fn stamp(at: Timestamp) -> String {
 }
 
 #[cfg(test)]
-#[path = "scheduler_tests.rs"]
 mod tests;

@@ -232,5 +232,4 @@ impl Tool for ScheduleCreate {
 }
 
 #[cfg(test)]
-#[path = "tool_tests.rs"]
 mod tests;

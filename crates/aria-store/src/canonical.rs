@@ -115,5 +115,4 @@ pub(crate) fn write_u64(out: &mut Vec<u8>, mut n: u64) {
 }
 
 #[cfg(test)]
-#[path = "canonical_tests.rs"]
 mod tests;

@@ -305,5 +305,4 @@ fn read_approval(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<StoredApprova
 }
 
 #[cfg(test)]
-#[path = "conversations_tests.rs"]
 mod tests;

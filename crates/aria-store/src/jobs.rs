@@ -612,5 +612,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "jobs_tests.rs"]
 mod tests;

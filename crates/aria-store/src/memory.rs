@@ -774,9 +774,7 @@ fn changes(old: &Memory, new: &Memory, model: Option<&str>) -> serde_json::Value
 }
 
 #[cfg(test)]
-#[path = "memory_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "memory_passages_tests.rs"]
 mod passages_tests;

@@ -135,5 +135,4 @@ pub fn rank_relevance(text_rank: Option<usize>, vector_rank: Option<usize>, list
 }
 
 #[cfg(test)]
-#[path = "memory_fusion_tests.rs"]
 mod tests;

@@ -643,5 +643,4 @@ pub(crate) fn normalized(v: &[f32], dims: usize) -> Option<Vec<f32>> {
 }
 
 #[cfg(test)]
-#[path = "memory_index_tests.rs"]
 mod tests;

@@ -720,5 +720,4 @@ fn rows_by_rid(
 }
 
 #[cfg(test)]
-#[path = "memory_search_tests.rs"]
 mod tests;

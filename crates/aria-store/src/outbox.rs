@@ -649,5 +649,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "outbox_tests.rs"]
 mod tests;

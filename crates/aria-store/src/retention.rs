@@ -118,5 +118,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "retention_tests.rs"]
 mod tests;

@@ -255,5 +255,4 @@ pub(crate) fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32, Stor
 }
 
 #[cfg(test)]
-#[path = "schema_tests.rs"]
 mod tests;

@@ -246,5 +246,4 @@ fn truncated(ctx: &Ctx) -> Plan {
 }
 
 #[cfg(test)]
-#[path = "openai_mock_tests.rs"]
 mod tests;

@@ -678,5 +678,4 @@ pub fn parse_html(text: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-#[path = "telegram_mock_tests.rs"]
 mod tests;

@@ -125,7 +125,7 @@ fn main() {
 /// Every file's mtime moved, no content changed (a `touch`, a tool that rewrites identical
 /// files): the index's stat cache no longer matches, so both sides must read and hash every
 /// file once. `git status` then writes the refreshed stat data into the index; `git_status`
-/// into its private copy (`tools/git_stat_cache.rs`), never the user's index. The plain
+/// into its private copy (`tools/git_status/stat_cache.rs`), never the user's index. The plain
 /// libgit2 status (the tool before the cache) is measured first, as it pays on every call.
 fn touched(rt: &tokio::runtime::Runtime, tool: &GitStatus, dir: &Path, files: usize) {
     let later = std::time::SystemTime::now() + Duration::from_secs(5);

@@ -481,5 +481,4 @@ impl Tool for PluginTool {
 }
 
 #[cfg(test)]
-#[path = "plugins_tests.rs"]
 mod tests;

@@ -484,5 +484,4 @@ pub struct ModelEntry {
 }
 
 #[cfg(test)]
-#[path = "wire_tests.rs"]
 mod tests;

@@ -181,5 +181,4 @@ fn open_fence(text: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "format_tests.rs"]
 mod tests;

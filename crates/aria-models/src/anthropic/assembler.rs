@@ -236,5 +236,4 @@ impl crate::reader::Assembler for MessageAssembler {
 }
 
 #[cfg(test)]
-#[path = "assembler_tests.rs"]
 mod tests;

@@ -228,5 +228,4 @@ fn finish_reason(reason: &str) -> FinishReason {
 }
 
 #[cfg(test)]
-#[path = "assembler_tests.rs"]
 mod tests;

@@ -428,5 +428,4 @@ impl Inner {
 }
 
 #[cfg(test)]
-#[path = "router_tests.rs"]
 mod tests;

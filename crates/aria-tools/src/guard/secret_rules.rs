@@ -23,7 +23,7 @@ pub(crate) enum Check {
     /// the user name again (`postgres:postgres`).
     UrlPassword,
     /// `.env`-style assignment: the value must look like a literal, not like code, and be a
-    /// secret for its name (`secret_judge.rs`).
+    /// secret for its name (`secrets/secret_judge.rs`).
     EnvValue,
     /// A value next to a secret-like name in another syntax on one line (an XML element, a
     /// command-line flag, `define(...)`): judged by its `NAME` like [`Check::EnvValue`].
@@ -71,13 +71,12 @@ macro_rules! secret_name {
     };
 }
 
-#[path = "secret_vendor_rules.rs"]
 mod vendor;
 use vendor::VENDOR_RULES;
 
 /// Every rule, in priority order (earlier wins when two start at the same place): the first
 /// token formats and the forms around them, the other vendors' token formats
-/// (`secret_vendor_rules.rs`), then the values next to secret-like names.
+/// (`secret_rules/vendor.rs`), then the values next to secret-like names.
 pub(crate) static RULES: std::sync::LazyLock<Vec<Rule>> =
     std::sync::LazyLock::new(|| [FIRST_RULES, VENDOR_RULES, NAMED_RULES].concat());
 

@@ -16,7 +16,7 @@
 //!    regex. Every match gets a second look in code (the regex crate has no look-around): a
 //!    token must not be a placeholder (`xxxx`, `EXAMPLE`, `AIzaaaa…`), `.env`-style
 //!    assignments must not eat ordinary source code, and a value next to a name is judged by
-//!    how strongly the name says "secret" (`secret_judge.rs`: `password` more than `key`,
+//!    how strongly the name says "secret" (`secrets/secret_judge.rs`: `password` more than `key`,
 //!    `token_type` not at all), with an entropy floor and known placeholders refused.
 //! 3. **High-entropy tokens** (see `entropy.rs`): one byte loop over what is
 //!    left, judging only runs of 64+ token characters.
@@ -52,9 +52,7 @@ use crate::guard::entropy::find_high_entropy;
 use crate::guard::invisible;
 use crate::guard::secret_rules::{Check, ENV_KEYWORDS, RULES};
 
-#[path = "secret_judge.rs"]
 mod secret_judge;
-#[path = "secret_verdict.rs"]
 mod verdict;
 use verdict::{Verdict, judge};
 #[cfg(test)]
@@ -682,13 +680,10 @@ fn slots_for(re: &Regex, names: &[Vec<String>], range: Range<usize>) -> Vec<Slot
 }
 
 #[cfg(test)]
-#[path = "secrets_tests.rs"]
 mod split_tests;
 
 #[cfg(test)]
-#[path = "secrets_hidden_tests.rs"]
 mod hidden_tests;
 
 #[cfg(test)]
-#[path = "secrets_unit_tests.rs"]
 mod tests;

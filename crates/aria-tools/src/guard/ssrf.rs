@@ -265,5 +265,4 @@ fn parse_allowed(entry: &str) -> Result<Allowed, AllowedHostError> {
 }
 
 #[cfg(test)]
-#[path = "ssrf_tests.rs"]
 mod tests;

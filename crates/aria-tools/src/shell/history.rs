@@ -659,5 +659,4 @@ fn escape_glob(pattern: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "history_tests.rs"]
 mod tests;

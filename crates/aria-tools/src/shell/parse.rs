@@ -16,7 +16,6 @@ use super::ast::{
 };
 use super::words::{text, word};
 
-#[path = "parse_redirect.rs"]
 mod redirect;
 use redirect::{heredoc, herestring, redirect};
 

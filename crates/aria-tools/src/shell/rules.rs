@@ -12,7 +12,6 @@ use super::git;
 use super::judge::{Call, Verdict};
 use super::textprog;
 
-#[path = "rules_system.rs"]
 mod system;
 use system::{DOCKER, KUBECTL, SYSTEM_PROGRAMS, SYSTEMCTL};
 
@@ -174,7 +173,7 @@ const SHELL: Interp =
     Interp { shell: true, code: &[], values: &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"] };
 
 /// Every program ARIA knows: [`PROGRAMS`] (files, text, the environment, changes, deletions)
-/// and the network, packages, wrappers, shells and system programs (`rules_system.rs`). Order
+/// and the network, packages, wrappers, shells and system programs (`rules/system.rs`). Order
 /// does not matter; a name appears once.
 pub(crate) fn programs() -> impl Iterator<Item = &'static Entry> {
     PROGRAMS.iter().chain(SYSTEM_PROGRAMS)

@@ -11,7 +11,6 @@ use crate::guard::path::PathGuard;
 use crate::tools::git_repo::{self, MAX_REPOS, Repo, Selection};
 use crate::tools::{blocking, roots_sentence};
 
-#[path = "git_stat_cache.rs"]
 mod stat_cache;
 
 /// Entries listed per section; the counts are always complete.

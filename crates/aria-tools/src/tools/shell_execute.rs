@@ -35,7 +35,6 @@ use crate::tools::shell_line;
 use crate::tools::shell_steps::{self, Checked, Walker};
 use crate::tools::{blocking, path_error, roots_sentence};
 
-#[path = "shell_execute_run.rs"]
 mod spawn;
 pub(super) use spawn::{Collected, Stages, collect_pipeline, start_pipeline};
 use spawn::{execute, run};

@@ -497,5 +497,4 @@ async fn resolve_checked(
 }
 
 #[cfg(test)]
-#[path = "web_fetch_tests.rs"]
 mod tests;
