@@ -85,6 +85,18 @@ impl Run<'_> {
             return Ok(offered.clone());
         }
         let query = self.user_message();
+        // A question (by its form: "what…?", "show me…") is answered by reading: the tools
+        // that change things are not ranked for it ("What did the last commit change?" shares
+        // a word with git_commit's name, not with git_log's), though any stays callable.
+        if aria_api::classify_request(&query) == aria_api::RequestKind::Question {
+            let reads = |name: &str| {
+                self.agent
+                    .tools
+                    .get(name)
+                    .is_none_or(|t| t.tier(&json!({})) == aria_api::Tier::Read)
+            };
+            all.retain(|t| reads(&t.name) || called.contains(&t.name));
+        }
         let chosen = selection.select(&query, &all, &called).await;
         self.audit(
             "tools.selected",

@@ -805,3 +805,23 @@ async fn a_call_written_as_the_answers_text_is_made_or_fails_the_run() {
     let r = rig(vec![Turn::text(undeclared)], End::Fail, vec![], |_| {});
     assert_eq!(r.run("show me a tool call as JSON").await.0.unwrap().state, Done);
 }
+
+/// A question is offered the tools that read: "What did the last commit change?" shares a word
+/// with `git_commit`'s name, and a small model shown it committed instead of reading the log.
+#[tokio::test]
+async fn a_question_is_offered_the_tools_that_read() {
+    let tools = vec![
+        TestTool::new("git_commit", Tier::RecoverableWrite, Behaviour::Echo),
+        TestTool::new("git_log", Tier::Read, Behaviour::Echo),
+        TestTool::new("file_read", Tier::Read, Behaviour::Echo),
+    ];
+    let selection = Some(std::sync::Arc::new(aria_core::ToolSelection::new(2, None)));
+    let r = rig(vec![Turn::text("It added a report.")], End::Fail, tools, |c| {
+        c.tool_selection = selection;
+    });
+    r.run("What did the last commit change?").await.0.unwrap();
+    let offered: Vec<String> =
+        r.provider.requests()[0].tools.iter().map(|t| t.name.clone()).collect();
+    assert!(offered.contains(&"git_log".to_owned()), "{offered:?}");
+    assert!(!offered.contains(&"git_commit".to_owned()), "{offered:?}");
+}
