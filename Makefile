@@ -55,6 +55,7 @@ test: test-wheels test-mcp-servers
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
 	$(CARGO) test --workspace --doc
+	python3 bench/tasks/run.py --selfcheck
 	bash scripts/sandbox-unprivileged.sh
 	bash scripts/e2e.sh
 
