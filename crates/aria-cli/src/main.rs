@@ -11,8 +11,8 @@ mod app;
 mod cli;
 mod commands;
 mod config;
-#[cfg(feature = "local")]
 mod daemon_client;
+#[cfg(feature = "local")]
 mod default_model;
 mod embedder;
 mod exit;

@@ -22,6 +22,8 @@ pub enum Backend {
     OpenAi(OpenAiProvider),
     Anthropic(AnthropicProvider),
     Ollama(OllamaProvider),
+    /// The embedded model (built only with the `local` feature).
+    #[cfg_attr(not(feature = "local"), allow(dead_code))]
     Local(Arc<dyn Provider>),
 }
 
