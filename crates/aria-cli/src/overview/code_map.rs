@@ -1,6 +1,6 @@
 //! The code map of a project's overview: each source file with the names it defines at its top
-//! level (`inventory/pricing.py: apply_discount, add_vat`), read line by line without running
-//! anything. A small model asked "where is apply_discount defined?" or "which file has the Item
+//! level and the modules it imports (`inventory/report.py: low_stock; imports datetime`), read
+//! line by line without running anything. A small model asked "where is apply_discount defined?" or "which file has the Item
 //! class?" otherwise guesses a file from the name; with the map it knows which one to open.
 //!
 //! Only definitions at the start of a line are taken (top level), in Python, JavaScript and
@@ -10,7 +10,7 @@
 use std::path::Path;
 
 /// Most characters of the map.
-pub const MAX_MAP_CHARS: usize = 900;
+pub const MAX_MAP_CHARS: usize = 1_100;
 /// Most source files looked at.
 const MAX_FILES: usize = 80;
 /// Most bytes read of one file.
@@ -28,8 +28,8 @@ pub fn code_map(root: &Path, skipped: &[&str]) -> String {
     let mut out = String::new();
     let mut left_out = 0;
     for relative in files.iter().take(MAX_FILES) {
-        let names = definitions(&root.join(relative));
-        if names.is_empty() {
+        let (names, imports) = definitions(&root.join(relative));
+        if names.is_empty() && imports.is_empty() {
             continue;
         }
         let more = names.len().saturating_sub(MAX_NAMES);
@@ -37,6 +37,10 @@ pub fn code_map(root: &Path, skipped: &[&str]) -> String {
             format!("\n  {relative}: {}", names[..names.len().min(MAX_NAMES)].join(", "));
         if more > 0 {
             line.push_str(&format!(" (+{more})"));
+        }
+        if !imports.is_empty() {
+            let shown = &imports[..imports.len().min(MAX_NAMES)];
+            line.push_str(&format!("; imports {}", shown.join(", ")));
         }
         if out.len() + line.len() > MAX_MAP_CHARS {
             left_out += 1;
@@ -91,27 +95,83 @@ fn language(name: &str) -> Option<Language> {
     }
 }
 
-/// The names `path` defines at its top level, in order.
-fn definitions(path: &Path) -> Vec<String> {
+/// The names `path` defines at its top level, and the modules it imports, each in order.
+fn definitions(path: &Path) -> (Vec<String>, Vec<String>) {
+    let none = (Vec::new(), Vec::new());
     let Some(language) = path.file_name().and_then(|n| n.to_str()).and_then(language) else {
-        return Vec::new();
+        return none;
     };
-    let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
+    let Ok(file) = std::fs::File::open(path) else { return none };
     let mut text = String::new();
     if std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut text)
         .is_err()
     {
-        return Vec::new();
+        return none;
     }
-    let mut names: Vec<String> = Vec::new();
+    let (mut names, mut imports): (Vec<String>, Vec<String>) = none;
     for line in text.lines() {
         if let Some(name) = defined(line, language)
             && !names.contains(&name)
         {
             names.push(name);
         }
+        for module in imported(line, language) {
+            if !imports.contains(&module) {
+                imports.push(module);
+            }
+        }
     }
-    names
+    (names, imports)
+}
+
+/// The modules a top-level line imports: `import a, b.c` and `from x import y` (Python),
+/// `require('x')` and `import … from 'x'` (JavaScript, TypeScript), `use x::…` (Rust, the first
+/// segment), `import "x"` (Go, one line). Only module-name characters are kept.
+fn imported(line: &str, language: Language) -> Vec<String> {
+    let module_chars = |s: &str| -> Option<String> {
+        let name: String = s
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '@' | ':'))
+            .collect();
+        let name = name.trim_end_matches(['.', ':', '/']).to_owned();
+        (!name.is_empty()).then_some(name)
+    };
+    let quoted = |s: &str| -> Option<String> {
+        let start = s.find(['\'', '"'])?;
+        module_chars(&s[start + 1..])
+    };
+    match language {
+        Language::Python => {
+            if let Some(rest) = line.strip_prefix("import ") {
+                rest.split(',').filter_map(|m| module_chars(m.trim())).collect()
+            } else if let Some(rest) = line.strip_prefix("from ") {
+                module_chars(rest).into_iter().collect()
+            } else {
+                Vec::new()
+            }
+        }
+        Language::Script => {
+            if let Some(at) = line.find("require(") {
+                quoted(&line[at..]).into_iter().collect()
+            } else if line.starts_with("import ") || line.starts_with("export ") {
+                match line.rfind(" from ") {
+                    Some(at) => quoted(&line[at..]).into_iter().collect(),
+                    None if line.starts_with("import ") => quoted(line).into_iter().collect(),
+                    None => Vec::new(),
+                }
+            } else {
+                Vec::new()
+            }
+        }
+        Language::Rust => line
+            .strip_prefix("use ")
+            .or_else(|| line.strip_prefix("pub use "))
+            .and_then(|rest| module_chars(rest.split("::").next().unwrap_or(rest)))
+            .filter(|m| !matches!(m.as_str(), "crate" | "self" | "super"))
+            .into_iter()
+            .collect(),
+        Language::Go => line.strip_prefix("import ").and_then(quoted).into_iter().collect(),
+    }
 }
 
 /// The name a top-level line defines, if it is a definition.
@@ -173,17 +233,20 @@ mod tests {
         for (path, text) in [
             (
                 "inventory/pricing.py",
-                "VAT = 0.2\n\ndef apply_discount(x):\n    def inner():\n        pass\n\nclass Cart:\n    def total(self): ...\n",
+                "import json, os.path\nfrom datetime import date\nVAT = 0.2\n\ndef apply_discount(x):\n    def inner():\n        pass\n\nclass Cart:\n    def total(self): ...\n",
             ),
             (
                 "src/format.js",
-                "const MAX = 40;\nfunction formatTodo(t) {}\nmodule.exports = { formatTodo };\n",
+                "const fs = require('fs');\nconst MAX = 40;\nfunction formatTodo(t) {}\nmodule.exports = { formatTodo };\n",
             ),
             (
                 "src/app.ts",
-                "export const MAX_TITLE_LENGTH = 60;\nexport async function load() {}\nexport interface Todo {}\n",
+                "import { readFile } from \"node:fs/promises\";\nimport './polyfill';\nexport const MAX_TITLE_LENGTH = 60;\nexport async function load() {}\nexport interface Todo {}\n",
             ),
-            ("lib.rs", "pub struct Store;\nimpl Store {\n    pub fn add() {}\n}\nfn helper() {}\n"),
+            (
+                "lib.rs",
+                "use serde::Serialize;\nuse crate::x;\npub struct Store;\nimpl Store {\n    pub fn add() {}\n}\nfn helper() {}\n",
+            ),
             ("main.go", "func (s *Store) Add(x int) {}\ntype Store struct{}\n"),
             ("node_modules/dep/index.js", "function hidden() {}\n"),
             (".venv/x.py", "def hidden(): pass\n"),
@@ -195,11 +258,11 @@ mod tests {
         let map = code_map(root, &["node_modules"]);
         assert_eq!(
             map,
-            "\n  inventory/pricing.py: apply_discount, Cart\
-             \n  lib.rs: Store, helper\
+            "\n  inventory/pricing.py: apply_discount, Cart; imports json, os.path, datetime\
+             \n  lib.rs: Store, helper; imports serde\
              \n  main.go: Add, Store\
-             \n  src/app.ts: MAX_TITLE_LENGTH, load, Todo\
-             \n  src/format.js: formatTodo"
+             \n  src/app.ts: MAX_TITLE_LENGTH, load, Todo; imports node:fs/promises, ./polyfill\
+             \n  src/format.js: formatTodo; imports fs"
         );
     }
 
