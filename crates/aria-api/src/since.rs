@@ -49,7 +49,20 @@ mod tests {
         assert_eq!(at(" 1h ").unwrap(), "2026-11-26T17:00:00Z");
         assert_eq!(at("2d").unwrap(), "2026-11-24T18:00:00Z");
         assert_eq!(at("2026-11-01T00:00:00+01:00").unwrap(), "2026-10-31T23:00:00Z");
-        for bad in ["", "5é", "é", "h", "-1h", "1w", "1.5h", "99999999999999999d", "yesterday"] {
+        for bad in [
+            "",
+            "5é",
+            "1é",
+            "é",
+            "h",
+            "7",
+            "x1h",
+            "-1h",
+            "1w",
+            "1.5h",
+            "99999999999999999d",
+            "yesterday",
+        ] {
             let err = at(bad).unwrap_err();
             assert!(err.to_string().contains("30m, 1h or 2d"), "{bad}: {err}");
         }

@@ -415,10 +415,5 @@ pub fn same_file(path: &Path, file: &File) -> io::Result<bool> {
     }
 }
 
-/// `--since` as every front end reads it: [`aria_api::parse_since`], its error in words.
-pub fn parse_since(text: &str, now: Timestamp) -> Result<Timestamp, String> {
-    aria_api::parse_since(text, now).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests;

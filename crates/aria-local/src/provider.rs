@@ -81,13 +81,6 @@ impl EditForm {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EditForm::Patch => "patch",
-            EditForm::Replace => "replace",
-        }
-    }
-
     /// The tool of this form.
     fn tool(self) -> &'static str {
         match self {

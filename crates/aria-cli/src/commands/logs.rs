@@ -51,7 +51,7 @@ pub fn logs(global: &GlobalArgs, args: LogsArgs) -> CliResult<u8> {
     let since = args
         .since
         .as_deref()
-        .map(|text| logs::parse_since(text, Timestamp::now()))
+        .map(|text| aria_api::parse_since(text, Timestamp::now()))
         .transpose()
         .map_err(|e| CliError::config(anyhow::anyhow!("--since {e}")))?;
     // A line that is not ours is shown as it is: its level and time are unknown, and hiding it

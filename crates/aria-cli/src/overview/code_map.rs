@@ -61,7 +61,12 @@ fn collect(root: &Path, dir: &Path, skipped: &[&str], depth: usize, out: &mut Ve
     for entry in entries.filter_map(Result::ok) {
         let Ok(name) = entry.file_name().into_string() else { continue };
         let Ok(kind) = entry.file_type() else { continue };
-        if name.starts_with('.') || out.len() >= MAX_FILES * 4 {
+        // Enough files to choose from: stop walking (a large tree is not read whole at every
+        // start).
+        if out.len() >= MAX_FILES * 4 {
+            return;
+        }
+        if name.starts_with('.') {
             continue;
         }
         let path = entry.path();

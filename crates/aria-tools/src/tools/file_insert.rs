@@ -153,11 +153,12 @@ fn insert(file: &str, text: &str, at: &At, markdown: bool) -> Result<(String, bo
             let what = if matches!(at, At::After(_)) { "after" } else { "before" };
             let place = locate(file, anchor, "").map_err(|m| m.message(what))?;
             let line_start = file[..place.start].rfind('\n').map_or(0, |i| i + 1);
-            let line_end = file[place.end..].find('\n').map_or(file.len(), |i| place.end + i + 1);
+            // The place may end with its line break (an anchor copied with it): that is the
+            // line's end; otherwise the line ends after the next break.
             let line_end = if place.end > place.start && file[..place.end].ends_with('\n') {
                 place.end
             } else {
-                line_end
+                file[place.end..].find('\n').map_or(file.len(), |i| place.end + i + 1)
             };
             let line = file[line_start..line_end].trim_end_matches(['\n', '\r']);
             match at {
