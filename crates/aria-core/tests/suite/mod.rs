@@ -10,4 +10,5 @@ mod policy_tests;
 mod profile_gate_tests;
 mod snapshot_tests;
 mod spend_tests;
+mod tool_offer_tests;
 mod workflow_tests;
